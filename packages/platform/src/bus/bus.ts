@@ -1,0 +1,84 @@
+import type { SerializedApiError } from '@ziti/contracts';
+
+/** A versioned domain event as it travels on the stream (DESIGN §3). */
+export interface EventEnvelope<T = unknown> {
+  /** Globally unique and stable across re-publishing: `<source>:<outbox id>`; the JetStream message id. */
+  id: string;
+  /** e.g. `identity.created`. */
+  type: string;
+  /** Schema version of `data`. */
+  version: number;
+  /** The owning service. */
+  source: string;
+  /** Monotonic per source (the outbox row id): read models apply an entity's events in this order. */
+  sequence: number;
+  occurredAt: string;
+  data: T;
+}
+
+export interface RequestOptions {
+  timeoutMs?: number;
+}
+
+/** A request handler: resolves with the reply payload or throws (an `ApiError` keeps its code). */
+export type RequestHandler = (payload: unknown, subject: string) => Promise<unknown>;
+
+export interface Served {
+  /** Stop taking new requests and wait for the ones in flight. */
+  drain(): Promise<void>;
+}
+
+export interface EventConsumerOptions {
+  /** Durable name shared by every replica of the consuming service. */
+  durable: string;
+  /** Subject filter, e.g. `ziti.evt.auth.identity.>`. */
+  subject: string;
+  handler: (event: EventEnvelope) => Promise<void>;
+}
+
+export interface Consumer {
+  stop(): Promise<void>;
+}
+
+/**
+ * The one messaging port of every service: request/reply between processes and durable,
+ * at-least-once events. NATS (JetStream) in the cluster, in-process under `npm start`.
+ */
+export interface Bus {
+  request(subject: string, payload: unknown, options?: RequestOptions): Promise<unknown>;
+  serve(subject: string, queue: string, handler: RequestHandler): Served;
+  /** Resolves once the event is durably accepted (de-duplicated by `event.id`). */
+  publish(subject: string, event: EventEnvelope): Promise<void>;
+  consume(options: EventConsumerOptions): Promise<Consumer>;
+  close(): Promise<void>;
+}
+
+/** The wire form of a reply on the bus. */
+export type BusReply = { ok: true; result: unknown } | { ok: false; error: SerializedApiError };
+
+/** Raised when nobody serves a subject (the owning service is down or not deployed). */
+export class NoRespondersError extends Error {
+  constructor(subject: string) {
+    super(`no responders for ${subject}`);
+    this.name = 'NoRespondersError';
+  }
+}
+
+export class RequestTimeoutError extends Error {
+  constructor(subject: string) {
+    super(`request to ${subject} timed out`);
+    this.name = 'RequestTimeoutError';
+  }
+}
+
+/** NATS-style subject matching: `*` one token, `>` the rest. */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const p = pattern.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === '>') return s.length > i;
+    if (i >= s.length) return false;
+    if (p[i] !== '*' && p[i] !== s[i]) return false;
+  }
+  return p.length === s.length;
+}

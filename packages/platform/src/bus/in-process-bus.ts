@@ -1,0 +1,95 @@
+import type { Bus, Consumer, EventConsumerOptions, EventEnvelope, RequestHandler, Served } from './bus.ts';
+import { NoRespondersError, RequestTimeoutError, subjectMatches } from './bus.ts';
+import { fromBusReply, toBusReply } from './reply.ts';
+
+interface Subscription {
+  subject: string;
+  queue: string;
+  handler: RequestHandler;
+  inFlight: Set<Promise<unknown>>;
+  active: boolean;
+}
+
+/**
+ * The bus of `npm start`: every service in one process. Same semantics as the NATS bus where it
+ * matters: queue groups share requests round-robin; an event is delivered once per durable
+ * consumer and `publish` resolves only after every matching consumer has handled it, so the
+ * outbox row stays unpublished (and is retried) until the event really landed. Payloads are
+ * passed through JSON so no handler ever shares an object with its caller.
+ */
+export class InProcessBus implements Bus {
+  private readonly subscriptions: Subscription[] = [];
+  private readonly consumers = new Map<string, EventConsumerOptions>();
+  private readonly delivered = new Map<string, Set<string>>();
+  private roundRobin = 0;
+  private closed = false;
+
+  async request(subject: string, payload: unknown, options: { timeoutMs?: number } = {}): Promise<unknown> {
+    const candidates = this.subscriptions.filter((s) => s.active && subjectMatches(s.subject, subject));
+    if (candidates.length === 0 || this.closed) throw new NoRespondersError(subject);
+    const sub = candidates[this.roundRobin++ % candidates.length]!;
+    const message = JSON.parse(JSON.stringify(payload ?? null));
+    const work = toBusReply(
+      () => sub.handler(message, subject),
+      (err) => console.error('in-process handler failed', err),
+    );
+    sub.inFlight.add(work);
+    void work.finally(() => sub.inFlight.delete(work));
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RequestTimeoutError(subject)), timeoutMs);
+    });
+    try {
+      const reply = await Promise.race([work, timeout]);
+      return fromBusReply(JSON.parse(JSON.stringify(reply)));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  serve(subject: string, queue: string, handler: RequestHandler): Served {
+    const sub: Subscription = { subject, queue, handler, inFlight: new Set(), active: true };
+    this.subscriptions.push(sub);
+    return {
+      drain: async () => {
+        sub.active = false;
+        await Promise.allSettled([...sub.inFlight]);
+        const index = this.subscriptions.indexOf(sub);
+        if (index >= 0) this.subscriptions.splice(index, 1);
+      },
+    };
+  }
+
+  async publish(subject: string, event: EventEnvelope): Promise<void> {
+    const failures: unknown[] = [];
+    for (const [durable, consumer] of this.consumers) {
+      if (!subjectMatches(consumer.subject, subject)) continue;
+      const seen = this.delivered.get(durable) ?? new Set<string>();
+      this.delivered.set(durable, seen);
+      if (seen.has(event.id)) continue;
+      try {
+        await consumer.handler(JSON.parse(JSON.stringify(event)));
+        seen.add(event.id);
+        if (seen.size > 50_000) seen.delete(seen.values().next().value as string);
+      } catch (err) {
+        failures.push(err);
+      }
+    }
+    if (failures.length > 0) throw new AggregateError(failures, `event ${event.id} not handled by every consumer`);
+  }
+
+  async consume(options: EventConsumerOptions): Promise<Consumer> {
+    this.consumers.set(options.durable, options);
+    return {
+      stop: async () => {
+        this.consumers.delete(options.durable);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled(this.subscriptions.map((s) => Promise.allSettled([...s.inFlight])));
+  }
+}

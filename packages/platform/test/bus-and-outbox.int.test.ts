@@ -1,0 +1,141 @@
+import { ApiError } from '@ziti/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, infra, uniqueName, waitFor } from '../../../test/support/infra.ts';
+import {
+  type Bus,
+  type Database,
+  type EventEnvelope,
+  InProcessBus,
+  NatsBus,
+  NoRespondersError,
+  OutboxRelay,
+  createLogger,
+  createUnitOfWork,
+  migrate,
+  openDatabase,
+  queryRows,
+  startEventConsumer,
+} from '../src/index.ts';
+
+const logger = createLogger('test', 'silent');
+
+type Setup = { bus: Bus; producer: Database; consumer: Database; cleanup: () => Promise<void> };
+
+const setups: Record<string, () => Promise<Setup>> = {
+  'NATS + Postgres': async () => {
+    const a = await createTestDatabase('plat');
+    const b = await createTestDatabase('plat');
+    const bus = await NatsBus.connect({ url: infra.natsUrl, name: 'test', namespace: uniqueName('t'), logger });
+    const producer = await openDatabase({ url: a.url });
+    const consumer = await openDatabase({ url: b.url });
+    return {
+      bus,
+      producer,
+      consumer,
+      cleanup: async () => {
+        await bus.close();
+        await producer.close();
+        await consumer.close();
+        await a.drop();
+        await b.drop();
+      },
+    };
+  },
+  'in-process + PGlite': async () => {
+    const producer = await openDatabase({ pgliteMemory: true });
+    const consumer = await openDatabase({ pgliteMemory: true });
+    const bus = new InProcessBus();
+    return {
+      bus,
+      producer,
+      consumer,
+      cleanup: async () => {
+        await bus.close();
+        await producer.close();
+        await consumer.close();
+      },
+    };
+  },
+};
+
+for (const [name, make] of Object.entries(setups)) {
+  describe(`platform on ${name}`, () => {
+    let s: Setup;
+    beforeAll(async () => {
+      s = await make();
+      const table = [{ version: '0001_things', sql: 'create table things (id text primary key, name text not null);' }];
+      await migrate(s.producer, table);
+      await migrate(s.consumer, [{ version: '0001_seen', sql: 'create table seen (id text primary key, name text);' }]);
+    });
+    afterAll(async () => s?.cleanup());
+
+    it('applies migrations once and refuses an edited one', async () => {
+      const again = await migrate(s.producer, [
+        { version: '0001_things', sql: 'create table things (id text primary key, name text not null);' },
+      ]);
+      expect(again).toEqual([]);
+      await expect(migrate(s.producer, [{ version: '0001_things', sql: 'select 1;' }])).rejects.toThrow(/changed/);
+    });
+
+    it('answers requests through a queue group and carries API error codes', async () => {
+      const served = s.bus.serve('ziti.rpc.test.call.>', 'q', async (payload, subject) => {
+        const p = payload as { n: number };
+        if (p.n < 0) throw new ApiError('NOT_FOUND', 'thing with id x not found');
+        return { doubled: p.n * 2, subject };
+      });
+      await expect(s.bus.request('ziti.rpc.test.call.double', { n: 21 })).resolves.toEqual({
+        doubled: 42,
+        subject: 'ziti.rpc.test.call.double',
+      });
+      const err = await s.bus.request('ziti.rpc.test.call.double', { n: -1 }).catch((e) => e);
+      expect(err).toBeInstanceOf(ApiError);
+      expect((err as ApiError).code).toBe('NOT_FOUND');
+      await served.drain();
+      await expect(s.bus.request('ziti.rpc.test.call.double', { n: 1 }, { timeoutMs: 2000 })).rejects.toBeInstanceOf(
+        NoRespondersError,
+      );
+    });
+
+    it('delivers outbox events once per durable consumer, idempotently, after commit only', async () => {
+      const durable = uniqueName('consumer');
+      const received: EventEnvelope[] = [];
+      const consumer = await startEventConsumer(s.bus, s.consumer, {
+        durable,
+        subject: 'ziti.evt.auth.thing.>',
+        handle: async (tx, event) => {
+          received.push(event);
+          const data = event.data as { id: string; name: string };
+          await queryRows(tx, 'insert into seen (id, name) values ($1, $2) on conflict (id) do update set name = $2', [
+            data.id,
+            data.name,
+          ]);
+        },
+      });
+      const relay = new OutboxRelay(s.producer, s.bus, 'auth', logger, 100);
+      const work = createUnitOfWork(s.producer, relay, 'auth', (tx, events) => ({ tx, events }));
+      const id = uniqueName('thing');
+      await work(async ({ tx, events }) => {
+        await queryRows(tx, 'insert into things (id, name) values ($1, $2)', [id, 'one']);
+        await events.emit('thing.created', { id, name: 'one' });
+      });
+      await expect(
+        work(async ({ tx, events }) => {
+          await events.emit('thing.created', { id: 'rolled-back', name: 'never' });
+          await queryRows(tx, 'insert into things (id, name) values ($1, $2)', [id, 'duplicate key fails']);
+        }),
+      ).rejects.toThrow();
+      relay.start();
+      await waitFor(async () => (await queryRows(s.consumer.db, 'select * from seen where id = $1', [id])).length === 1, 'event');
+      // Re-deliver the same event: the consumer must not apply it twice.
+      await s.bus.publish('ziti.evt.auth.thing.created', received[0]!);
+      await relay.flushAll();
+      const rows = await queryRows(s.consumer.db, 'select count(*)::int as n from processed_events where consumer = $1', [durable]);
+      expect(rows[0]).toEqual({ n: 1 });
+      expect(received.map((e) => e.data)).toEqual([{ id, name: 'one' }]);
+      expect(received[0]).toMatchObject({ type: 'thing.created', source: 'auth', version: 1 });
+      expect(await queryRows(s.consumer.db, "select * from seen where id = 'rolled-back'")).toEqual([]);
+      await relay.stop();
+      await consumer.stop();
+    });
+  });
+}
