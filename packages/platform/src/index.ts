@@ -11,3 +11,5 @@ export * from './service-host.ts';
 export * from './sessions/api-session-store.ts';
 export * from './sessions/memory-api-session-store.ts';
 export * from './sessions/redis-api-session-store.ts';
+export * from './service-runtime.ts';
+export * from './secret-box.ts';

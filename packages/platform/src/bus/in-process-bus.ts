@@ -23,6 +23,23 @@ export class InProcessBus implements Bus {
   private readonly delivered = new Map<string, Set<string>>();
   private roundRobin = 0;
   private closed = false;
+  private releaseEvents!: () => void;
+  private readonly eventsOpen: Promise<void>;
+
+  /**
+   * @param holdEvents hold published events until `openEvents()`, so that when every service
+   *   starts in one process no event is published before all durable consumers are registered.
+   */
+  constructor(options: { holdEvents?: boolean } = {}) {
+    this.eventsOpen = new Promise((resolve) => {
+      this.releaseEvents = resolve;
+    });
+    if (!options.holdEvents) this.releaseEvents();
+  }
+
+  openEvents(): void {
+    this.releaseEvents();
+  }
 
   async request(subject: string, payload: unknown, options: { timeoutMs?: number } = {}): Promise<unknown> {
     const candidates = this.subscriptions.filter((s) => s.active && subjectMatches(s.subject, subject));
@@ -62,6 +79,7 @@ export class InProcessBus implements Bus {
   }
 
   async publish(subject: string, event: EventEnvelope): Promise<void> {
+    await this.eventsOpen;
     const failures: unknown[] = [];
     for (const [durable, consumer] of this.consumers) {
       if (!subjectMatches(consumer.subject, subject)) continue;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database } from './database.ts';
 
@@ -11,6 +11,7 @@ export interface Migration {
 /** Reads `NNNN_name.sql` files of a folder, in order. */
 export function readMigrations(dir: string | URL, prefix = ''): Migration[] {
   const path = dir instanceof URL ? dir.pathname : dir;
+  if (!existsSync(path)) return [];
   return readdirSync(path)
     .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
     .sort()

@@ -1,0 +1,237 @@
+/**
+ * Starts the whole cluster on this machine: each service as its own process (any number of
+ * replicas) on the local NATS, Redis and Postgres. `npm run cluster` runs it until Ctrl-C; the
+ * end-to-end suite uses `startLocalCluster` with a namespace and databases of its own.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+export const serviceNames = ['pki-enrollment', 'auth', 'policy', 'inventory', 'gateway'] as const;
+export type ServiceName = (typeof serviceNames)[number];
+
+const databaseVar: Record<Exclude<ServiceName, 'gateway'>, string> = {
+  auth: 'AUTH_DATABASE_URL',
+  'pki-enrollment': 'PKI_DATABASE_URL',
+  policy: 'POLICY_DATABASE_URL',
+  inventory: 'INVENTORY_DATABASE_URL',
+};
+
+export interface ClusterOptions {
+  postgresUrl?: string;
+  redisUrl?: string;
+  natsUrl?: string;
+  /** Isolates subjects, stream, Redis keys and database names. */
+  namespace?: string;
+  port?: number;
+  replicas?: Partial<Record<ServiceName, number>>;
+  env?: Record<string, string>;
+  adminPassword?: string;
+  /** Drop the databases on stop (tests). */
+  dropDatabases?: boolean;
+  logDir?: string;
+}
+
+interface Proc {
+  service: ServiceName;
+  replica: number;
+  child: ChildProcess;
+  healthPort: number;
+  exited: Promise<number | null>;
+}
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const address = s.address();
+      s.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function probe(port: number, path: string): Promise<number> {
+  return new Promise((resolve) => {
+    const r = request({ host: '127.0.0.1', port, path, timeout: 1000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    r.on('error', () => resolve(0));
+    r.on('timeout', () => {
+      r.destroy();
+      resolve(0);
+    });
+    r.end();
+  });
+}
+
+async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs: number, failFast?: () => string | undefined) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    const failure = failFast?.();
+    if (failure) throw new Error(`${what}: ${failure}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+export async function startLocalCluster(options: ClusterOptions = {}) {
+  const namespace = options.namespace ?? '';
+  const postgresUrl = options.postgresUrl ?? process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const redisUrl = options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const natsUrl = options.natsUrl ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+  const port = options.port ?? (await freePort());
+  const logDir = options.logDir ?? join(tmpdir(), `ziti-cluster-${namespace || 'default'}`);
+  mkdirSync(logDir, { recursive: true });
+  const adminPassword = options.adminPassword ?? process.env.ZITI_ADMIN_PASSWORD ?? randomBytes(12).toString('base64url');
+  const secretKey = process.env.ZITI_SECRET_KEY ?? randomBytes(32).toString('base64url');
+
+  const dbPrefix = (namespace || 'ziti').toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  const databases: Record<string, string> = {};
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  try {
+    for (const svc of Object.keys(databaseVar)) {
+      const name = `${dbPrefix}_${svc.replace('-enrollment', '').replace('-', '_')}`;
+      const exists = await admin.query('select 1 from pg_database where datname = $1', [name]);
+      if (exists.rowCount === 0) await admin.query(`create database "${name}"`);
+      const u = new URL(postgresUrl);
+      u.pathname = `/${name}`;
+      databases[svc] = u.toString();
+    }
+  } finally {
+    await admin.end();
+  }
+
+  const baseEnv: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    NATS_URL: natsUrl,
+    REDIS_URL: redisUrl,
+    ZITI_BUS_NAMESPACE: namespace,
+    REDIS_KEY_PREFIX: namespace ? `${namespace}:` : 'ziti:',
+    ZITI_SECRET_KEY: secretKey,
+    ZITI_ADMIN_USERNAME: 'admin',
+    ZITI_ADMIN_PASSWORD: adminPassword,
+    ZITI_BIND: '127.0.0.1',
+    ZITI_PORT: String(port),
+    ZITI_ADVERTISED_ADDRESS: `localhost:${port}`,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    ...(options.env ?? {}),
+  };
+  for (const [svc, url] of Object.entries(databases)) baseEnv[databaseVar[svc as keyof typeof databaseVar]] = url;
+
+  const procs: Proc[] = [];
+
+  async function startOne(service: ServiceName, replica: number): Promise<Proc> {
+    const healthPort = await freePort();
+    const log = createWriteStream(join(logDir, `${service}-${replica}.log`), { flags: 'a' });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'services', service, 'src', 'main.ts')], {
+      cwd: root,
+      env: { ...baseEnv, HEALTH_PORT: String(healthPort) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.pipe(log);
+    child.stderr?.pipe(log);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const proc: Proc = { service, replica, child, healthPort, exited };
+    procs.push(proc);
+    return proc;
+  }
+
+  function logTail(p: Proc): string {
+    try {
+      return readFileSync(join(logDir, `${p.service}-${p.replica}.log`), 'utf8').split('\n').slice(-15).join('\n');
+    } catch {
+      return '';
+    }
+  }
+
+  async function awaitReady(p: Proc): Promise<void> {
+    let exitCode: number | null | undefined;
+    void p.exited.then((c) => {
+      exitCode = c;
+    });
+    await waitUntil(
+      async () => (await probe(p.healthPort, '/readyz')) === 200,
+      `${p.service} #${p.replica} to be ready`,
+      120_000,
+      () => (exitCode !== undefined ? `exited with ${exitCode}\n${logTail(p)}` : undefined),
+    );
+  }
+
+  async function startService(service: ServiceName, count = options.replicas?.[service] ?? 1): Promise<void> {
+    const started: Proc[] = [];
+    for (let i = 0; i < count; i++) started.push(await startOne(service, procs.filter((p) => p.service === service).length));
+    await Promise.all(started.map(awaitReady));
+  }
+
+  async function stopService(service: ServiceName, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const mine = procs.filter((p) => p.service === service);
+    for (const p of mine) p.child.kill(signal);
+    await Promise.all(mine.map((p) => p.exited));
+    for (const p of mine) procs.splice(procs.indexOf(p), 1);
+  }
+
+  async function stop(): Promise<void> {
+    const all = [...procs];
+    for (const p of all) p.child.kill('SIGTERM');
+    await Promise.all(all.map((p) => Promise.race([p.exited, new Promise((r) => setTimeout(r, 25_000))])));
+    for (const p of all) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+    procs.length = 0;
+    if (options.dropDatabases) {
+      const c = new pg.Client({ connectionString: postgresUrl });
+      await c.connect();
+      try {
+        for (const url of Object.values(databases)) await c.query(`drop database if exists "${new URL(url).pathname.slice(1)}" with (force)`);
+      } finally {
+        await c.end();
+      }
+    }
+  }
+
+  try {
+    // Services start concurrently; the gateway waits for pki-enrollment's certificate by itself.
+    await Promise.all(serviceNames.map((s) => startService(s)));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+
+  return {
+    baseUrl: `https://127.0.0.1:${port}`,
+    port,
+    adminUsername: 'admin',
+    adminPassword,
+    namespace,
+    databases,
+    logDir,
+    env: baseEnv,
+    startService,
+    stopService,
+    stop,
+    processes: () => procs.map((p) => ({ service: p.service, replica: p.replica, pid: p.child.pid })),
+  };
+}
+
+export type LocalCluster = Awaited<ReturnType<typeof startLocalCluster>>;
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const cluster = await startLocalCluster({ port: Number(process.env.ZITI_PORT ?? 1280) });
+  console.log(`cluster up: ${cluster.baseUrl} (admin / ${cluster.adminPassword}); logs in ${cluster.logDir}`);
+  const shutdown = async () => {
+    await cluster.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown());
+  process.on('SIGTERM', () => void shutdown());
+}

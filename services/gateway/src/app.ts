@@ -1,0 +1,159 @@
+import { randomBytes } from 'node:crypto';
+import { type Server, createServer } from 'node:https';
+import {
+  ApiError,
+  type OperationDef,
+  type ServerIdentity,
+  buildSwaggerDocument,
+  calls,
+  operations,
+  serverIdentitySchema,
+  subjects,
+} from '@ziti/contracts';
+import { type ApiSessionStore, type Bus, type Logger, type RunnableService, reply } from '@ziti/platform';
+import express from 'express';
+import { enumeratedCapabilities, specApi, specDetail, specList, versionData } from './domain/informational.ts';
+import type { GatewayConfig } from './config.ts';
+import { type LocalHandler, createPipeline, newRequestId, sendError } from './http/pipeline.ts';
+import { RouteTable } from './http/route-table.ts';
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  bus: Bus;
+  sessions: ApiSessionStore;
+  logger: Logger;
+  /** Defaults to the contracts' table; tests may narrow it. */
+  operations?: readonly OperationDef[];
+}
+
+/** Asks pki-enrollment for the edge TLS identity, waiting for it to come up. */
+export async function fetchServerIdentity(bus: Bus, logger: Logger, timeoutMs = 120_000): Promise<ServerIdentity> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 100;
+  for (;;) {
+    try {
+      return serverIdentitySchema.parse(await bus.request(subjects.call('pki-enrollment', calls.serverIdentity), {}, { timeoutMs: 5_000 }));
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      logger.info({ err: (err as Error).message }, 'waiting for pki-enrollment to provide the server certificate');
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 2_000);
+    }
+  }
+}
+
+function informationalHandlers(config: GatewayConfig): Record<string, LocalHandler> {
+  const version: LocalHandler = async () => reply.ok(versionData(config.advertisedAddress));
+  const handlers: Record<string, LocalHandler> = {};
+  for (const api of ['client', 'management'] as const) {
+    handlers[`${api}.listRoot`] = version;
+    handlers[`${api}.listVersion`] = version;
+    handlers[`${api}.listEnumeratedCapabilities`] = async () => reply.ok(enumeratedCapabilities);
+    handlers[`${api}.listSpecs`] = async () => reply.ok(specList());
+    handlers[`${api}.detailSpec`] = async (req) => {
+      const id = req.params.id ?? '';
+      if (!specApi(id)) throw ApiError.notFound('spec', id);
+      return reply.ok(specDetail(id as 'edge-client'));
+    };
+    handlers[`${api}.detailSpecBody`] = async (req) => {
+      const id = req.params.id ?? '';
+      const target = specApi(id);
+      if (!target) throw ApiError.notFound('spec', id);
+      return reply.ok(buildSwaggerDocument(target, { host: config.advertisedAddress }));
+    };
+  }
+  handlers['client.listProtocols'] = async () => reply.ok({ https: { address: config.advertisedAddress } });
+  return handlers;
+}
+
+/** CORS as the reference answers it (ZITI-FACTS §1.1): any origin, credentials, preflight 200. */
+function cors(req: express.Request, res: express.Response, next: express.NextFunction): void {
+  res.setHeader('access-control-allow-origin', req.headers.origin ?? '*');
+  res.setHeader('access-control-allow-credentials', 'true');
+  res.setHeader('vary', 'Origin');
+  if (req.method === 'OPTIONS') {
+    res.setHeader('access-control-allow-headers', 'content-type, accept, authorization, zt-session');
+    res.setHeader('access-control-allow-methods', 'GET, HEAD, POST, PUT, PATCH, DELETE');
+    res.status(200).end();
+    return;
+  }
+  next();
+}
+
+export function createGatewayApp(deps: GatewayDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('query parser', 'simple');
+  app.use(cors);
+  app.use(express.raw({ type: () => true, limit: '2mb' }));
+  const pipeline = createPipeline({
+    routes: new RouteTable(deps.operations ?? operations),
+    bus: deps.bus,
+    sessions: deps.sessions,
+    sessionTimeoutSeconds: deps.config.sessionTimeoutSeconds,
+    local: informationalHandlers(deps.config),
+    logger: deps.logger,
+    instanceId: `c${randomBytes(12).toString('hex')}`,
+  });
+  app.use(pipeline);
+  // Errors of body reading (too large, aborted) still answer with the error envelope.
+  app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    const tooLarge = (err as { type?: string }).type === 'entity.too.large';
+    sendError(
+      req,
+      res,
+      new ApiError(tooLarge ? 'COULD_NOT_VALIDATE' : 'COULD_NOT_READ_BODY', tooLarge ? { field: 'body', reason: 'request body too large' } : 'could not read the request body'),
+      newRequestId(),
+    );
+  });
+  return app;
+}
+
+/** The gateway process: HTTPS on the configured address with the controller-issued certificate. */
+export function createGateway(deps: GatewayDeps & { onListening?: (port: number) => void }): RunnableService & { port(): number } {
+  let server: Server | undefined;
+  let started = false;
+  return {
+    name: 'gateway',
+    port: () => {
+      const address = server?.address();
+      return typeof address === 'object' && address ? address.port : deps.config.port;
+    },
+    async start() {
+      const identity = await fetchServerIdentity(deps.bus, deps.logger);
+      const app = createGatewayApp(deps);
+      server = createServer(
+        {
+          cert: identity.certChainPem,
+          key: identity.keyPem,
+          ca: identity.caBundlePem,
+          requestCert: true,
+          rejectUnauthorized: false,
+          minVersion: 'TLSv1.2',
+        },
+        app,
+      );
+      server.keepAliveTimeout = 65_000;
+      await new Promise<void>((resolve, reject) => {
+        server!.once('error', reject);
+        server!.listen(deps.config.port, deps.config.bind, () => resolve());
+      });
+      started = true;
+      deps.logger.info({ url: `https://${deps.config.advertisedAddress}`, port: this.port() }, 'gateway listening');
+      deps.onListening?.(this.port());
+    },
+    async ready() {
+      return started;
+    },
+    async stop() {
+      await new Promise<void>((resolve) => {
+        if (!server) return resolve();
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await deps.bus.close();
+      await deps.sessions.close();
+    },
+  };
+}

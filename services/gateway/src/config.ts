@@ -1,0 +1,31 @@
+import { env, readEnv } from '@ziti/platform';
+
+export interface GatewayConfig {
+  bind: string;
+  port: number;
+  advertisedAddress: string;
+  sessionTimeoutSeconds: number;
+  healthPort: number;
+}
+
+export function readGatewayConfig(source: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const raw = readEnv(
+    {
+      ZITI_BIND: env.string('127.0.0.1'),
+      ZITI_PORT: env.int(1280, 0, 65535),
+      ZITI_ADVERTISED_ADDRESS: env.string('localhost:1280'),
+      ZITI_SESSION_TIMEOUT_MINUTES: env.int(30, 0, 7 * 24 * 60),
+      HEALTH_PORT: env.int(0, 0, 65535),
+    },
+    source,
+  );
+  // Below one minute the reference falls back to its 30 minute default (ZITI-FACTS §1.3).
+  const minutes = raw.ZITI_SESSION_TIMEOUT_MINUTES < 1 ? 30 : raw.ZITI_SESSION_TIMEOUT_MINUTES;
+  return {
+    bind: raw.ZITI_BIND,
+    port: raw.ZITI_PORT,
+    advertisedAddress: raw.ZITI_ADVERTISED_ADDRESS,
+    sessionTimeoutSeconds: minutes * 60,
+    healthPort: raw.HEALTH_PORT,
+  };
+}

@@ -1,0 +1,249 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
+import {
+  ApiError,
+  type AuthQuery,
+  type Caller,
+  type OperationDef,
+  type OperationReply,
+  type OperationRequest,
+  errorEnvelope,
+  isErrorReply,
+  statusOf,
+  subjects,
+  validateOperationInput,
+} from '@ziti/contracts';
+import {
+  type ApiSessionStore,
+  type Bus,
+  type LiveApiSession,
+  type Logger,
+  NoRespondersError,
+  RequestTimeoutError,
+} from '@ziti/platform';
+import type { NextFunction, Request, Response } from 'express';
+import { type RouteTable, canonicalPath } from './route-table.ts';
+import { clientCertificateChain } from './tls.ts';
+
+export type LocalHandler = (request: OperationRequest) => Promise<OperationReply>;
+
+export interface PipelineDeps {
+  routes: RouteTable;
+  bus: Bus;
+  sessions: ApiSessionStore;
+  sessionTimeoutSeconds: number;
+  /** Operations the gateway answers itself (informational), keyed `<api>.<operationId>`. */
+  local: Record<string, LocalHandler>;
+  logger: Logger;
+  instanceId: string;
+  requestTimeoutMs?: number;
+}
+
+const idAlphabet = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-';
+/** Request ids are shortids like the reference's (ZITI-FACTS general conventions). */
+export function newRequestId(): string {
+  const bytes = randomBytes(9);
+  let id = '';
+  for (const b of bytes) id += idAlphabet[b % idAlphabet.length];
+  return id;
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Go's default `time.String()` layout, which the reference uses for `expires-at`. */
+export function goTimeString(date: Date): string {
+  const iso = date.toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}000000 +0000 UTC`;
+}
+
+const mfaQuery: AuthQuery = {
+  typeId: 'MFA',
+  provider: 'ziti',
+  httpMethod: 'POST',
+  httpUrl: './authenticate/mfa',
+  format: 'alphaNumeric',
+  minLength: 4,
+  maxLength: 6,
+};
+
+export function pendingAuthQueries(session: LiveApiSession): AuthQuery[] {
+  return session.isMfaRequired && !session.isMfaComplete ? [mfaQuery] : [];
+}
+
+function acceptsJson(req: Request): boolean {
+  const accept = req.headers.accept;
+  return !accept || accept.includes('*/*') || accept.includes('application/json');
+}
+
+export function sendError(req: Request, res: Response, error: ApiError, requestId: string): void {
+  const status = statusOf(error.code);
+  if (!acceptsJson(req)) {
+    res.status(status).type(String(req.headers.accept).split(',')[0] ?? 'application/json').end();
+    return;
+  }
+  res.status(status).json(errorEnvelope(error.code, requestId, error.cause, error.message));
+}
+
+function isJsonType(contentType: string | undefined): boolean {
+  return !contentType || /^application\/(.+\+)?json\b/i.test(contentType);
+}
+
+function queryOf(req: Request): Record<string, string | string[]> {
+  const url = new URL(req.originalUrl, 'https://x');
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of url.searchParams) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
+/** The whole edge for one request: route, authenticate, authorise, validate, dispatch, answer. */
+export function createPipeline(deps: PipelineDeps) {
+  const timeoutMs = deps.requestTimeoutMs ?? 10_000;
+
+  return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
+    const requestId = newRequestId();
+    const started = process.hrtime.bigint();
+    res.setHeader('ziti-instance-id', deps.instanceId);
+    res.setHeader('server', 'ziti-controller/v1.1.9');
+    res.setHeader('x-request-id', requestId);
+    const log = deps.logger.child({ requestId });
+    res.on('finish', () => {
+      log.info(
+        { method: req.method, path: req.path, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 },
+        'request',
+      );
+    });
+    try {
+      const path = canonicalPath(req.path);
+      const found = deps.routes.lookup(req.method, path);
+      if (found.kind === 'not-found') throw new ApiError('NOT_FOUND', { code: 'UNHANDLED', message: `path ${req.path} was not found` });
+      if (found.kind === 'method-not-allowed') {
+        res.setHeader('allow', found.allowed.join(', '));
+        throw new ApiError('METHOD_NOT_ALLOWED', { code: 'UNHANDLED', message: `method ${req.method} is not allowed on ${req.path}` });
+      }
+      const { op, params } = found.match;
+
+      const caller = await authenticate(req, res, op, deps);
+
+      const contentType = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+      const raw: Buffer | undefined = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
+      let body: unknown;
+      let rawBody: string | undefined;
+      const takesBody = op.method !== 'GET' && op.method !== 'DELETE';
+      if (raw && takesBody) {
+        if (isJsonType(contentType)) body = parseJson(raw);
+        else rawBody = raw.toString('base64');
+      }
+      const input = validateOperationInput(op, {
+        params,
+        query: queryOf(req),
+        body,
+        bodyPresent: body !== undefined || rawBody !== undefined,
+      });
+      const headers: Record<string, string> = {};
+      for (const name of ['authorization', 'mfa-validation-code']) {
+        const v = req.headers[name];
+        if (typeof v === 'string') headers[name] = v;
+      }
+      const request: OperationRequest = {
+        requestId,
+        api: op.api,
+        operationId: op.operationId,
+        params: input.params as Record<string, string>,
+        query: input.query as Record<string, string | string[]>,
+        ...(input.body !== undefined ? { body: input.body } : {}),
+        ...(rawBody !== undefined ? { rawBody } : {}),
+        ...(contentType ? { contentType } : {}),
+        ...(req.headers.accept ? { accept: req.headers.accept } : {}),
+        headers,
+        ...(caller ? { caller } : {}),
+        clientCertChain: clientCertificateChain(req.socket as TLSSocket),
+        remoteAddress: (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
+      };
+      const reply = await dispatch(op, request, deps, timeoutMs);
+      writeReply(req, res, reply, requestId);
+    } catch (err) {
+      const apiError = toApiError(err, log);
+      sendError(req, res, apiError, requestId);
+    }
+  };
+}
+
+function parseJson(raw: Buffer): unknown {
+  const text = raw.toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ApiError('COULD_NOT_PARSE_BODY', { code: 'UNHANDLED', message: (err as Error).message });
+  }
+}
+
+async function authenticate(req: Request, res: Response, op: OperationDef, deps: PipelineDeps): Promise<Caller | undefined> {
+  // The reference ignores any session sent to /authenticate and always starts a new one.
+  if (op.operationId === 'authenticate') return undefined;
+  const token = req.headers['zt-session'];
+  let session: LiveApiSession | null = null;
+  if (typeof token === 'string' && uuidPattern.test(token)) {
+    session = await deps.sessions.touch(token, deps.sessionTimeoutSeconds);
+  }
+  const caller: Caller | undefined = session
+    ? {
+        identityId: session.identityId,
+        apiSessionId: session.id,
+        token: session.token,
+        isAdmin: session.isAdmin,
+        authQueries: pendingAuthQueries(session),
+      }
+    : undefined;
+  if (session) {
+    res.setHeader('expiration-seconds', String(deps.sessionTimeoutSeconds));
+    res.setHeader('expires-at', goTimeString(new Date(session.expiresAt)));
+  }
+  if (op.access === 'none') return caller;
+  if (!caller) throw new ApiError('UNAUTHORIZED');
+  if (caller.authQueries.length > 0 && !op.mfaPendingOk) throw new ApiError('UNAUTHORIZED');
+  if (op.access === 'admin' && !caller.isAdmin) throw new ApiError('UNAUTHORIZED');
+  return caller;
+}
+
+async function dispatch(op: OperationDef, request: OperationRequest, deps: PipelineDeps, timeoutMs: number): Promise<OperationReply> {
+  if (op.owner === 'gateway') {
+    const local = deps.local[`${op.api}.${op.operationId}`];
+    if (!local) throw new ApiError('NOT_IMPLEMENTED');
+    return local(request);
+  }
+  return (await deps.bus.request(subjects.operation(op.owner, op.api, op.operationId), request, { timeoutMs })) as OperationReply;
+}
+
+function toApiError(err: unknown, log: Logger): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof NoRespondersError) return new ApiError('SERVICE_UNAVAILABLE', { code: 'UNHANDLED', message: err.message });
+  if (err instanceof RequestTimeoutError) return new ApiError('TIMEOUT');
+  if ((err as { type?: string }).type === 'entity.too.large') return new ApiError('COULD_NOT_READ_BODY', 'request body too large');
+  log.error({ err }, 'unhandled error');
+  return new ApiError('UNHANDLED', { code: 'UNHANDLED', message: 'An unhandled error occurred' });
+}
+
+function writeReply(req: Request, res: Response, reply: OperationReply, requestId: string): void {
+  if (isErrorReply(reply)) {
+    for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
+    sendError(req, res, ApiError.fromJSON(reply.error), requestId);
+    return;
+  }
+  for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
+  res.status(reply.status);
+  if (reply.rawBody !== undefined) {
+    res.type(reply.contentType ?? 'application/octet-stream').send(Buffer.from(reply.rawBody, 'base64'));
+    return;
+  }
+  if (reply.body === undefined) {
+    res.end();
+    return;
+  }
+  res.type(reply.contentType ?? 'application/json').send(JSON.stringify(reply.body));
+}
+
+export { randomUUID };

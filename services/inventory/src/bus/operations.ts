@@ -1,0 +1,6 @@
+import type { OperationHandlers } from '@ziti/platform';
+
+/** The operations this service implements, keyed `<api>.<operationId>`; the rest answer 501. */
+export function inventoryOperations(_deps: Record<string, unknown> = {}): OperationHandlers {
+  return {};
+}

@@ -1,0 +1,38 @@
+import { readFileSync } from 'node:fs';
+import { env, readEnv } from '@ziti/platform';
+
+export interface PkiConfig {
+  secretKey: string;
+  advertisedAddress: string;
+  suppliedSigner?: { certPem: string; keyPem: string };
+  serverCertValidityDays: number;
+}
+
+export function readPkiConfig(source: NodeJS.ProcessEnv = process.env): PkiConfig {
+  const raw = readEnv(
+    {
+      ZITI_SECRET_KEY: env.secret(32),
+      ZITI_ADVERTISED_ADDRESS: env.string('localhost:1280'),
+      ZITI_PKI_SIGNER_CERT_FILE: env.optional(),
+      ZITI_PKI_SIGNER_KEY_FILE: env.optional(),
+      ZITI_SERVER_CERT_DAYS: env.int(365, 1, 3650),
+    },
+    source,
+  );
+  if (Boolean(raw.ZITI_PKI_SIGNER_CERT_FILE) !== Boolean(raw.ZITI_PKI_SIGNER_KEY_FILE)) {
+    throw new Error('ZITI_PKI_SIGNER_CERT_FILE and ZITI_PKI_SIGNER_KEY_FILE go together');
+  }
+  return {
+    secretKey: raw.ZITI_SECRET_KEY,
+    advertisedAddress: raw.ZITI_ADVERTISED_ADDRESS,
+    serverCertValidityDays: raw.ZITI_SERVER_CERT_DAYS,
+    ...(raw.ZITI_PKI_SIGNER_CERT_FILE && raw.ZITI_PKI_SIGNER_KEY_FILE
+      ? {
+          suppliedSigner: {
+            certPem: readFileSync(raw.ZITI_PKI_SIGNER_CERT_FILE, 'utf8'),
+            keyPem: readFileSync(raw.ZITI_PKI_SIGNER_KEY_FILE, 'utf8'),
+          },
+        }
+      : {}),
+  };
+}
