@@ -65,7 +65,10 @@ export const errorTable = {
   CAN_NOT_DELETE_REFERENCED_ENTITY: [409, 'The entity is referenced by other entities and can not be deleted'],
   REFERENCED_ENTITY_NOT_FOUND: [400, 'REFERENCED_ENTITY_NOT_FOUND'],
   ENROLLMENT_EXISTS: [409, 'ENROLLMENT_EXISTS'],
-  SERVER_TOO_MANY_REQUESTS: [429, 'Too many requests to alter state have been issued. Please slow your request rate or try again later.'],
+  SERVER_TOO_MANY_REQUESTS: [
+    429,
+    'Too many requests to alter state have been issued. Please slow your request rate or try again later.',
+  ],
   SERVER_NOT_RUNNING_IN_HA_MODE: [400, 'The server is not running in HA mode'],
   TRANSFER_LEADERSHIP_ERROR: [500, 'Leadership could not be transferred'],
   EDGE_ROUTER_ENROLL_COMMON_NAME_INVALID: [400, 'The common name of the client CSR must equal the edge router id'],
@@ -102,7 +105,8 @@ export interface GenericCause {
   value?: unknown;
 }
 
-export type ErrorCause = FieldCause | GenericCause;
+/** A cause is the JSON union of a field error and a nested API error (ZITI-FACTS §2.1). */
+export type ErrorCause = GenericCause;
 
 /**
  * A business error that crosses every boundary with its code intact (bus included).
@@ -110,7 +114,7 @@ export type ErrorCause = FieldCause | GenericCause;
  */
 export class ApiError extends Error {
   readonly code: ErrorCode;
-  readonly cause?: ErrorCause;
+  override readonly cause?: ErrorCause;
 
   constructor(code: ErrorCode, cause?: ErrorCause | string, message?: string) {
     super(message ?? messageOf(code));

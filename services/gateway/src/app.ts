@@ -59,7 +59,8 @@ function informationalHandlers(config: GatewayConfig): Record<string, LocalHandl
       const id = req.params.id ?? '';
       const target = specApi(id);
       if (!target) throw ApiError.notFound('spec', id);
-      return reply.ok(buildSwaggerDocument(target, { host: config.advertisedAddress }));
+      // The spec types the body as a string: the document travels as JSON text in `data`.
+      return reply.ok(JSON.stringify(buildSwaggerDocument(target, { host: config.advertisedAddress })));
     };
   }
   handlers['client.listProtocols'] = async () => reply.ok({ https: { address: config.advertisedAddress } });
