@@ -5,7 +5,7 @@ export interface HttpResponse {
   headers: Record<string, string | string[] | undefined>;
   text: string;
   raw: Buffer;
-  // biome-ignore lint/suspicious/noExplicitAny: test bodies are inspected freely
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies are inspected freely
   json: any;
 }
 

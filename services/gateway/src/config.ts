@@ -13,7 +13,7 @@ export function readGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gate
     {
       ZITI_BIND: env.string('127.0.0.1'),
       ZITI_PORT: env.int(1280, 0, 65535),
-      ZITI_ADVERTISED_ADDRESS: env.string('localhost:1280'),
+      ZITI_ADVERTISED_ADDRESS: env.optional(),
       ZITI_SESSION_TIMEOUT_MINUTES: env.int(30, 0, 7 * 24 * 60),
       HEALTH_PORT: env.int(0, 0, 65535),
     },
@@ -24,7 +24,7 @@ export function readGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gate
   return {
     bind: raw.ZITI_BIND,
     port: raw.ZITI_PORT,
-    advertisedAddress: raw.ZITI_ADVERTISED_ADDRESS,
+    advertisedAddress: raw.ZITI_ADVERTISED_ADDRESS ?? `localhost:${raw.ZITI_PORT}`,
     sessionTimeoutSeconds: minutes * 60,
     healthPort: raw.HEALTH_PORT,
   };

@@ -12,7 +12,8 @@ export function readPkiConfig(source: NodeJS.ProcessEnv = process.env): PkiConfi
   const raw = readEnv(
     {
       ZITI_SECRET_KEY: env.secret(32),
-      ZITI_ADVERTISED_ADDRESS: env.string('localhost:1280'),
+      ZITI_ADVERTISED_ADDRESS: env.optional(),
+      ZITI_PORT: env.int(1280, 0, 65535),
       ZITI_PKI_SIGNER_CERT_FILE: env.optional(),
       ZITI_PKI_SIGNER_KEY_FILE: env.optional(),
       ZITI_SERVER_CERT_DAYS: env.int(365, 1, 3650),
@@ -24,7 +25,7 @@ export function readPkiConfig(source: NodeJS.ProcessEnv = process.env): PkiConfi
   }
   return {
     secretKey: raw.ZITI_SECRET_KEY,
-    advertisedAddress: raw.ZITI_ADVERTISED_ADDRESS,
+    advertisedAddress: raw.ZITI_ADVERTISED_ADDRESS ?? `localhost:${raw.ZITI_PORT}`,
     serverCertValidityDays: raw.ZITI_SERVER_CERT_DAYS,
     ...(raw.ZITI_PKI_SIGNER_CERT_FILE && raw.ZITI_PKI_SIGNER_KEY_FILE
       ? {

@@ -7,7 +7,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 
 /** A drizzle database or transaction, whichever driver is underneath. */
-// biome-ignore lint/suspicious/noExplicitAny: the schema type is chosen by each service
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the schema type is chosen by each service
 export type Db = PgDatabase<PgQueryResultHKT, any>;
 
 export interface Database {

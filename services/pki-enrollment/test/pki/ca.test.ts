@@ -62,7 +62,12 @@ describe('createControllerPki', () => {
     const text = ssl.text(pki.intermediate.certPem);
     expect(text).toMatch(/X509v3 Basic Constraints: critical\s+CA:TRUE, pathlen:0\n/);
     expect(text).toMatch(/X509v3 Key Usage: critical\s+Certificate Sign, CRL Sign\n/);
-    const ok = ssl.tryRun(['verify', '-CAfile', ssl.file('root.pem', pki.root.certPem), ssl.file('inter.pem', pki.intermediate.certPem)]);
+    const ok = ssl.tryRun([
+      'verify',
+      '-CAfile',
+      ssl.file('root.pem', pki.root.certPem),
+      ssl.file('inter.pem', pki.intermediate.certPem),
+    ]);
     expect(ok.out).toContain(': OK');
   });
 
@@ -106,8 +111,12 @@ describe('issueServerCertificate', () => {
     const inter = ssl.file('inter.pem', pki.intermediate.certPem);
     const leafFile = ssl.file('server.pem', issued.certPem);
     expect(ssl.run(['verify', '-CAfile', root, '-untrusted', inter, leafFile])).toContain(`${leafFile}: OK`);
-    expect(ssl.run(['verify', '-CAfile', root, '-untrusted', inter, '-purpose', 'sslserver', leafFile])).toContain(': OK');
-    expect(ssl.run(['verify', '-CAfile', root, '-untrusted', inter, '-purpose', 'sslclient', leafFile])).toContain(': OK');
+    expect(ssl.run(['verify', '-CAfile', root, '-untrusted', inter, '-purpose', 'sslserver', leafFile])).toContain(
+      ': OK',
+    );
+    expect(ssl.run(['verify', '-CAfile', root, '-untrusted', inter, '-purpose', 'sslclient', leafFile])).toContain(
+      ': OK',
+    );
     // without the intermediate it must fail
     expect(ssl.tryRun(['verify', '-CAfile', root, leafFile]).ok).toBe(false);
 
@@ -164,8 +173,22 @@ describe('loadSigner', () => {
 
     ssl.run(['ecparam', '-name', 'secp384r1', '-genkey', '-noout', '-out', 'p384.key']);
     ssl.run([
-      'req', '-x509', '-new', '-key', 'p384.key', '-sha384', '-days', '30', '-subj', '/C=US/O=Operator/CN=Operator CA',
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign', '-out', 'p384.pem',
+      'req',
+      '-x509',
+      '-new',
+      '-key',
+      'p384.key',
+      '-sha384',
+      '-days',
+      '30',
+      '-subj',
+      '/C=US/O=Operator/CN=Operator CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+      '-out',
+      'p384.pem',
     ]);
     const caPem = ssl.run(['x509', '-in', 'p384.pem']);
     const keyPem = ssl.run(['pkey', '-in', 'p384.key']);
@@ -195,8 +218,21 @@ describe('loadSigner', () => {
   it('refuses a CA certificate without keyCertSign', async () => {
     ssl.run(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'nosign.key']);
     ssl.run([
-      'req', '-x509', '-new', '-key', 'nosign.key', '-days', '30', '-subj', '/CN=No Sign',
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,digitalSignature', '-out', 'nosign.pem',
+      'req',
+      '-x509',
+      '-new',
+      '-key',
+      'nosign.key',
+      '-days',
+      '30',
+      '-subj',
+      '/CN=No Sign',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,digitalSignature',
+      '-out',
+      'nosign.pem',
     ]);
     await expect(
       loadSigner({ certPem: ssl.run(['x509', '-in', 'nosign.pem']), keyPem: ssl.run(['pkey', '-in', 'nosign.key']) }),
@@ -206,8 +242,21 @@ describe('loadSigner', () => {
   it('accepts an RSA PKCS#1 key for an RSA CA and signs with sha256WithRSAEncryption', async () => {
     ssl.run(['genrsa', '-traditional', '-out', 'rsa.key', '2048']);
     ssl.run([
-      'req', '-x509', '-new', '-key', 'rsa.key', '-days', '30', '-subj', '/CN=RSA CA',
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign', '-out', 'rsa.pem',
+      'req',
+      '-x509',
+      '-new',
+      '-key',
+      'rsa.key',
+      '-days',
+      '30',
+      '-subj',
+      '/CN=RSA CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign',
+      '-out',
+      'rsa.pem',
     ]);
     const keyPem = ssl.run(['rsa', '-in', 'rsa.key', '-traditional']);
     expect(keyPem).toContain('BEGIN RSA PRIVATE KEY');

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  Extension,
+  type Extension,
   type JsonGeneralNames,
   Pkcs10CertificateRequestGenerator,
   SubjectAlternativeNameExtension,

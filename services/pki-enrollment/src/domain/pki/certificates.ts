@@ -4,7 +4,6 @@
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
-import { ApiError } from '@ziti/contracts';
 import {
   AuthorityKeyIdentifierExtension,
   BasicConstraintsExtension,
@@ -13,6 +12,7 @@ import {
   SubjectKeyIdentifierExtension,
   X509Certificate,
 } from '@peculiar/x509';
+import { ApiError } from '@ziti/contracts';
 import {
   bytesEqual,
   contextTag,
@@ -113,7 +113,11 @@ export interface SubjectAltNames {
 }
 
 const SAN_TAG = { email: 1, dns: 2, uri: 6, ip: 7 } as const;
-const IA5 = /^[\x00-\x7f]*$/;
+/** IA5String content: 7-bit ASCII. */
+function isIa5(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
 
 export function emptySans(): SubjectAltNames {
   return { dnsNames: [], ipAddresses: [], emailAddresses: [], uris: [] };
@@ -184,7 +188,7 @@ export function parseSanExtension(value: Uint8Array): SubjectAltNames {
     if (constructed) continue; // otherName, directoryName, … — not copied (Go ignores them too)
     const text = () => {
       const s = Buffer.from(name.content).toString('latin1');
-      if (!IA5.test(s)) throw new DerError('SAN value is not IA5String');
+      if (!isIa5(s)) throw new DerError('SAN value is not IA5String');
       return s;
     };
     if (n === SAN_TAG.dns) out.dnsNames.push(text());
@@ -198,7 +202,7 @@ export function parseSanExtension(value: Uint8Array): SubjectAltNames {
 /** DER of a GeneralNames SEQUENCE with the given entries (order: DNS, email, IP, URI — like Go). */
 export function encodeSanValue(sans: SubjectAltNames): Uint8Array {
   const ia5 = (s: string, what: string) => {
-    if (!IA5.test(s)) throw new Error(`${what} ${s} is not ASCII`);
+    if (!isIa5(s)) throw new Error(`${what} ${s} is not ASCII`);
     return new Uint8Array(Buffer.from(s, 'latin1'));
   };
   const parts: Uint8Array[] = [
@@ -327,4 +331,3 @@ export function parsePemChain(text: string): CertificateInfo[] {
 export function splitPemChain(text: string): string[] {
   return parsePemChain(text).map((c) => c.pem);
 }
-

@@ -3,16 +3,16 @@
  * client + server certs, router re-enrollment) and issuing the controller's own TLS server certificates.
  */
 import 'reflect-metadata';
-import { ApiError } from '@ziti/contracts';
 import {
   BasicConstraintsExtension,
-  Extension,
   ExtendedKeyUsageExtension,
+  Extension,
   KeyUsagesExtension,
   type Name,
   Pkcs10CertificateRequest,
   type PublicKey,
 } from '@peculiar/x509';
+import { ApiError } from '@ziti/contracts';
 import {
   emptySans,
   encodeSanValue,
@@ -61,7 +61,8 @@ function csrDer(csr: string | Uint8Array): Uint8Array {
   if (blocks.length === 0) throw csrError('could not decode the CSR as PEM');
   if (blocks.length > 1) throw csrError('unexpected PEM blocks at end of CSR');
   const block = blocks[0]!;
-  if (!block.label.endsWith('CERTIFICATE REQUEST')) throw csrError(`expected a CERTIFICATE REQUEST, got ${block.label}`);
+  if (!block.label.endsWith('CERTIFICATE REQUEST'))
+    throw csrError(`expected a CERTIFICATE REQUEST, got ${block.label}`);
   return block.der;
 }
 
@@ -71,7 +72,7 @@ function requestedExtensions(derBytes: Uint8Array): Map<string, { critical: bool
   const [info] = readChildren(readDer(derBytes));
   if (!info) throw new DerError('no certificationRequestInfo');
   const attributes = readChildren(info)[3];
-  if (!attributes || attributes.tag !== 0xa0) return out;
+  if (attributes?.tag !== 0xa0) return out;
   for (const attr of readChildren(attributes)) {
     const [type, values] = readChildren(attr);
     if (!type || type.tag !== TAG.OID || !values || decodeOid(type.content) !== OID.extensionRequest) continue;
@@ -97,18 +98,22 @@ export async function parseCsr(csr: string | Uint8Array): Promise<CsrInfo> {
   const derBytes = csrDer(csr);
   let request: Pkcs10CertificateRequest;
   let sans: SubjectAltNames;
+  let keyAlgorithm: { name: string };
   try {
     if (readDer(derBytes).end !== derBytes.length) throw new DerError('trailing data after the CSR');
     request = new Pkcs10CertificateRequest(toArrayBuffer(derBytes));
     const san = requestedExtensions(derBytes).get(OID.subjectAltName);
     sans = san ? parseSanExtension(san.value) : emptySans();
+    // touch the lazily parsed parts so malformed input fails here, as COULD_NOT_PROCESS_CSR
     void request.subjectName;
+    void request.signatureAlgorithm;
+    keyAlgorithm = request.publicKey.algorithm as { name: string };
   } catch (err) {
     throw csrError(`could not parse the CSR: ${(err as Error).message}`);
   }
 
-  const key = describePublicKey(request.publicKey.algorithm as { name: string });
-  if (!key) throw csrError(`unsupported public key algorithm ${request.publicKey.algorithm.name}`);
+  const key = describePublicKey(keyAlgorithm);
+  if (!key) throw csrError(`unsupported public key algorithm ${keyAlgorithm.name}`);
   if (key.kind === 'rsa' && key.modulusLength < 2048) {
     throw csrError(`RSA keys must have at least 2048 bits (got ${key.modulusLength})`);
   }
@@ -157,7 +162,8 @@ function sanExtension(sans: SubjectAltNames, subjectIsEmpty: boolean): Extension
  * Returns the certificate PEM (leaf only; append `signer.issuingChainPem` for "leaf + intermediates").
  */
 export async function signCsr(signer: Signer, csr: string | Uint8Array, options: SignCsrOptions): Promise<string> {
-  if (options.kind !== 'client' && options.kind !== 'server') throw new Error(`unknown certificate kind ${options.kind}`);
+  if (options.kind !== 'client' && options.kind !== 'server')
+    throw new Error(`unknown certificate kind ${options.kind}`);
   checkValidityDays(options.validityDays);
   const info = await parseCsr(csr);
   const now = options.now ?? new Date();
@@ -217,7 +223,9 @@ export async function issueServerCertificate(
     ipAddresses: [...(options.ipAddresses ?? [])],
   };
   for (const d of sans.dnsNames) {
-    if (!/^(\*\.)?[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$/.test(d)) {
+    if (
+      !/^(\*\.)?[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$/.test(d)
+    ) {
       throw new Error(`issueServerCertificate: invalid DNS name ${d}`);
     }
   }
@@ -237,5 +245,9 @@ export async function issueServerCertificate(
     notAfter: addDays(now, options.validityDays),
     extensions,
   });
-  return { certPem: cert.pem, keyPem: await exportPkcs8Pem(keys.privateKey), chainPem: cert.pem + signer.issuingChainPem };
+  return {
+    certPem: cert.pem,
+    keyPem: await exportPkcs8Pem(keys.privateKey),
+    chainPem: cert.pem + signer.issuingChainPem,
+  };
 }

@@ -167,7 +167,7 @@ export class PemError extends Error {
   }
 }
 
-const PEM_BLOCK = /-----BEGIN ([A-Z0-9 #-]+)-----([\s\S]*?)-----END ([A-Z0-9 #-]+)-----/g;
+const PEM_BLOCK = /-----BEGIN ([A-Z0-9 #]+)-----([\s\S]*?)-----END ([A-Z0-9 #]+)-----/g;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
@@ -198,7 +198,8 @@ export function decodePem(text: string): PemBlock[] {
     if (text.trim() === '') return [];
     throw new PemError('no PEM block found', 'NO_BLOCK');
   }
-  if (text.slice(lastEnd).trim() !== '') throw new PemError('unexpected data after the last PEM block', 'TRAILING_DATA');
+  if (text.slice(lastEnd).trim() !== '')
+    throw new PemError('unexpected data after the last PEM block', 'TRAILING_DATA');
   return blocks;
 }
 

@@ -10,14 +10,14 @@ export {
   KEY_USAGE,
   OID,
   parsePemChain,
-  splitPemChain,
   type SubjectAltNames,
+  splitPemChain,
 } from './certificates.ts';
 export {
   type CsrInfo,
   DEFAULT_CLIENT_CERT_VALIDITY_DAYS,
-  type IssueServerCertificateOptions,
   type IssuedCertificate,
+  type IssueServerCertificateOptions,
   issueServerCertificate,
   MAX_CSR_BYTES,
   parseCsr,
@@ -33,7 +33,7 @@ export {
   type VerifiedEnrollmentJwt,
   verifyEnrollmentJwt,
 } from './jwt.ts';
-export { type CryptoKey, type SigningAlgorithm } from './keys.ts';
+export type { CryptoKey, SigningAlgorithm } from './keys.ts';
 export { base64Lines, parsePkcs7Certs, pkcs7CertsOnly, pkcs7CertsOnlyDer } from './pkcs7.ts';
 export {
   type ControllerPki,

@@ -13,7 +13,7 @@ import 'reflect-metadata';
 import { ApiError } from '@ziti/contracts';
 import { CompactSign, compactVerify, decodeProtectedHeader, importX509 } from 'jose';
 import { type CertificateInfo, parsePemChain } from './certificates.ts';
-import { describePublicKey, importPrivateKeyPem, keyMatchesCertificate, type CryptoKey } from './keys.ts';
+import { type CryptoKey, describePublicKey, importPrivateKeyPem, keyMatchesCertificate } from './keys.ts';
 
 export type EnrollmentJwtAlgorithm = 'ES256' | 'ES384' | 'ES512' | 'RS256';
 
@@ -166,7 +166,8 @@ export async function verifyEnrollmentJwt(
   } catch {
     throw invalid('the JWT payload is not JSON');
   }
-  if (claims === null || typeof claims !== 'object' || Array.isArray(claims)) throw invalid('the JWT payload is not an object');
+  if (claims === null || typeof claims !== 'object' || Array.isArray(claims))
+    throw invalid('the JWT payload is not an object');
 
   const now = Math.floor((options.now ?? new Date()).getTime() / 1000);
   const time = (name: 'exp' | 'nbf' | 'iat'): number | undefined => {

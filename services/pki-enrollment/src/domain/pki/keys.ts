@@ -82,9 +82,11 @@ function importParams(
 }
 
 /** Describes the public key of a certificate (or CSR), or undefined for unsupported algorithms. */
-export function describePublicKey(alg: { name: string; namedCurve?: string; modulusLength?: number }):
-  | KeyDescription
-  | undefined {
+export function describePublicKey(alg: {
+  name: string;
+  namedCurve?: string;
+  modulusLength?: number;
+}): KeyDescription | undefined {
   if (alg.name === 'ECDSA' || alg.name === 'ECDH') {
     const curve = NODE_CURVES[alg.namedCurve ?? ''];
     return curve ? { kind: 'ec', curve } : undefined;
@@ -127,7 +129,9 @@ export interface ImportedPrivateKey {
 export async function importPrivateKeyPem(pem: string, passphrase?: string): Promise<ImportedPrivateKey> {
   let keyObject: KeyObject;
   try {
-    keyObject = createPrivateKey(passphrase === undefined ? { key: pem, format: 'pem' } : { key: pem, format: 'pem', passphrase });
+    keyObject = createPrivateKey(
+      passphrase === undefined ? { key: pem, format: 'pem' } : { key: pem, format: 'pem', passphrase },
+    );
   } catch (err) {
     throw new Error(`the private key could not be read: ${(err as Error).message}`);
   }
@@ -140,7 +144,12 @@ export async function importPrivateKeyPem(pem: string, passphrase?: string): Pro
   }
   const pkcs8 = new Uint8Array(keyObject.export({ type: 'pkcs8', format: 'der' }));
   const key = await subtle().importKey('pkcs8', toArrayBuffer(pkcs8), importParams(description), false, ['sign']);
-  return { key, description, signingAlgorithm: signingAlgorithmFor(description), pkcs8Pem: encodePem('PRIVATE KEY', pkcs8) };
+  return {
+    key,
+    description,
+    signingAlgorithm: signingAlgorithmFor(description),
+    pkcs8Pem: encodePem('PRIVATE KEY', pkcs8),
+  };
 }
 
 /** True when `privateKey` is the private half of the certificate's public key (sign/verify probe). */

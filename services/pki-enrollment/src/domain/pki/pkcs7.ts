@@ -35,7 +35,11 @@ export function pkcs7CertsOnlyDer(certs: readonly Uint8Array[]): Uint8Array {
 
 /** Base64 in 64-character lines joined by `\n`, no trailing newline (the reference's layout). */
 export function base64Lines(bytes: Uint8Array): string {
-  return (Buffer.from(bytes).toString('base64').match(/.{1,64}/g) ?? []).join('\n');
+  return (
+    Buffer.from(bytes)
+      .toString('base64')
+      .match(/.{1,64}/g) ?? []
+  ).join('\n');
 }
 
 /**
@@ -56,5 +60,7 @@ export function pkcs7CertsOnly(certPems: readonly string[]): string {
 /** Reads the certificates out of a cacerts body (base64, line breaks allowed) or DER, as PEM strings. */
 export function parsePkcs7Certs(body: string | Uint8Array): string[] {
   const bytes = typeof body === 'string' ? new Uint8Array(Buffer.from(body.replace(/\s+/g, ''), 'base64')) : body;
-  return [...new X509Certificates(toArrayBuffer(bytes))].map((c) => encodePem('CERTIFICATE', new Uint8Array(c.rawData)));
+  return [...new X509Certificates(toArrayBuffer(bytes))].map((c) =>
+    encodePem('CERTIFICATE', new Uint8Array(c.rawData)),
+  );
 }

@@ -136,7 +136,7 @@ export async function issueWithSigner(
   return buildCertificate({
     ...params,
     // Never outlive the issuing CA: a longer certificate would fail verification anyway.
-    notAfter: params.notAfter > issuer.notAfter ? issuer.notAfter : params.notAfter,
+    notAfter: new Date(Math.min(params.notAfter.getTime(), issuer.notAfter.getTime())),
     issuer: {
       subject: issuer.x509.subjectName,
       rawSubject: issuer.raw.subject,
@@ -234,7 +234,8 @@ export async function loadSigner(options: LoadSignerOptions): Promise<Signer> {
     const ok =
       bytesEqual(child.raw.issuer, parent.raw.subject) &&
       (await child.x509.verify({ publicKey: parent.x509, signatureOnly: true }).catch(() => false));
-    if (!ok) throw new Error(`loadSigner: certificate #${i + 1} (${parent.subject}) did not issue #${i} (${child.subject})`);
+    if (!ok)
+      throw new Error(`loadSigner: certificate #${i + 1} (${parent.subject}) did not issue #${i} (${child.subject})`);
   }
 
   const imported = await importPrivateKeyPem(options.keyPem, options.passphrase);

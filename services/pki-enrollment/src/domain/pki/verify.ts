@@ -88,7 +88,10 @@ function parseAll(pems: readonly string[], what: string): CertificateInfo[] {
 
 function checkTime(cert: CertificateInfo, at: Date): void {
   if (at < cert.notBefore) {
-    throw new ChainVerificationError('NOT_YET_VALID', `${cert.subject} is not valid before ${cert.notBefore.toISOString()}`);
+    throw new ChainVerificationError(
+      'NOT_YET_VALID',
+      `${cert.subject} is not valid before ${cert.notBefore.toISOString()}`,
+    );
   }
   if (at > cert.notAfter) {
     throw new ChainVerificationError('EXPIRED', `${cert.subject} expired at ${cert.notAfter.toISOString()}`);
@@ -185,9 +188,7 @@ export async function verifyChain(
       current.authorityKeyIdentifier && c.subjectKeyIdentifier === current.authorityKeyIdentifier ? 0 : 1;
     const candidates = [
       ...anchors.filter((c) => namesMatch(current, c)).sort((a, b) => byKeyId(a) - byKeyId(b)),
-      ...intermediates
-        .filter((c) => namesMatch(current, c) && !isAnchor(c))
-        .sort((a, b) => byKeyId(a) - byKeyId(b)),
+      ...intermediates.filter((c) => namesMatch(current, c) && !isAnchor(c)).sort((a, b) => byKeyId(a) - byKeyId(b)),
     ];
     for (const candidate of candidates) {
       if (seen.has(candidate.fingerprint)) continue;
@@ -213,7 +214,10 @@ export async function verifyChain(
   if (result) return result;
   throw (
     lastError ??
-    new ChainVerificationError('UNKNOWN_AUTHORITY', `no trusted certificate issued ${leaf.subject} (issuer ${leaf.issuer})`)
+    new ChainVerificationError(
+      'UNKNOWN_AUTHORITY',
+      `no trusted certificate issued ${leaf.subject} (issuer ${leaf.issuer})`,
+    )
   );
 }
 
