@@ -1,0 +1,245 @@
+/**
+ * Static checks of deploy/ that need neither Docker nor Helm:
+ *   node --import tsx deploy/check.ts
+ *
+ * - every YAML file that is not a Helm template parses (merge keys on, duplicate keys are errors);
+ * - Chart.yaml names the chart after its folder;
+ * - every `.Values.x.y` a template reads exists in values.yaml, and every template's blocks are balanced;
+ * - the chart's service table (the `ziti-edge.traits` helper) and compose.yaml give each service exactly the
+ *   environment of the runtime contract below, and the chart's Secret holds every key a pod reads from it;
+ * - the entrypoint knows the five services.
+ * It renders nothing: a template error that only shows when rendering is not caught here.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+
+const deployDir = dirname(fileURLToPath(import.meta.url));
+const chartDir = join(deployDir, 'helm', 'ziti-edge');
+const services = ['gateway', 'auth', 'pki-enrollment', 'policy', 'inventory'] as const;
+type ServiceName = (typeof services)[number];
+
+/** The runtime contract: what each service must be given. */
+const common = ['NATS_URL', 'LOG_LEVEL', 'HEALTH_PORT'];
+const contract: Record<ServiceName, string[]> = {
+  gateway: [
+    ...common,
+    'REDIS_URL',
+    'ZITI_BIND',
+    'ZITI_PORT',
+    'ZITI_ADVERTISED_ADDRESS',
+    'ZITI_SESSION_TIMEOUT_MINUTES',
+  ],
+  auth: [
+    ...common,
+    'REDIS_URL',
+    'AUTH_DATABASE_URL',
+    'ZITI_SECRET_KEY',
+    'ZITI_ADMIN_USERNAME',
+    'ZITI_ADMIN_PASSWORD',
+    'ZITI_SESSION_TIMEOUT_MINUTES',
+  ],
+  'pki-enrollment': [...common, 'PKI_DATABASE_URL', 'ZITI_SECRET_KEY', 'ZITI_ADVERTISED_ADDRESS'],
+  policy: [...common, 'POLICY_DATABASE_URL'],
+  inventory: [...common, 'INVENTORY_DATABASE_URL'],
+};
+/** May be set for any service (optional settings of the code, the entrypoint's choice, the health listener). */
+const optional = new Set([
+  'ZITI_SERVICE',
+  'HEALTH_BIND',
+  'ZITI_PKI_SIGNER_CERT_FILE',
+  'ZITI_PKI_SIGNER_KEY_FILE',
+  'ZITI_SERVER_CERT_DAYS',
+  'ZITI_BUS_NAMESPACE',
+  'REDIS_KEY_PREFIX',
+  'DATABASE_POOL_SIZE',
+  'NODE_OPTIONS',
+]);
+const known = new Set([...Object.values(contract).flat(), ...optional]);
+
+const problems: string[] = [];
+const report = (where: string, what: string) => problems.push(`${relative(deployDir, where) || '.'}: ${what}`);
+
+function walk(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? (e.name === 'node_modules' ? [] : walk(join(dir, e.name))) : [join(dir, e.name)],
+  );
+}
+
+function sameSet(a: Iterable<string>, b: Iterable<string>): { missing: string[]; extra: string[] } {
+  const as = new Set(a);
+  const bs = new Set(b);
+  return { missing: [...bs].filter((x) => !as.has(x)).sort(), extra: [...as].filter((x) => !bs.has(x)).sort() };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+// 1. Every YAML file that is not a template parses.
+const files = walk(deployDir);
+const isTemplate = (f: string) => f.split(/[\\/]/).includes('templates');
+const parsed = new Map<string, unknown>();
+for (const file of files.filter((f) => /\.ya?ml$/.test(f) && !isTemplate(f))) {
+  const docs = parseAllDocuments(readFileSync(file, 'utf8'), { merge: true, uniqueKeys: true });
+  const list = Array.isArray(docs) ? docs : [];
+  for (const doc of list) {
+    for (const e of [...doc.errors, ...doc.warnings]) report(file, e.message.split('\n')[0] ?? e.message);
+  }
+  if (list.length === 1 && list[0]) parsed.set(file, list[0].toJS({ maxAliasCount: -1 }));
+}
+
+// 2. The chart.
+const chart = parsed.get(join(chartDir, 'Chart.yaml'));
+if (!isRecord(chart)) report(chartDir, 'Chart.yaml missing or not a mapping');
+else {
+  if (chart.apiVersion !== 'v2') report(chartDir, 'Chart.yaml apiVersion must be v2');
+  if (chart.name !== basename(chartDir)) report(chartDir, `Chart.yaml name ${String(chart.name)} is not the folder's`);
+  if (!/^\d+\.\d+\.\d+/.test(String(chart.version))) report(chartDir, 'Chart.yaml version is not semver');
+}
+const values = parsed.get(join(chartDir, 'values.yaml'));
+if (!isRecord(values)) report(chartDir, 'values.yaml missing or not a mapping');
+
+function hasPath(root: unknown, path: string[]): boolean {
+  let node = root;
+  for (const key of path) {
+    if (!isRecord(node) || !(key in node)) return false;
+    node = node[key];
+  }
+  return true;
+}
+
+const templateDir = join(chartDir, 'templates');
+const templates = walk(templateDir);
+const actionPattern = /{{-?\s*(\/\*[\s\S]*?\*\/)?([\s\S]*?)-?}}/g;
+for (const file of templates) {
+  const text = readFileSync(file, 'utf8');
+  const stack: string[] = [];
+  for (const m of text.matchAll(actionPattern)) {
+    const body = (m[2] ?? '').trim();
+    for (const ref of body.matchAll(/\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)/g)) {
+      const path = (ref[1] ?? '').slice(1).split('.');
+      if (!hasPath(values, path)) report(file, `.Values.${path.join('.')} is not in values.yaml`);
+    }
+    const word = body.split(/\s+/)[0] ?? '';
+    if (['if', 'range', 'with', 'define', 'block'].includes(word)) stack.push(word);
+    else if (word === 'end' && stack.pop() === undefined) report(file, 'an {{ end }} closes nothing');
+  }
+  if (stack.length > 0) report(file, `unclosed blocks: ${stack.join(', ')}`);
+}
+
+// 3. The chart's service table gives each service the contract's environment.
+const helpersFile = join(templateDir, '_helpers.tpl');
+const helpers = readFileSync(helpersFile, 'utf8');
+const traitsBody = /{{- define "ziti-edge\.traits" -}}\n([\s\S]*?)\n{{- end }}/.exec(helpers)?.[1];
+const traits: unknown = traitsBody ? parseYaml(traitsBody) : undefined;
+if (!isRecord(traits)) report(helpersFile, 'no ziti-edge.traits table');
+else {
+  const { missing, extra } = sameSet(Object.keys(traits), services);
+  if (missing.length || extra.length) report(helpersFile, `traits: missing ${missing} extra ${extra}`);
+  const traitEnv: Record<string, string[]> = {
+    redis: ['REDIS_URL'],
+    secretKey: ['ZITI_SECRET_KEY'],
+    admin: ['ZITI_ADMIN_USERNAME', 'ZITI_ADMIN_PASSWORD'],
+    sessionTimeout: ['ZITI_SESSION_TIMEOUT_MINUTES'],
+    advertised: ['ZITI_ADVERTISED_ADDRESS'],
+    https: ['ZITI_BIND', 'ZITI_PORT'],
+    signer: [],
+  };
+  for (const name of services) {
+    const t = traits[name];
+    if (!isRecord(t)) continue;
+    const env = [...common];
+    for (const [trait, on] of Object.entries(t)) {
+      if (trait === 'database') {
+        if (typeof on === 'string' && on !== '') env.push(on);
+      } else if (!(trait in traitEnv)) report(helpersFile, `traits.${name}.${trait}: unknown trait`);
+      else if (on === true) env.push(...(traitEnv[trait] ?? []));
+    }
+    const { missing: lacks, extra: more } = sameSet(env, contract[name]);
+    if (lacks.length) report(helpersFile, `traits.${name} does not give ${lacks}`);
+    if (more.length) report(helpersFile, `traits.${name} gives ${more}, which the contract does not ask for`);
+  }
+}
+
+const servicesValues = isRecord(values) ? values.services : undefined;
+if (!isRecord(servicesValues)) report(chartDir, 'values.yaml has no services');
+else {
+  const { missing, extra } = sameSet(Object.keys(servicesValues), services);
+  if (missing.length || extra.length) report(chartDir, `values.services: missing ${missing} extra ${extra}`);
+  for (const [name, svc] of Object.entries(servicesValues)) {
+    const hpa = isRecord(svc) ? svc.autoscaling : undefined;
+    if (
+      !isRecord(hpa) ||
+      !['enabled', 'minReplicas', 'maxReplicas', 'targetCPUUtilizationPercentage'].every((k) => k in hpa)
+    )
+      report(chartDir, `values.services.${name}.autoscaling is incomplete`);
+    else if (Number(hpa.minReplicas) > Number(hpa.maxReplicas))
+      report(chartDir, `services.${name}: minReplicas > maxReplicas`);
+    if (
+      !isRecord(svc) ||
+      !['replicas', 'resources', 'podDisruptionBudget', 'extraEnv', 'podAnnotations'].every((k) => k in svc)
+    )
+      report(
+        chartDir,
+        `values.services.${name} lacks replicas, resources, podDisruptionBudget, extraEnv or podAnnotations`,
+      );
+  }
+}
+
+// The Secret holds every key read from it, and nothing else.
+const secretFile = join(templateDir, 'secret.yaml');
+const secretKeys = [...readFileSync(secretFile, 'utf8').matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1] ?? '');
+const readKeys = new Set([...helpers.matchAll(/"key" "([A-Z][A-Z0-9_]*)"/g)].map((m) => m[1] ?? ''));
+if (isRecord(traits)) {
+  for (const t of Object.values(traits))
+    if (isRecord(t) && typeof t.database === 'string' && t.database) readKeys.add(t.database);
+}
+const secretDiff = sameSet(secretKeys, readKeys);
+if (secretDiff.missing.length) report(secretFile, `pods read ${secretDiff.missing}, which the Secret does not hold`);
+if (secretDiff.extra.length) report(secretFile, `the Secret holds ${secretDiff.extra}, which no pod reads`);
+
+// 4. compose.yaml gives each service the contract's environment.
+const composeFile = join(deployDir, 'compose.yaml');
+const compose = parsed.get(composeFile);
+const composeServices = isRecord(compose) && isRecord(compose.services) ? compose.services : undefined;
+if (!composeServices) report(composeFile, 'no services');
+else {
+  const images = new Set<string>();
+  for (const name of services) {
+    const svc = composeServices[name];
+    if (!isRecord(svc)) {
+      report(composeFile, `service ${name} is missing`);
+      continue;
+    }
+    images.add(String(svc.image));
+    const env = isRecord(svc.environment) ? Object.keys(svc.environment) : [];
+    const lacks = contract[name].filter((v) => !env.includes(v));
+    if (lacks.length) report(composeFile, `${name} lacks ${lacks}`);
+    const unknown = env.filter((v) => !known.has(v));
+    if (unknown.length) report(composeFile, `${name} sets ${unknown}, which no service reads`);
+    if (!isRecord(svc.healthcheck)) report(composeFile, `${name} has no healthcheck`);
+  }
+  if (images.size !== 1) report(composeFile, `the services use ${images.size} images, not one`);
+  for (const [name, svc] of Object.entries(composeServices)) {
+    const deps = isRecord(svc) && isRecord(svc.depends_on) ? Object.keys(svc.depends_on) : [];
+    for (const dep of deps) if (!(dep in composeServices)) report(composeFile, `${name} depends on unknown ${dep}`);
+  }
+}
+
+// 5. The entrypoint chooses among exactly the five services.
+const entrypointFile = join(deployDir, 'docker-entrypoint.sh');
+const entrypoint = readFileSync(entrypointFile, 'utf8');
+for (const pattern of entrypoint.matchAll(/^\s*(gateway[^)]*)\)/gm)) {
+  const names = (pattern[1] ?? '').split('|').map((s) => s.trim());
+  const { missing, extra } = sameSet(names, services);
+  if (missing.length || extra.length) report(entrypointFile, `case ${pattern[1]}: missing ${missing} extra ${extra}`);
+}
+
+if (problems.length > 0) {
+  console.error(problems.map((p) => `deploy check: ${p}`).join('\n'));
+  console.error(`deploy check: ${problems.length} problem(s)`);
+  process.exit(1);
+}
+console.log(`deploy check: ok (${parsed.size} YAML files, ${templates.length} templates)`);

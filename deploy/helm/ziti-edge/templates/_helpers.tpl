@@ -1,0 +1,242 @@
+{{/*
+Names and labels.
+*/}}
+{{- define "ziti-edge.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "ziti-edge.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "ziti-edge.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Name of one component's objects. Context: dict "root" $ "component" "<name>". */}}
+{{- define "ziti-edge.componentName" -}}
+{{- printf "%s-%s" (include "ziti-edge.fullname" .root) .component | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "ziti-edge.labels" -}}
+helm.sh/chart: {{ include "ziti-edge.chart" . }}
+app.kubernetes.io/name: {{ include "ziti-edge.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: ziti-edge
+{{- end }}
+
+{{/* Context: dict "root" $ "component" "<name>". */}}
+{{- define "ziti-edge.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "ziti-edge.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* Context: dict "root" $ "component" "<name>". */}}
+{{- define "ziti-edge.componentLabels" -}}
+{{ include "ziti-edge.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "ziti-edge.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{- define "ziti-edge.secretName" -}}
+{{- default (include "ziti-edge.fullname" .) .Values.existingSecret }}
+{{- end }}
+
+{{/*
+What each service needs from the runtime contract (deploy/README.md): the session timeout, the environment
+variable of its own database (also its key in the Secret), Redis, the at-rest secret key, the admin login, the
+advertised address, the HTTPS listener, the optional PKI signer files. Use: include "ziti-edge.traits" $ | fromYaml
+*/}}
+{{- define "ziti-edge.traits" -}}
+gateway:
+  sessionTimeout: true
+  database: ""
+  redis: true
+  secretKey: false
+  admin: false
+  advertised: true
+  https: true
+  signer: false
+auth:
+  sessionTimeout: true
+  database: AUTH_DATABASE_URL
+  redis: true
+  secretKey: true
+  admin: true
+  advertised: false
+  https: false
+  signer: false
+pki-enrollment:
+  sessionTimeout: false
+  database: PKI_DATABASE_URL
+  redis: false
+  secretKey: true
+  admin: false
+  advertised: true
+  https: false
+  signer: true
+policy:
+  sessionTimeout: false
+  database: POLICY_DATABASE_URL
+  redis: false
+  secretKey: false
+  admin: false
+  advertised: false
+  https: false
+  signer: false
+inventory:
+  sessionTimeout: false
+  database: INVENTORY_DATABASE_URL
+  redis: false
+  secretKey: false
+  admin: false
+  advertised: false
+  https: false
+  signer: false
+{{- end }}
+
+{{/* The traits of one service; fails on a name that is not one of the five. Context: dict "root" $ "name" "<service>". */}}
+{{- define "ziti-edge.serviceTraits" -}}
+{{- $all := include "ziti-edge.traits" .root | fromYaml }}
+{{- if not (hasKey $all .name) }}
+{{- fail (printf "services.%s: unknown service; expected gateway, auth, pki-enrollment, policy or inventory" .name) }}
+{{- end }}
+{{- index $all .name | toYaml }}
+{{- end }}
+
+{{- define "ziti-edge.signerDir" -}}
+/etc/ziti/pki-signer
+{{- end }}
+
+{{/* A variable from the chart's Secret (or existingSecret); the key is the variable's name. Context: dict "root" $ "key" "<NAME>". */}}
+{{- define "ziti-edge.secretEnv" -}}
+- name: {{ .key }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "ziti-edge.secretName" .root }}
+      key: {{ .key }}
+{{- end }}
+
+{{/* The container environment of one service. Context: dict "root" $ "name" "<service>". */}}
+{{- define "ziti-edge.env" -}}
+{{- $root := .root }}
+{{- $traits := include "ziti-edge.serviceTraits" . | fromYaml -}}
+- name: ZITI_SERVICE
+  value: {{ .name | quote }}
+- name: LOG_LEVEL
+  value: {{ $root.Values.logLevel | quote }}
+- name: HEALTH_PORT
+  value: "8080"
+- name: HEALTH_BIND
+  value: "0.0.0.0"
+{{ include "ziti-edge.secretEnv" (dict "root" $root "key" "NATS_URL") }}
+{{- if $traits.redis }}
+{{ include "ziti-edge.secretEnv" (dict "root" $root "key" "REDIS_URL") }}
+{{- end }}
+{{- if $traits.database }}
+{{ include "ziti-edge.secretEnv" (dict "root" $root "key" $traits.database) }}
+{{- end }}
+{{- if $traits.secretKey }}
+{{ include "ziti-edge.secretEnv" (dict "root" $root "key" "ZITI_SECRET_KEY") }}
+{{- end }}
+{{- if $traits.admin }}
+- name: ZITI_ADMIN_USERNAME
+  value: {{ required "admin.username is required" $root.Values.admin.username | quote }}
+{{ include "ziti-edge.secretEnv" (dict "root" $root "key" "ZITI_ADMIN_PASSWORD") }}
+{{- end }}
+{{- if $traits.sessionTimeout }}
+- name: ZITI_SESSION_TIMEOUT_MINUTES
+  value: {{ $root.Values.sessionTimeoutMinutes | quote }}
+{{- end }}
+{{- if $traits.advertised }}
+- name: ZITI_ADVERTISED_ADDRESS
+  value: {{ required "advertisedAddress is required: the host:port clients use to reach the gateway, e.g. ziti.example.com:1280" $root.Values.advertisedAddress | quote }}
+{{- end }}
+{{- if $traits.https }}
+- name: ZITI_BIND
+  value: "0.0.0.0"
+- name: ZITI_PORT
+  value: "1280"
+{{- end }}
+{{- if and $traits.signer $root.Values.pki.signer.existingSecret }}
+- name: ZITI_PKI_SIGNER_CERT_FILE
+  value: {{ printf "%s/%s" (include "ziti-edge.signerDir" $root) $root.Values.pki.signer.certKey | quote }}
+- name: ZITI_PKI_SIGNER_KEY_FILE
+  value: {{ printf "%s/%s" (include "ziti-edge.signerDir" $root) $root.Values.pki.signer.keyKey | quote }}
+{{- end }}
+{{- with (index $root.Values.services .name).extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Volumes of one service's pods: a writable /tmp (the root filesystem is read-only; tsx caches there) and
+the PKI signer. Context: dict "root" $ "name" "<service>". */}}
+{{- define "ziti-edge.volumes" -}}
+{{- $traits := include "ziti-edge.serviceTraits" . | fromYaml -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: 256Mi
+{{- if and $traits.signer .root.Values.pki.signer.existingSecret }}
+- name: pki-signer
+  secret:
+    secretName: {{ .root.Values.pki.signer.existingSecret }}
+    defaultMode: 288 # 0440: readable through fsGroup, by nobody else
+    items:
+      - key: {{ .root.Values.pki.signer.certKey }}
+        path: {{ .root.Values.pki.signer.certKey }}
+      - key: {{ .root.Values.pki.signer.keyKey }}
+        path: {{ .root.Values.pki.signer.keyKey }}
+{{- end }}
+{{- end }}
+
+{{/* Context: dict "root" $ "name" "<service>". */}}
+{{- define "ziti-edge.volumeMounts" -}}
+{{- $traits := include "ziti-edge.serviceTraits" . | fromYaml -}}
+- name: tmp
+  mountPath: /tmp
+{{- if and $traits.signer .root.Values.pki.signer.existingSecret }}
+- name: pki-signer
+  mountPath: {{ include "ziti-edge.signerDir" .root }}
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{/* Scheduling and security shared by every pod of the chart. Context: the root. */}}
+{{- define "ziti-edge.podCommon" -}}
+automountServiceAccountToken: false
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.podSecurityContext }}
+securityContext:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
