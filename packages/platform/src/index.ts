@@ -13,3 +13,5 @@ export * from './sessions/memory-api-session-store.ts';
 export * from './sessions/redis-api-session-store.ts';
 export * from './service-runtime.ts';
 export * from './secret-box.ts';
+export * from './ids.ts';
+export * from './db/list.ts';

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createAuthService } from '@ziti/auth/app';
+import { readAuthConfig } from '@ziti/auth/config';
 import { createGateway } from '@ziti/gateway/app';
 import { readGatewayConfig } from '@ziti/gateway/config';
 import { createInventoryService } from '@ziti/inventory/app';
@@ -54,7 +55,7 @@ const db = (name: string) => openDatabase({ pgliteDir: join(dataDir, name) });
 const gatewayConfig = readGatewayConfig(env);
 const services: RunnableService[] = [
   createPkiService({ config: readPkiConfig(env), database: await db('pki'), bus, logger: logger.child({ service: 'pki-enrollment' }), ownsBus: false }),
-  createAuthService({ database: await db('auth'), bus, logger: logger.child({ service: 'auth' }), ownsBus: false }),
+  createAuthService({ config: readAuthConfig(env), database: await db('auth'), bus, sessions, logger: logger.child({ service: 'auth' }), ownsBus: false }),
   createPolicyService({ database: await db('policy'), bus, logger: logger.child({ service: 'policy' }), ownsBus: false }),
   createInventoryService({ database: await db('inventory'), bus, logger: logger.child({ service: 'inventory' }), ownsBus: false }),
 ];

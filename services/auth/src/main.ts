@@ -1,6 +1,7 @@
 import 'reflect-metadata';
-import { NatsBus, createLogger, migrate, openDatabase, readServiceEnv, runProcess } from '@ziti/platform';
+import { NatsBus, RedisApiSessionStore, createLogger, env as envSpec, migrate, openDatabase, readEnv, readServiceEnv, runProcess } from '@ziti/platform';
 import { createAuthService, migrations } from './app.ts';
+import { readAuthConfig } from './config.ts';
 
 const logger = createLogger('auth');
 const env = readServiceEnv('AUTH_DATABASE_URL');
@@ -11,5 +12,8 @@ if (process.argv[2] === 'migrate') {
   await database.close();
   process.exit(0);
 }
+const config = readAuthConfig();
+const redis = readEnv({ REDIS_URL: envSpec.string(), REDIS_KEY_PREFIX: envSpec.string('ziti:') });
 const bus = await NatsBus.connect({ url: env.natsUrl, name: 'auth', namespace: env.busNamespace, logger });
-await runProcess(createAuthService({ database, bus, logger }), logger, env.healthPort);
+const sessions = new RedisApiSessionStore(redis.REDIS_URL, redis.REDIS_KEY_PREFIX);
+await runProcess(createAuthService({ config, database, bus, sessions, logger }), logger, env.healthPort);

@@ -1,6 +1,199 @@
-import type { OperationHandlers } from '@ziti/platform';
+import { ApiError, type OperationRequest, listEnvelope } from '@ziti/contracts';
+import { type OperationHandler, type OperationHandlers, reply } from '@ziti/platform';
+import type { AuthenticationService } from '../domain/authentication-service.ts';
+import type { AuthenticatorInput, AuthenticatorService } from '../domain/authenticator-service.ts';
+import type { IdentityInput, IdentityService } from '../domain/identity-service.ts';
+import type { Authenticator, Identity, ListInput, ListPage, RoleFilter } from '../domain/model.ts';
+import type { AuthStores, UnitOfWork } from '../domain/ports.ts';
+import { apiSessionDetail, authenticatorDetail, currentApiSessionDetail, identityDetail, identityTypeDetail } from './mappers.ts';
 
-/** The operations this service implements, keyed `<api>.<operationId>`; the rest answer 501. */
-export function authOperations(_deps: Record<string, unknown> = {}): OperationHandlers {
-  return {};
+export interface AuthOperationDeps {
+  identities: IdentityService;
+  authenticators: AuthenticatorService;
+  authentication: AuthenticationService;
+  work: UnitOfWork;
+}
+
+const str = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+
+export function listInput(req: OperationRequest): ListInput {
+  const q = req.query;
+  const out: ListInput = {};
+  const filter = str(q.filter);
+  const limit = str(q.limit);
+  const offset = str(q.offset);
+  const sort = str(q.sort);
+  if (filter !== undefined) out.filter = filter;
+  if (limit !== undefined) out.limit = limit;
+  if (offset !== undefined) out.offset = offset;
+  if (sort !== undefined) out.sort = sort;
+  return out;
+}
+
+function roleFilterOf(req: OperationRequest): RoleFilter | undefined {
+  const raw = req.query.roleFilter;
+  const roles = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  if (roles.length === 0) return undefined;
+  const semantic = str(req.query.roleSemantic) ?? 'AllOf';
+  if (semantic !== 'AllOf' && semantic !== 'AnyOf') throw ApiError.field('roleSemantic', 'roleSemantic in query should be one of [AllOf AnyOf]', semantic);
+  return { roles, semantic };
+}
+
+function caller(req: OperationRequest) {
+  if (!req.caller) throw new ApiError('UNAUTHORIZED');
+  return req.caller;
+}
+
+const body = <T>(req: OperationRequest) => (req.body ?? {}) as T;
+const id = (req: OperationRequest) => req.params.id ?? '';
+
+/** The operations auth implements, keyed `<api>.<operationId>`; the rest answer 501. */
+export function authOperations(deps: AuthOperationDeps = {} as AuthOperationDeps): OperationHandlers {
+  const { identities, authenticators, authentication, work } = deps;
+
+  async function detailsOf(list: Identity[]) {
+    const extras = await work(async (s: AuthStores) => {
+      const out = new Map<string, { authenticators: Authenticator[]; authPolicyName: string | null }>();
+      const policyNames = new Map<string, string | null>();
+      for (const i of list) {
+        if (!policyNames.has(i.authPolicyId)) policyNames.set(i.authPolicyId, (await s.authPolicies.get(i.authPolicyId))?.name ?? null);
+        out.set(i.id, { authenticators: await s.authenticators.listByIdentity(i.id), authPolicyName: policyNames.get(i.authPolicyId) ?? null });
+      }
+      return out;
+    });
+    return Promise.all(
+      list.map(async (i) => identityDetail(i, { ...extras.get(i.id)!, hasApiSession: await authentication.hasApiSession(i.id) })),
+    );
+  }
+
+  const listPage = <T, W>(p: ListPage<T>, map: (items: T[]) => Promise<W[]> | W[]) =>
+    Promise.resolve(map(p.items)).then((data) =>
+      reply.json(listEnvelope(data, { ...p.pagination, totalCount: p.totalCount }, p.filterableFields)),
+    );
+
+  async function authenticatorDetails(list: Authenticator[]) {
+    const owners = await authentication.identityNames(list.map((a) => a.identityId));
+    return list.map((a) => authenticatorDetail(a, owners.get(a.identityId)));
+  }
+
+  const authenticate: OperationHandler = async (req) => {
+    const b = body<{ username?: string; password?: string; configTypes?: string[]; envInfo?: Record<string, unknown>; sdkInfo?: Record<string, unknown> }>(req);
+    const { session, identity } = await authentication.authenticate({
+      method: str(req.query.method) ?? '',
+      ...(b.username !== undefined ? { username: b.username } : {}),
+      ...(b.password !== undefined ? { password: b.password } : {}),
+      ...(b.configTypes ? { configTypes: b.configTypes } : {}),
+      ...(b.envInfo ? { envInfo: b.envInfo } : {}),
+      ...(b.sdkInfo ? { sdkInfo: b.sdkInfo } : {}),
+      remoteAddress: req.remoteAddress,
+    });
+    return {
+      status: 200,
+      body: { data: currentApiSessionDetail(session, identity, authentication.sessionTtlSeconds), meta: {} },
+      headers: { 'zt-session': session.token },
+    };
+  };
+
+  const getCurrentApiSession: OperationHandler = async (req) => {
+    const { session, identity } = await authentication.current(caller(req).apiSessionId);
+    return reply.ok(currentApiSessionDetail(session, identity, authentication.sessionTtlSeconds));
+  };
+
+  const logout: OperationHandler = async (req) => {
+    await authentication.delete(caller(req).apiSessionId);
+    return reply.empty();
+  };
+
+  const currentIdentity: OperationHandler = async (req) => {
+    const identity = await identities.get(caller(req).identityId);
+    const [detail] = await detailsOf([identity]);
+    // The reference answers with its own links and a nil meta (ZITI-FACTS §14.4); `{}` keeps
+    // generated clients that require `meta` working.
+    return reply.json({ data: { ...detail, _links: { self: { href: './current-identity' }, mfa: { href: './current-identity/mfa' } } }, meta: {} });
+  };
+
+  const handlers: OperationHandlers = {};
+  for (const api of ['client', 'management'] as const) {
+    handlers[`${api}.authenticate`] = authenticate;
+    handlers[`${api}.getCurrentAPISession`] = getCurrentApiSession;
+    handlers[`${api}.deleteCurrentApiSession`] = logout;
+    handlers[`${api}.getCurrentIdentity`] = currentIdentity;
+  }
+
+  Object.assign(handlers, {
+    'management.listAPISessions': async (req: OperationRequest) => {
+      const p = await authentication.list(listInput(req));
+      const owners = await authentication.identityNames(p.items.map((s) => s.identityId));
+      return listPage(p, (items) => items.map((s) => apiSessionDetail(s, owners.get(s.identityId))));
+    },
+    'management.detailAPISessions': async (req: OperationRequest) => {
+      const s = await authentication.get(id(req));
+      const owners = await authentication.identityNames([s.identityId]);
+      return reply.ok(apiSessionDetail(s, owners.get(s.identityId)));
+    },
+    'management.deleteAPISessions': async (req: OperationRequest) => {
+      await authentication.delete(id(req));
+      return reply.empty();
+    },
+
+    'management.listIdentities': async (req: OperationRequest) => listPage(await identities.list(listInput(req), roleFilterOf(req)), detailsOf),
+    'management.createIdentity': async (req: OperationRequest) => {
+      const created = await identities.create(body<IdentityInput>(req));
+      return reply.created(created.id, 'identities');
+    },
+    'management.detailIdentity': async (req: OperationRequest) => reply.ok((await detailsOf([await identities.get(id(req))]))[0]),
+    'management.updateIdentity': async (req: OperationRequest) => {
+      await identities.update(id(req), body<IdentityInput>(req), 'replace');
+      return reply.empty();
+    },
+    'management.patchIdentity': async (req: OperationRequest) => {
+      await identities.update(id(req), body<IdentityInput>(req), 'patch');
+      return reply.empty();
+    },
+    'management.deleteIdentity': async (req: OperationRequest) => {
+      await identities.delete(id(req));
+      return reply.empty();
+    },
+    'management.disableIdentity': async (req: OperationRequest) => {
+      await identities.disable(id(req), body<{ durationMinutes?: number }>(req).durationMinutes ?? 0);
+      // The reference writes nothing on success; the spec declares the empty envelope, which
+      // generated clients require, so we send that.
+      return reply.empty();
+    },
+    'management.enableIdentity': async (req: OperationRequest) => {
+      await identities.enable(id(req));
+      return reply.empty();
+    },
+    'management.getIdentityAuthenticators': async (req: OperationRequest) =>
+      listPage(await authenticators.list(listInput(req), id(req)), authenticatorDetails),
+
+    'management.listAuthenticators': async (req: OperationRequest) => listPage(await authenticators.list(listInput(req)), authenticatorDetails),
+    'management.createAuthenticator': async (req: OperationRequest) => {
+      const created = await authenticators.create(body<AuthenticatorInput>(req));
+      return reply.created(created.id, 'authenticators');
+    },
+    'management.detailAuthenticator': async (req: OperationRequest) =>
+      reply.ok((await authenticatorDetails([await authenticators.get(id(req))]))[0]),
+    'management.updateAuthenticator': async (req: OperationRequest) => {
+      await authenticators.update(id(req), body<AuthenticatorInput>(req), 'replace');
+      return reply.empty();
+    },
+    'management.patchAuthenticator': async (req: OperationRequest) => {
+      await authenticators.update(id(req), body<AuthenticatorInput>(req), 'patch');
+      return reply.empty();
+    },
+    'management.deleteAuthenticator': async (req: OperationRequest) => {
+      await authenticators.delete(id(req));
+      return reply.empty();
+    },
+
+    'management.listIdentityTypes': async (req: OperationRequest) =>
+      listPage(await work((s) => s.identityTypes.list(listInput(req))), (items) => items.map(identityTypeDetail)),
+    'management.detailIdentityType': async (req: OperationRequest) => {
+      const t = await work((s) => s.identityTypes.get(id(req)));
+      if (!t) throw ApiError.notFound('identityType', id(req));
+      return reply.ok(identityTypeDetail(t));
+    },
+  });
+  return handlers;
 }

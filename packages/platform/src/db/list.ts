@@ -1,0 +1,43 @@
+import { type ListQueryInput, type QueryEntity, buildListQuery, filterableFields } from '@ziti/zitiql';
+import { type Db, queryRows } from './database.ts';
+
+export interface ListedRows<R> {
+  rows: R[];
+  totalCount: number;
+  pagination: { limit: number; offset: number };
+  filterableFields: string[];
+}
+
+/**
+ * One page of a ZitiQL list plus its total, on any service's database. `scope` narrows the rows
+ * before the filter (e.g. one identity's authenticators, a role filter); its SQL uses `$1…$n` for
+ * its own parameters. `with` prepends a CTE (used to query records that do not live in Postgres).
+ */
+export async function listRows<R = Record<string, unknown>>(
+  db: Db,
+  entity: QueryEntity,
+  input: ListQueryInput,
+  options: { scope?: { sql: string; params: unknown[] }; columns?: string; with?: { sql: string; params: unknown[] } } = {},
+): Promise<ListedRows<R>> {
+  const fixed = [...(options.with?.params ?? []), ...(options.scope?.params ?? [])];
+  const list = buildListQuery(entity, input, { paramOffset: fixed.length });
+  const params = [...fixed, ...list.params];
+  const withSql = options.with ? `with ${options.with.sql} ` : '';
+  const scopeSql = options.scope ? `(${options.scope.sql}) and ` : '';
+  const from = `from ${entity.table} ${entity.alias} where ${scopeSql}(${list.where})`;
+  let text = `${withSql}select ${options.columns ?? `${entity.alias}.*`} ${from} order by ${list.orderBy}`;
+  const pageParams = [...params];
+  if (list.limit !== null) {
+    pageParams.push(list.limit);
+    text += ` limit $${pageParams.length}`;
+  }
+  if (list.offset > 0) {
+    pageParams.push(list.offset);
+    text += ` offset $${pageParams.length}`;
+  }
+  const [rows, count] = await Promise.all([
+    queryRows<R>(db, text, pageParams),
+    queryRows<{ count: number }>(db, `${withSql}select count(*)::int as count ${from}`, params),
+  ]);
+  return { rows, totalCount: count[0]?.count ?? 0, pagination: list.pagination, filterableFields: filterableFields(entity) };
+}

@@ -1,0 +1,141 @@
+import type { LiveApiSession } from '@ziti/platform';
+import type { Authenticator, Identity, NamedEntity } from '../domain/model.ts';
+import { isDisabled } from '../domain/model.ts';
+
+/** Wire shapes of auth's entities (ZITI-FACTS §5.4, §12): one place maps domain → JSON. */
+const ts = (d: Date) => d.toISOString();
+
+export function identityLinks(id: string, authPolicyId: string): Record<string, { href: string }> {
+  const links: Record<string, { href: string }> = { self: { href: `./identities/${id}` } };
+  for (const key of [
+    'edge-router-policies',
+    'edge-routers',
+    'service-policies',
+    'services',
+    'posture-data',
+    'failed-service-requests',
+    'authenticators',
+    'enrollments',
+    'service-configs',
+  ]) {
+    links[key] = { href: `./identities/${id}/${key}` };
+  }
+  links['auth-policies'] = { href: `./auth-policies/${authPolicyId}` };
+  return links;
+}
+
+export function identityRef(i: Pick<Identity, 'id' | 'name' | 'authPolicyId'>) {
+  return { id: i.id, name: i.name, entity: 'identities', _links: identityLinks(i.id, i.authPolicyId) };
+}
+
+export interface IdentityExtras {
+  authenticators: Authenticator[];
+  hasApiSession: boolean;
+  authPolicyName: string | null;
+}
+
+export function identityDetail(i: Identity, x: IdentityExtras, now = new Date()) {
+  const authenticators: Record<string, unknown> = {};
+  for (const a of x.authenticators) {
+    if (a.method === 'updb') authenticators.updb = { id: a.id, username: a.username };
+    if (a.method === 'cert') authenticators.cert = { id: a.id, fingerprint: a.certFingerprint };
+  }
+  return {
+    id: i.id,
+    createdAt: ts(i.createdAt),
+    updatedAt: ts(i.updatedAt),
+    tags: i.tags,
+    _links: identityLinks(i.id, i.authPolicyId),
+    name: i.name,
+    type: { id: i.typeId, name: i.typeId, entity: 'identity-types', _links: { self: { href: `./identity-types/${i.typeId}` } } },
+    typeId: i.typeId,
+    isAdmin: i.isAdmin,
+    isDefaultAdmin: i.isDefaultAdmin,
+    roleAttributes: i.roleAttributes,
+    hasApiSession: x.hasApiSession,
+    hasEdgeRouterConnection: false,
+    // MFA enrollment arrives with the authentication issue; until then no identity can have it.
+    isMfaEnabled: false,
+    authPolicyId: i.authPolicyId,
+    authPolicy:
+      x.authPolicyName === null
+        ? null
+        : { id: i.authPolicyId, name: x.authPolicyName, entity: 'auth-policies', _links: { self: { href: `./auth-policies/${i.authPolicyId}` } } },
+    disabled: isDisabled(i, now),
+    ...(i.disabledAt ? { disabledAt: ts(i.disabledAt) } : {}),
+    ...(i.disabledUntil ? { disabledUntil: ts(i.disabledUntil) } : {}),
+    externalId: i.externalId,
+    defaultHostingCost: i.defaultHostingCost,
+    ...(i.defaultHostingPrecedence ? { defaultHostingPrecedence: i.defaultHostingPrecedence } : {}),
+    serviceHostingCosts: i.serviceHostingCosts,
+    serviceHostingPrecedences: i.serviceHostingPrecedences,
+    appData: i.appData,
+    envInfo: i.envInfo,
+    sdkInfo: i.sdkInfo,
+    authenticators,
+    enrollment: {},
+  };
+}
+
+export function authenticatorDetail(a: Authenticator, identity: Pick<Identity, 'id' | 'name' | 'authPolicyId'> | undefined) {
+  return {
+    id: a.id,
+    createdAt: ts(a.createdAt),
+    updatedAt: ts(a.updatedAt),
+    tags: a.tags,
+    _links: { self: { href: `./authenticators/${a.id}` }, identities: { href: `./identities/${a.identityId}` } },
+    method: a.method,
+    identityId: a.identityId,
+    identity: identity ? identityRef(identity) : { id: a.identityId, entity: 'identities', _links: identityLinks(a.identityId, 'default') },
+    ...(a.method === 'updb' ? { username: a.username ?? '' } : {}),
+    ...(a.method === 'cert' ? { certPem: a.certPem ?? '', fingerprint: a.certFingerprint ?? '' } : {}),
+  };
+}
+
+export function identityTypeDetail(t: NamedEntity) {
+  return {
+    id: t.id,
+    createdAt: ts(t.createdAt),
+    updatedAt: ts(t.updatedAt),
+    tags: {},
+    _links: { self: { href: `./identity-types/${t.id}` } },
+    name: t.name,
+  };
+}
+
+export function apiSessionDetail(s: LiveApiSession, identity: Pick<Identity, 'id' | 'name' | 'authPolicyId'> | undefined) {
+  return {
+    id: s.id,
+    createdAt: s.createdAt,
+    updatedAt: s.lastActivityAt,
+    tags: s.tags,
+    _links: { self: { href: `./api-sessions/${s.id}` }, sessions: { href: `./api-sessions/${s.id}/sessions` } },
+    token: s.token,
+    identityId: s.identityId,
+    identity: identity
+      ? identityRef(identity)
+      : { id: s.identityId, name: s.identityName, entity: 'identities', _links: identityLinks(s.identityId, 'default') },
+    authenticatorId: s.authenticatorId,
+    configTypes: s.configTypes,
+    ipAddress: s.ipAddress,
+    isMfaRequired: s.isMfaRequired,
+    isMfaComplete: s.isMfaComplete,
+    authQueries: s.isMfaRequired && !s.isMfaComplete ? [mfaQuery] : [],
+    lastActivityAt: s.lastActivityAt,
+    cachedLastActivityAt: s.lastActivityAt,
+  };
+}
+
+const mfaQuery = {
+  typeId: 'MFA',
+  provider: 'ziti',
+  httpMethod: 'POST',
+  httpUrl: './authenticate/mfa',
+  format: 'alphaNumeric',
+  minLength: 4,
+  maxLength: 6,
+};
+
+export function currentApiSessionDetail(s: LiveApiSession, identity: Identity, ttlSeconds: number) {
+  return { ...apiSessionDetail(s, identity), expiresAt: s.expiresAt, expirationSeconds: ttlSeconds };
+}

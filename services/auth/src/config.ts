@@ -1,0 +1,20 @@
+import { env, readEnv } from '@ziti/platform';
+import type { AuthConfig } from './app.ts';
+
+export function readAuthConfig(source: NodeJS.ProcessEnv = process.env): AuthConfig {
+  const raw = readEnv(
+    {
+      ZITI_ADMIN_USERNAME: env.string('admin'),
+      ZITI_ADMIN_PASSWORD: env.optional(),
+      ZITI_SESSION_TIMEOUT_MINUTES: env.int(30, 0, 7 * 24 * 60),
+      ZITI_HASH_CONCURRENCY: env.int(4, 1, 64),
+    },
+    source,
+  );
+  const minutes = raw.ZITI_SESSION_TIMEOUT_MINUTES < 1 ? 30 : raw.ZITI_SESSION_TIMEOUT_MINUTES;
+  return {
+    sessionTimeoutSeconds: minutes * 60,
+    hashConcurrency: raw.ZITI_HASH_CONCURRENCY,
+    ...(raw.ZITI_ADMIN_PASSWORD ? { admin: { username: raw.ZITI_ADMIN_USERNAME, password: raw.ZITI_ADMIN_PASSWORD } } : {}),
+  };
+}

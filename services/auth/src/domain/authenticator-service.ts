@@ -1,0 +1,138 @@
+import { X509Certificate, createHash } from 'node:crypto';
+import { ApiError } from '@ziti/contracts';
+import { base62Uuid } from '@ziti/platform';
+import type { Authenticator, ListInput, ListPage } from './model.ts';
+import { passwordLimits, usernameLimits } from './password.ts';
+import type { AuthStores, PasswordHasher, UnitOfWork } from './ports.ts';
+
+export interface AuthenticatorInput {
+  identityId?: string;
+  method?: string;
+  username?: string | null;
+  password?: string | null;
+  certPem?: string | null;
+  tags?: Record<string, unknown> | null;
+}
+
+function checkLength(field: string, value: string, limits: { min: number; max: number }): void {
+  if (value.length < limits.min) throw ApiError.field(field, `${field} in body should be at least ${limits.min} chars long`, value.length > 0 ? '***' : value);
+  if (value.length > limits.max) throw ApiError.field(field, `${field} in body should be at most ${limits.max} chars long`, '***');
+}
+
+/** Lower-case hex SHA-1 of the certificate's DER, the reference's fingerprint. */
+export function certificateFingerprint(certPem: string): string {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(certPem);
+  } catch {
+    throw new ApiError('INVALID_CERT_PEM', { field: 'certPem', reason: 'certPem is not a PEM encoded x509 certificate', value: '<pem>' });
+  }
+  return createHash('sha1').update(cert.raw).digest('hex');
+}
+
+/** Administration of authenticators (updb and cert), at most one per method and identity. */
+export class AuthenticatorService {
+  constructor(
+    private readonly work: UnitOfWork,
+    private readonly hasher: PasswordHasher,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async get(id: string): Promise<Authenticator> {
+    return this.work((s) => this.load(s, id));
+  }
+
+  private async load(s: AuthStores, id: string): Promise<Authenticator> {
+    const a = await s.authenticators.get(id);
+    if (!a) throw ApiError.notFound('authenticator', id);
+    return a;
+  }
+
+  async list(input: ListInput, identityId?: string): Promise<ListPage<Authenticator>> {
+    return this.work(async (s) => {
+      if (identityId && !(await s.identities.get(identityId))) throw ApiError.notFound('identity', identityId);
+      return s.authenticators.list(input, identityId);
+    });
+  }
+
+  async create(input: AuthenticatorInput): Promise<Authenticator> {
+    const method = input.method;
+    if (method !== 'updb' && method !== 'cert') throw ApiError.field('method', 'method in body should be one of [updb cert]', method);
+    const now = this.now();
+    const a: Authenticator = {
+      id: base62Uuid(),
+      identityId: input.identityId ?? '',
+      method,
+      username: null,
+      passwordHash: null,
+      salt: null,
+      certFingerprint: null,
+      certPem: null,
+      tags: input.tags ?? {},
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (method === 'updb') {
+      if (!input.username) throw ApiError.field('username', 'username in body is required', input.username);
+      if (!input.password) throw ApiError.field('password', 'password in body is required', input.password);
+      checkLength('username', input.username, usernameLimits);
+      checkLength('password', input.password, passwordLimits);
+      a.username = input.username;
+      Object.assign(a, await this.hasher.hash(input.password).then((h) => ({ passwordHash: h.hash, salt: h.salt })));
+    } else {
+      if (!input.certPem) throw ApiError.field('certPem', 'certPem in body is required', input.certPem);
+      a.certFingerprint = certificateFingerprint(input.certPem);
+      a.certPem = input.certPem;
+    }
+    return this.work(async (s) => {
+      if (!(await s.identities.get(a.identityId))) {
+        throw new ApiError('COULD_NOT_VALIDATE', { field: 'identityId', reason: `no identity found with id ${a.identityId}`, value: a.identityId });
+      }
+      const existing = await s.authenticators.listByIdentity(a.identityId);
+      if (existing.some((e) => e.method === method)) {
+        throw new ApiError('MAX_AUTHENTICATOR_METHODS_REACHED', { field: 'method', reason: `identity already has a ${method} authenticator`, value: method });
+      }
+      await s.authenticators.insert(a);
+      return a;
+    });
+  }
+
+  /**
+   * Replaces (PUT: username and password required) or patches an authenticator. Only updb
+   * authenticators have updatable credentials; cert ones may only change tags.
+   */
+  async update(id: string, input: AuthenticatorInput, mode: 'replace' | 'patch'): Promise<void> {
+    const has = (k: keyof AuthenticatorInput) => mode === 'replace' || (Object.hasOwn(input, k) && input[k] != null);
+    let hashed: { hash: string; salt: string } | undefined;
+    if (has('password')) {
+      if (!input.password) throw ApiError.field('password', 'password in body is required', input.password);
+      checkLength('password', input.password, passwordLimits);
+    }
+    if (has('username')) {
+      if (!input.username) throw ApiError.field('username', 'username in body is required', input.username);
+      checkLength('username', input.username, usernameLimits);
+    }
+    await this.work(async (s) => {
+      const current = await this.load(s, id);
+      if (current.method !== 'updb' && (has('password') || has('username'))) {
+        throw new ApiError('CAN_NOT_UPDATE_AUTHENTICATOR', { code: 'UNHANDLED', message: 'only updb authenticators have a username and password' });
+      }
+      const next: Authenticator = { ...current, updatedAt: this.now() };
+      if (has('username')) next.username = input.username!;
+      if (has('password')) {
+        hashed ??= await this.hasher.hash(input.password!);
+        next.passwordHash = hashed.hash;
+        next.salt = hashed.salt;
+      }
+      if (mode === 'replace' || Object.hasOwn(input, 'tags')) next.tags = input.tags ?? {};
+      await s.authenticators.update(next);
+    });
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.work(async (s) => {
+      await this.load(s, id);
+      await s.authenticators.delete(id);
+    });
+  }
+}

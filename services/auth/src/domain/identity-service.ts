@@ -1,0 +1,213 @@
+import { ApiError, type IdentityState, eventTypes } from '@ziti/contracts';
+import { shortId } from '@ziti/platform';
+import type { Identity, ListInput, ListPage, RoleFilter } from './model.ts';
+import { isDisabled } from './model.ts';
+import type { AuthStores, SessionStore, UnitOfWork } from './ports.ts';
+
+/** What an administrator may set on an identity (create, replace or patch). */
+export interface IdentityInput {
+  name?: string | null;
+  type?: string | null;
+  isAdmin?: boolean | null;
+  roleAttributes?: string[] | null;
+  externalId?: string | null;
+  authPolicyId?: string | null;
+  defaultHostingPrecedence?: string | null;
+  defaultHostingCost?: number | null;
+  serviceHostingCosts?: Record<string, number> | null;
+  serviceHostingPrecedences?: Record<string, string> | null;
+  appData?: Record<string, unknown> | null;
+  tags?: Record<string, unknown> | null;
+  enrollment?: { ott?: boolean; ottca?: string; updb?: string } | null;
+}
+
+export const defaultAuthPolicyId = 'default';
+const acceptedTypes = new Set(['User', 'Device', 'Service', 'Default']);
+
+export function identityState(i: Identity, now = new Date()): IdentityState {
+  return {
+    id: i.id,
+    name: i.name,
+    typeId: i.typeId,
+    isAdmin: i.isAdmin,
+    isDefaultAdmin: i.isDefaultAdmin,
+    roleAttributes: i.roleAttributes,
+    externalId: i.externalId,
+    authPolicyId: i.authPolicyId,
+    disabled: isDisabled(i, now),
+    tags: i.tags,
+    createdAt: i.createdAt.toISOString(),
+    updatedAt: i.updatedAt.toISOString(),
+  };
+}
+
+export function assertRoleAttributes(field: string, values: string[] | null | undefined): string[] {
+  const list = values ?? [];
+  for (const v of list) {
+    if (v.startsWith('#') || v.startsWith('@')) {
+      throw ApiError.field(field, 'role attributes may not be prefixed with # or @', v);
+    }
+  }
+  return [...new Set(list)].sort();
+}
+
+/**
+ * Identity administration. Every change and its event commit together; a deleted or disabled
+ * identity loses its API sessions.
+ */
+export class IdentityService {
+  constructor(
+    private readonly work: UnitOfWork,
+    private readonly sessions: SessionStore,
+    private readonly sessionTtlSeconds: number,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async get(id: string): Promise<Identity> {
+    return this.work(async (s) => this.load(s, id));
+  }
+
+  async list(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Identity>> {
+    return this.work((s) => s.identities.list(input, roleFilter));
+  }
+
+  private async load(s: AuthStores, id: string): Promise<Identity> {
+    const identity = await s.identities.get(id);
+    if (!identity) throw ApiError.notFound('identity', id);
+    return identity;
+  }
+
+  private typeIdOf(type: string | null | undefined): string {
+    if (type === 'Router') throw ApiError.field('type', 'identities of type Router are created with their edge router', type);
+    if (type && !acceptedTypes.has(type)) throw ApiError.field('type', `type in body should be one of [User Device Service Router Default]`, type);
+    return 'Default';
+  }
+
+  private async checkAuthPolicy(s: AuthStores, id: string): Promise<void> {
+    if (!(await s.authPolicies.get(id))) {
+      throw new ApiError('COULD_NOT_VALIDATE', { field: 'authPolicyId', reason: `no auth policy found with id ${id}`, value: id });
+    }
+  }
+
+  async create(input: IdentityInput): Promise<Identity> {
+    if (input.enrollment && (input.enrollment.ott || input.enrollment.ottca || input.enrollment.updb)) {
+      // Enrollments belong to pki-enrollment, which does not create them yet: refuse rather than
+      // create an identity without the credential the caller asked for.
+      throw new ApiError('NOT_IMPLEMENTED', { code: 'NOT_IMPLEMENTED', message: 'creating an identity with an enrollment is not implemented yet' });
+    }
+    const name = (input.name ?? '').trim();
+    if (!name) throw ApiError.field('name', 'name in body is required', input.name);
+    const now = this.now();
+    const identity: Identity = {
+      id: shortId(),
+      name,
+      typeId: this.typeIdOf(input.type),
+      isAdmin: input.isAdmin ?? false,
+      isDefaultAdmin: false,
+      roleAttributes: assertRoleAttributes('roleAttributes', input.roleAttributes),
+      externalId: input.externalId ?? null,
+      authPolicyId: input.authPolicyId || defaultAuthPolicyId,
+      disabledAt: null,
+      disabledUntil: null,
+      defaultHostingPrecedence: input.defaultHostingPrecedence ?? null,
+      defaultHostingCost: input.defaultHostingCost ?? 0,
+      serviceHostingCosts: input.serviceHostingCosts ?? {},
+      serviceHostingPrecedences: input.serviceHostingPrecedences ?? {},
+      appData: input.appData ?? {},
+      envInfo: {},
+      sdkInfo: {},
+      tags: input.tags ?? {},
+      createdAt: now,
+      updatedAt: now,
+    };
+    return this.work(async (s) => {
+      await this.checkAuthPolicy(s, identity.authPolicyId);
+      await s.identities.insert(identity);
+      await s.events.emit(eventTypes.identityCreated.type, identityState(identity, now), eventTypes.identityCreated.version);
+      return identity;
+    });
+  }
+
+  /** PUT replaces every updatable field (absent ones become empty); PATCH only those present. */
+  async update(id: string, input: IdentityInput, mode: 'replace' | 'patch'): Promise<void> {
+    const now = this.now();
+    await this.work(async (s) => {
+      const current = await this.load(s, id);
+      const has = (k: keyof IdentityInput) => mode === 'replace' || Object.hasOwn(input, k);
+      const next: Identity = { ...current, updatedAt: now };
+      if (has('name')) {
+        const name = (input.name ?? '').trim();
+        if (!name) throw ApiError.field('name', 'name in body is required', input.name);
+        next.name = name;
+      }
+      if (has('type') && (mode === 'replace' || input.type != null)) next.typeId = current.typeId === 'Router' ? 'Router' : this.typeIdOf(input.type);
+      if (has('isAdmin')) next.isAdmin = current.isDefaultAdmin ? true : (input.isAdmin ?? false);
+      if (has('roleAttributes')) next.roleAttributes = assertRoleAttributes('roleAttributes', input.roleAttributes);
+      if (has('externalId')) next.externalId = input.externalId ?? null;
+      if (has('authPolicyId')) next.authPolicyId = input.authPolicyId || defaultAuthPolicyId;
+      if (has('defaultHostingPrecedence')) next.defaultHostingPrecedence = input.defaultHostingPrecedence ?? null;
+      if (has('defaultHostingCost')) next.defaultHostingCost = input.defaultHostingCost ?? 0;
+      if (has('serviceHostingCosts')) next.serviceHostingCosts = input.serviceHostingCosts ?? {};
+      if (has('serviceHostingPrecedences')) next.serviceHostingPrecedences = input.serviceHostingPrecedences ?? {};
+      if (has('appData')) next.appData = input.appData ?? {};
+      if (has('tags')) next.tags = input.tags ?? {};
+      if (next.authPolicyId !== current.authPolicyId) await this.checkAuthPolicy(s, next.authPolicyId);
+      await s.identities.update(next);
+      await s.events.emit(eventTypes.identityUpdated.type, identityState(next, now), eventTypes.identityUpdated.version);
+    });
+    if (mode === 'replace' || Object.hasOwn(input, 'isAdmin')) await this.refreshSessions(id);
+  }
+
+  /** Sessions carry `isAdmin` for the gateway's check: keep them in step with the identity. */
+  private async refreshSessions(id: string): Promise<void> {
+    const identity = await this.work((s) => s.identities.get(id));
+    if (!identity) return;
+    for (const sid of await this.sessions.listIdsByIdentity(id)) {
+      await this.sessions.update(sid, { isAdmin: identity.isAdmin, identityName: identity.name }, this.sessionTtlSeconds);
+    }
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.work(async (s) => {
+      const current = await this.load(s, id);
+      if (current.isDefaultAdmin) {
+        throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', { code: 'UNHANDLED', message: 'the default admin can not be deleted' });
+      }
+      if (current.typeId === 'Router') {
+        throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', { code: 'UNHANDLED', message: 'router identities are deleted with their edge router' });
+      }
+      await s.identities.delete(id);
+      await s.events.emit(eventTypes.identityDeleted.type, identityState(current, this.now()), eventTypes.identityDeleted.version);
+    });
+    await this.sessions.deleteByIdentity(id);
+  }
+
+  async disable(id: string, durationMinutes: number): Promise<void> {
+    if (!Number.isInteger(durationMinutes) || durationMinutes < 0) {
+      throw ApiError.field('durationMinutes', 'durationMinutes must be a non-negative integer', durationMinutes);
+    }
+    const now = this.now();
+    await this.work(async (s) => {
+      const current = await this.load(s, id);
+      const next: Identity = {
+        ...current,
+        disabledAt: now,
+        disabledUntil: durationMinutes > 0 ? new Date(now.getTime() + durationMinutes * 60_000) : null,
+        updatedAt: now,
+      };
+      await s.identities.update(next);
+      await s.events.emit(eventTypes.identityUpdated.type, identityState(next, now), eventTypes.identityUpdated.version);
+    });
+    await this.sessions.deleteByIdentity(id);
+  }
+
+  async enable(id: string): Promise<void> {
+    const now = this.now();
+    await this.work(async (s) => {
+      const current = await this.load(s, id);
+      const next: Identity = { ...current, disabledAt: null, disabledUntil: null, updatedAt: now };
+      await s.identities.update(next);
+      await s.events.emit(eventTypes.identityUpdated.type, identityState(next, now), eventTypes.identityUpdated.version);
+    });
+  }
+}

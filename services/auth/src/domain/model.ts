@@ -1,0 +1,74 @@
+/** Auth's entities as the domain sees them (no wire or storage shapes here). */
+export interface Identity {
+  id: string;
+  name: string;
+  typeId: string;
+  isAdmin: boolean;
+  isDefaultAdmin: boolean;
+  roleAttributes: string[];
+  externalId: string | null;
+  authPolicyId: string;
+  disabledAt: Date | null;
+  disabledUntil: Date | null;
+  defaultHostingPrecedence: string | null;
+  defaultHostingCost: number;
+  serviceHostingCosts: Record<string, number>;
+  serviceHostingPrecedences: Record<string, string>;
+  appData: Record<string, unknown>;
+  envInfo: Record<string, unknown>;
+  sdkInfo: Record<string, unknown>;
+  tags: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type AuthenticatorMethod = 'updb' | 'cert';
+
+export interface Authenticator {
+  id: string;
+  identityId: string;
+  method: AuthenticatorMethod;
+  username: string | null;
+  passwordHash: string | null;
+  salt: string | null;
+  certFingerprint: string | null;
+  certPem: string | null;
+  tags: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface NamedEntity {
+  id: string;
+  name: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface AuthPolicySummary extends NamedEntity {
+  primary: { updb?: { allowed?: boolean }; cert?: { allowed?: boolean }; extJwt?: { allowed?: boolean } };
+}
+
+export interface ListInput {
+  filter?: string;
+  limit?: string | number;
+  offset?: string | number;
+  sort?: string;
+}
+
+export interface RoleFilter {
+  roles: string[];
+  semantic: 'AllOf' | 'AnyOf';
+}
+
+export interface ListPage<T> {
+  items: T[];
+  totalCount: number;
+  pagination: { limit: number; offset: number };
+  filterableFields: string[];
+}
+
+/** `disabled` as the reference computes it (ZITI-FACTS §11). */
+export function isDisabled(identity: Pick<Identity, 'disabledAt' | 'disabledUntil'>, now = new Date()): boolean {
+  return identity.disabledAt !== null && (identity.disabledUntil === null || identity.disabledUntil > now);
+}
