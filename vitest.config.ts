@@ -13,6 +13,7 @@ export default defineConfig({
           include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/unit/**/*.test.ts'],
           setupFiles: ['./test/setup-reflect.ts'],
           testTimeout: 30_000,
+          hookTimeout: 60_000,
         },
       },
       {

@@ -54,7 +54,8 @@ export const operationRequestSchema = z.object({
   api: z.enum(['client', 'management']),
   operationId: z.string(),
   params: z.record(z.string(), z.string()),
-  query: z.record(z.string(), z.union([z.string(), z.array(z.string())])),
+  /** Query parameters as validated (and coerced) by the gateway against the operation's schema. */
+  query: z.record(z.string(), z.unknown()),
   /** The parsed JSON body (validated by the gateway against the contract), if any. */
   body: z.unknown().optional(),
   /** A non-JSON body (PEM, CSR, text) as base64, with its content type. */
@@ -85,3 +86,21 @@ export type OperationReply =
 export function isErrorReply(reply: OperationReply): reply is { error: SerializedApiError } {
   return 'error' in reply;
 }
+
+/**
+ * `ziti.rpc.pki-enrollment.call.serverIdentity`: the edge API's TLS identity, shared by every
+ * gateway replica because enrollment JWTs are signed with its key and verified by clients against
+ * the certificate the listener presents (ZITI-FACTS §8.1).
+ */
+export const serverIdentitySchema = z.object({
+  /** Leaf + intermediates. */
+  certChainPem: z.string(),
+  keyPem: z.string(),
+  /** The controller CA bundle (root + intermediate) clients are told to trust. */
+  caBundlePem: z.string(),
+});
+export type ServerIdentity = z.infer<typeof serverIdentitySchema>;
+
+export const calls = {
+  serverIdentity: 'serverIdentity',
+} as const;

@@ -45,12 +45,7 @@ export interface ErrorEnvelope {
   meta: typeof errorMeta;
 }
 
-export function errorEnvelope(
-  code: ErrorCode,
-  requestId: string,
-  cause?: ErrorCause,
-  message?: string,
-): ErrorEnvelope {
+export function errorEnvelope(code: ErrorCode, requestId: string, cause?: ErrorCause, message?: string): ErrorEnvelope {
   return {
     error: { code, message: message ?? messageOf(code), ...(cause ? { cause } : {}), requestId },
     meta: errorMeta,

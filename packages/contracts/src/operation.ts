@@ -17,11 +17,17 @@ export interface OperationSchemas {
   params?: z.ZodType;
   /** Query parameters, values as they arrive on the wire (string or string[]) and coerced by the schema. */
   query?: z.ZodType;
+  /** Header parameters the spec declares (`mfa-validation-code`, `session-token`), names lower-cased. */
+  headers?: z.ZodType;
   /** The body, when the operation takes a JSON body. */
   body?: z.ZodType;
+  /** The spec's name of the body parameter, which go-openapi uses in "<name> in body is required". */
+  bodyName?: string;
   bodyRequired?: boolean;
   /** The `data` of the success response, when it is JSON. */
   response?: z.ZodType;
+  /** The success body is `response` itself, not an envelope (`/enroll/challenge`, `/enroll/jwks`). */
+  bareResponse?: boolean;
 }
 
 /** One row of the operation table: one operation of one of the two official specs. */
@@ -32,7 +38,10 @@ export interface OperationDef extends OperationSchemas {
   path: string;
   /** The spec's operationId (the two logout operations, which have none, are `deleteCurrentApiSession`). */
   operationId: string;
+  /** The spec's first tag. */
   tag: string;
+  /** Every tag the spec gives the operation. */
+  tags: string[];
   owner: Owner;
   access: Access;
   /** Whether a partially authenticated session (MFA pending, ZITI-FACTS §9.3) may call it. */

@@ -14,7 +14,10 @@ export interface AuthOperationDeps {
   work: UnitOfWork;
 }
 
-const str = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+const str = (v: unknown): string | undefined => {
+  const first = Array.isArray(v) ? v[0] : v;
+  return first === undefined || first === null ? undefined : String(first);
+};
 
 export function listInput(req: OperationRequest): ListInput {
   const q = req.query;
@@ -32,7 +35,7 @@ export function listInput(req: OperationRequest): ListInput {
 
 function roleFilterOf(req: OperationRequest): RoleFilter | undefined {
   const raw = req.query.roleFilter;
-  const roles = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  const roles = (raw === undefined ? [] : Array.isArray(raw) ? raw : [raw]).map(String);
   if (roles.length === 0) return undefined;
   const semantic = str(req.query.roleSemantic) ?? 'AllOf';
   if (semantic !== 'AllOf' && semantic !== 'AnyOf') throw ApiError.field('roleSemantic', 'roleSemantic in query should be one of [AllOf AnyOf]', semantic);

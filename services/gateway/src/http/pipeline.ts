@@ -152,7 +152,7 @@ export function createPipeline(deps: PipelineDeps) {
         api: op.api,
         operationId: op.operationId,
         params: input.params as Record<string, string>,
-        query: input.query as Record<string, string | string[]>,
+        query: input.query as Record<string, unknown>,
         ...(input.body !== undefined ? { body: input.body } : {}),
         ...(rawBody !== undefined ? { rawBody } : {}),
         ...(contentType ? { contentType } : {}),

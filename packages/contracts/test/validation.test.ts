@@ -1,0 +1,240 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../src/errors.ts';
+import type { ApiName } from '../src/operation.ts';
+import { operationById } from '../src/table.ts';
+import { type OperationInput, validateOperationInput } from '../src/validation.ts';
+
+function validate(api: ApiName, operationId: string, input: OperationInput) {
+  const op = operationById(api, operationId);
+  if (!op) throw new Error(`no operation ${api}.${operationId}`);
+  return validateOperationInput(op, input);
+}
+
+/** The cause of the COULD_NOT_VALIDATE error `fn` throws. */
+function causeOf(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).code).toBe('COULD_NOT_VALIDATE');
+    return (err as ApiError).cause;
+  }
+  throw new Error('expected a validation error');
+}
+
+const identity = { name: 'laptop', type: 'Device', isAdmin: false };
+
+const authPolicy = {
+  name: 'strict',
+  primary: {
+    cert: { allowed: true, allowExpiredCerts: false },
+    extJwt: { allowed: false, allowedSigners: [] },
+    updb: {
+      allowed: true,
+      minPasswordLength: 5,
+      requireSpecialChar: false,
+      requireNumberChar: false,
+      requireMixedCase: false,
+      maxAttempts: 5,
+      lockoutDurationMinutes: 0,
+    },
+  },
+  secondary: { requireTotp: false, requireExtJwtSigner: null },
+};
+
+describe('validateOperationInput: bodies', () => {
+  it('reports a missing required property like go-openapi', () => {
+    const { name: _, ...withoutName } = identity;
+    expect(causeOf(() => validate('management', 'createIdentity', { body: withoutName }))).toEqual({
+      field: 'name',
+      reason: 'name in body is required',
+      value: '<nil>',
+    });
+  });
+
+  it('reports a value outside an enum with the allowed values', () => {
+    const policy = { name: 'p', type: 'Dial', semantic: 'OneOf', identityRoles: [], serviceRoles: [] };
+    expect(causeOf(() => validate('management', 'createServicePolicy', { body: policy }))).toEqual({
+      field: 'semantic',
+      reason: 'semantic in body should be one of [AllOf AnyOf]',
+      value: 'OneOf',
+    });
+  });
+
+  it('reports a wrong type, quoting a string value', () => {
+    expect(
+      causeOf(() => validate('management', 'createIdentity', { body: { ...identity, isAdmin: 'string' } })),
+    ).toEqual({
+      field: 'isAdmin',
+      reason: 'isAdmin in body must be of type boolean: "string"',
+      value: 'string',
+    });
+    expect(causeOf(() => validate('management', 'createIdentity', { body: { ...identity, name: 7 } }))).toEqual({
+      field: 'name',
+      reason: 'name in body must be of type string',
+      value: '7',
+    });
+  });
+
+  it('names nested fields with dots, array items by index', () => {
+    const { maxAttempts: _, ...updb } = authPolicy.primary.updb;
+    const body = { ...authPolicy, primary: { ...authPolicy.primary, updb } };
+    expect(causeOf(() => validate('management', 'createAuthPolicy', { body }))).toEqual({
+      field: 'primary.updb.maxAttempts',
+      reason: 'primary.updb.maxAttempts in body is required',
+      value: '<nil>',
+    });
+    const wrongType = { ...authPolicy, primary: { ...authPolicy.primary, updb: { ...updb, maxAttempts: 'x' } } };
+    expect(causeOf(() => validate('management', 'createAuthPolicy', { body: wrongType }))).toMatchObject({
+      field: 'primary.updb.maxAttempts',
+      reason: 'primary.updb.maxAttempts in body must be of type integer: "x"',
+    });
+    const check = { name: 'os', typeId: 'OS', operatingSystems: [{ type: 'Linux', versions: [7] }] };
+    expect(causeOf(() => validate('management', 'createPostureCheck', { body: check }))).toMatchObject({
+      field: 'operatingSystems.0.versions.0',
+      reason: 'operatingSystems.0.versions.0 in body must be of type string',
+    });
+  });
+
+  it('reports bounds, lengths and item counts like go-openapi', () => {
+    expect(
+      causeOf(() => validate('management', 'createIdentity', { body: { ...identity, defaultHostingCost: 70000 } })),
+    ).toEqual({
+      field: 'defaultHostingCost',
+      reason: 'defaultHostingCost in body should be less than or equal to 65535',
+      value: '70000',
+    });
+    const sdkInfo = { appId: 'x'.repeat(256) };
+    expect(
+      causeOf(() => validate('client', 'authenticate', { query: { method: 'password' }, body: { sdkInfo } })),
+    ).toMatchObject({
+      field: 'sdkInfo.appId',
+      reason: 'sdkInfo.appId in body should be at most 255 chars long',
+    });
+    const mac = { name: 'mac', typeId: 'MAC', macAddresses: [] };
+    expect(causeOf(() => validate('management', 'createPostureCheck', { body: mac }))).toEqual({
+      field: 'macAddresses',
+      reason: 'macAddresses in body should have at least 1 items',
+      value: '[]',
+    });
+  });
+
+  it('reports only the first problem', () => {
+    const cause = causeOf(() => validate('management', 'createIdentity', { body: { isAdmin: 'yes', type: 'Nope' } }));
+    expect(cause).toMatchObject({ field: 'isAdmin' });
+  });
+
+  it('reports a missing body under the body parameter name', () => {
+    expect(causeOf(() => validate('management', 'createIdentity', {}))).toEqual({
+      field: 'identity',
+      reason: 'identity in body is required',
+      value: '',
+    });
+    expect(causeOf(() => validate('management', 'createIdentity', { body: null, bodyPresent: true }))).toMatchObject({
+      field: 'identity',
+    });
+    expect(causeOf(() => validate('management', 'createIdentity', { body: [identity] }))).toMatchObject({
+      field: 'identity',
+      reason: 'identity in body must be of type object',
+    });
+    // An optional body may be left out.
+    expect(validate('client', 'authenticate', { query: { method: 'cert' } }).body).toBeUndefined();
+  });
+
+  it('passes valid bodies and strips unknown properties, at every depth', () => {
+    const body = { ...identity, extra: 1, enrollment: { ott: true, bogus: 'x' }, tags: { team: 'blue', n: null } };
+    expect(validate('management', 'createIdentity', { body }).body).toEqual({
+      ...identity,
+      enrollment: { ott: true },
+      tags: { team: 'blue', n: null },
+    });
+    expect(validate('management', 'createAuthPolicy', { body: authPolicy }).body).toEqual(authPolicy);
+  });
+
+  it('admits null where the spec says x-nullable and drops it from other optional properties', () => {
+    const body = { ...identity, externalId: null, authPolicyId: null, roleAttributes: null, defaultHostingCost: null };
+    expect(validate('management', 'createIdentity', { body }).body).toEqual({
+      ...identity,
+      externalId: null,
+      authPolicyId: null,
+      roleAttributes: null,
+    });
+    expect(causeOf(() => validate('management', 'createIdentity', { body: { ...identity, name: null } }))).toEqual({
+      field: 'name',
+      reason: 'name in body is required',
+      value: '<nil>',
+    });
+  });
+
+  it('chooses the subtype of a polymorphic body by its discriminator', () => {
+    const domain = { name: 'corp', typeId: 'DOMAIN', domains: ['corp.example'], roleAttributes: ['a'], stray: true };
+    const { stray: _, ...expected } = domain;
+    expect(validate('management', 'createPostureCheck', { body: domain }).body).toEqual(expected);
+    expect(causeOf(() => validate('management', 'createPostureCheck', { body: { name: 'corp' } }))).toEqual({
+      field: 'typeId',
+      reason: 'typeId in body is required',
+      value: '',
+    });
+    expect(causeOf(() => validate('management', 'createPostureCheck', { body: { name: 'x', typeId: 'FOO' } }))).toEqual(
+      {
+        field: 'typeId',
+        reason: 'typeId in body should be one of [DOMAIN MAC MFA OS PROCESS PROCESS_MULTI]',
+        value: 'FOO',
+      },
+    );
+    const bulk = [
+      { id: 'q1', typeId: 'DOMAIN', domain: 'corp' },
+      { id: 'q2', typeId: 'ENDPOINT_STATE', woken: true },
+    ];
+    expect(validate('client', 'createPostureResponseBulk', { body: bulk }).body).toEqual(bulk);
+  });
+
+  it('leaves bodies that are not JSON to the owner', () => {
+    const verify = validate('management', 'verifyCa', { params: { id: 'ca1' }, bodyPresent: true });
+    expect(verify.body).toBeUndefined();
+    expect(causeOf(() => validate('management', 'verifyCa', { params: { id: 'ca1' } }))).toMatchObject({
+      field: 'certificate',
+      reason: 'certificate in body is required',
+    });
+    // A body on an operation that declares none passes untouched (the console sends `{}` on GET).
+    expect(validate('management', 'listIdentities', { body: {} }).body).toEqual({});
+  });
+});
+
+describe('validateOperationInput: query and path', () => {
+  it('reports a non-integer limit with the Go type go-swagger binds it to', () => {
+    expect(causeOf(() => validate('management', 'listIdentities', { query: { limit: 'abc' } }))).toEqual({
+      field: 'limit',
+      reason: 'limit in query must be of type int64: "abc"',
+      value: 'abc',
+    });
+  });
+
+  it('coerces declared parameters and passes undeclared ones through', () => {
+    const { query } = validate('management', 'listIdentities', {
+      query: { limit: ['5', '20'], offset: '', roleFilter: '#sales', sort: 'name asc', asIdentity: 'bob' },
+    });
+    // The last of repeated values wins, an empty value is absent, a single multi value becomes a list.
+    expect(query).toEqual({ limit: 20, roleFilter: ['#sales'], sort: 'name asc', asIdentity: 'bob' });
+    expect(validate('client', 'listServices', { query: { configTypes: ['a', 'b'] } }).query).toEqual({
+      configTypes: ['a', 'b'],
+    });
+  });
+
+  it('reports a missing or invalid required query parameter', () => {
+    expect(causeOf(() => validate('client', 'authenticate', { query: {} }))).toEqual({
+      field: 'method',
+      reason: 'method in query is required',
+      value: '[]',
+    });
+    expect(causeOf(() => validate('client', 'authenticate', { query: { method: 'pw' } }))).toEqual({
+      field: 'method',
+      reason: 'method in query should be one of [password cert ext-jwt]',
+      value: 'pw',
+    });
+  });
+
+  it('returns path parameters', () => {
+    expect(validate('management', 'detailIdentity', { params: { id: 'x1' } }).params).toEqual({ id: 'x1' });
+  });
+});
