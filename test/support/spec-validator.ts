@@ -558,7 +558,7 @@ export function prepareDefinitions(
         for (const s of subs) {
           dispatch.push({
             if: { properties: { [prop]: { const: s.value } }, required: [prop] },
-            // biome-ignore lint/suspicious/noThenProperty: the JSON Schema `if/then` keyword
+            // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the JSON Schema `if/then` keyword
             then: { $ref: refTo(docId, `${s.name}${EXT_SUFFIX}`) },
           });
         }
