@@ -211,9 +211,13 @@ function translateBool(ctx: Context, scope: Scope, expr: BoolExpr, negated: bool
   }
 }
 
-/** A leaf predicate that may be NULL, made safe for its position. */
+/**
+ * A leaf predicate that may be NULL, made safe for its position. Like the reference (storage
+ * `ast/node_bool.go`), any comparison with a missing value is false, negated forms included:
+ * `a != "x"` does not match a row whose `a` is null (use `a = null` for those).
+ */
 function wrapLeaf(sql: string, negate: boolean, negatedPosition: boolean): string {
-  if (negate) return `(not coalesce(${sql}, false))`;
+  if (negate) return `coalesce(not (${sql}), false)`;
   return negatedPosition ? `coalesce(${sql}, false)` : sql;
 }
 
