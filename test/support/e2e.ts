@@ -37,7 +37,44 @@ export async function startE2e(options: Parameters<typeof startLocalCluster>[0] 
     return res;
   }
 
-  return { cluster, http, call, caPems, validator, stop: () => cluster.stop() };
+  /** Logs in with a password on one API; returns the token (asserts success). */
+  async function login(username: string, password: string, api: Api = 'management'): Promise<string> {
+    const res = await call(api, { method: 'POST', path: '/authenticate?method=password', body: { username, password } });
+    if (res.status !== 200) throw new Error(`login of ${username} failed: ${res.status} ${res.text}`);
+    return res.json.data.token as string;
+  }
+
+  const adminToken = await login(cluster.adminUsername, cluster.adminPassword);
+
+  /** Creates an identity (fixture: never asserts) and returns its id. */
+  async function createIdentity(body: Record<string, unknown> = {}): Promise<string> {
+    const res = await call('management', {
+      method: 'POST',
+      path: '/identities',
+      token: adminToken,
+      body: { name: uniqueName('id'), type: 'User', isAdmin: false, ...body },
+    });
+    if (res.status !== 201) throw new Error(`identity create failed: ${res.status} ${res.text}`);
+    return res.json.data.id as string;
+  }
+
+  /** A non-admin (or admin) identity with a updb authenticator, logged in: the caller matrix's middle row. */
+  async function createUser(options: { isAdmin?: boolean; roleAttributes?: string[] } = {}) {
+    const username = uniqueName('user');
+    const password = `pw-${uniqueName('x')}`;
+    const id = await createIdentity({ isAdmin: options.isAdmin ?? false, roleAttributes: options.roleAttributes ?? [] });
+    const res = await call('management', {
+      method: 'POST',
+      path: '/authenticators',
+      token: adminToken,
+      body: { method: 'updb', identityId: id, username, password },
+    });
+    if (res.status !== 201) throw new Error(`authenticator create failed: ${res.status} ${res.text}`);
+    const token = await login(username, password);
+    return { id, username, password, token, authenticatorId: res.json.data.id as string };
+  }
+
+  return { cluster, http, call, caPems, validator, login, adminToken, createIdentity, createUser, stop: () => cluster.stop() };
 }
 
 export type E2e = Awaited<ReturnType<typeof startE2e>>;

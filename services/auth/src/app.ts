@@ -1,6 +1,8 @@
 import type { ApiSessionStore, Bus, Database, Logger, RunnableService } from '@ziti/platform';
+import { maintenanceCalls } from './bus/maintenance.ts';
 import { OutboxRelay, createServiceRuntime, createUnitOfWork, readMigrations } from '@ziti/platform';
 import { Argon2PasswordHasher } from './adapters/argon2-password-hasher.ts';
+import { authCalls } from './bus/calls.ts';
 import { authOperations } from './bus/operations.ts';
 import { AuthenticationService } from './domain/authentication-service.ts';
 import { AuthenticatorService } from './domain/authenticator-service.ts';
@@ -50,6 +52,7 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     migrations,
     relay,
     operations: authOperations({ identities, authenticators, authentication, work }),
+    calls: { ...authCalls({ work }), ...maintenanceCalls(deps.database) },
     onStart: async () => {
       const outcome = await seedAuthData(work, hasher, deps.config.admin);
       if (outcome === 'created') deps.logger.info({ username: deps.config.admin?.username }, 'default admin created');

@@ -1,4 +1,5 @@
 import type { Bus, Database, Logger, RunnableService } from '@ziti/platform';
+import { maintenanceCalls } from './bus/maintenance.ts';
 import { OutboxRelay, createServiceRuntime, readMigrations } from '@ziti/platform';
 import { inventoryOperations } from './bus/operations.ts';
 
@@ -21,6 +22,7 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
     logger: deps.logger,
     migrations,
     relay,
+    calls: maintenanceCalls(deps.database),
     operations: inventoryOperations(),
     ...(deps.ownsBus === undefined ? {} : { ownsBus: deps.ownsBus }),
   });

@@ -1,4 +1,5 @@
 import type { Bus, Database, Logger, RunnableService } from '@ziti/platform';
+import { maintenanceCalls } from './bus/maintenance.ts';
 import { OutboxRelay, SecretBox, createServiceRuntime, readMigrations } from '@ziti/platform';
 import { pkiCalls, pkiOperations } from './bus/operations.ts';
 import type { PkiConfig } from './config.ts';
@@ -32,7 +33,7 @@ export function createPkiService(deps: PkiServiceDeps): RunnableService {
     migrations,
     relay,
     operations: pkiOperations(pki),
-    calls: pkiCalls(pki),
+    calls: { ...pkiCalls(pki), ...maintenanceCalls(deps.database) },
     onStart: () => pki.initialize(),
     ...(deps.ownsBus === undefined ? {} : { ownsBus: deps.ownsBus }),
   });

@@ -1,6 +1,9 @@
 import type { Bus, Database, Logger, RunnableService } from '@ziti/platform';
+import { maintenanceCalls } from './bus/maintenance.ts';
 import { OutboxRelay, createServiceRuntime, readMigrations } from '@ziti/platform';
+import { identityEventSubscription } from './bus/identity-events.ts';
 import { policyOperations } from './bus/operations.ts';
+import { PgIdentityReadModel } from './store/pg-identity-read-model.ts';
 
 export interface PolicyServiceDeps {
   database: Database;
@@ -21,7 +24,9 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
     logger: deps.logger,
     migrations,
     relay,
-    operations: policyOperations(),
+    calls: maintenanceCalls(deps.database),
+    operations: policyOperations({ db: deps.database.db, identities: (db) => new PgIdentityReadModel(db) }),
+    subscriptions: [identityEventSubscription((tx) => new PgIdentityReadModel(tx), deps.logger)],
     ...(deps.ownsBus === undefined ? {} : { ownsBus: deps.ownsBus }),
   });
 }
