@@ -1,10 +1,23 @@
 import type { Bus, Database, Logger, RunnableService } from '@ziti/platform';
 import { maintenanceCalls } from './bus/maintenance.ts';
-import { OutboxRelay, SecretBox, createServiceRuntime, readMigrations } from '@ziti/platform';
-import { pkiCalls, pkiOperations } from './bus/operations.ts';
+import { BusRouterDirectory, routerEnrollmentCalls, routerEnrollmentOperations } from './bus/router-enrollment.ts';
+import { RouterEnrollmentService } from './domain/router-enrollment.ts';
+import { OutboxRelay, SecretBox, createServiceRuntime, createUnitOfWork, readMigrations } from '@ziti/platform';
+import { BusCredentialPort } from './bus/auth-client.ts';
+import { authEventSubscriptions } from './bus/auth-events.ts';
+import { pkiCalls } from './bus/calls.ts';
+import { pkiOperations } from './bus/operations.ts';
 import type { PkiConfig } from './config.ts';
+import { CaService } from './domain/ca-service.ts';
 import { ControllerPkiService } from './domain/controller-pki.ts';
+import { EnrollService } from './domain/enroll-service.ts';
+import { EnrollmentJwtIssuer } from './domain/enrollment-jwt.ts';
+import { EnrollmentService } from './domain/enrollment-service.ts';
+import { ExtensionService } from './domain/extension-service.ts';
+import type { PkiStores } from './domain/ports.ts';
+import { SessionCertificateService } from './domain/session-certificate-service.ts';
 import { PgPkiMaterialStore } from './store/pg-pki-material-store.ts';
+import { PgCaStore, PgEnrollmentStore, PgSessionCertificateStore } from './store/pg-stores.ts';
 
 export interface PkiServiceDeps {
   config: PkiConfig;
@@ -18,13 +31,37 @@ export const migrations = readMigrations(new URL('../migrations/', import.meta.u
 
 /** Composition root of the pki-enrollment service. */
 export function createPkiService(deps: PkiServiceDeps): RunnableService {
-  const box = new SecretBox(deps.config.secretKey);
+  const { config } = deps;
+  const box = new SecretBox(config.secretKey);
   const pki = new ControllerPkiService(new PgPkiMaterialStore(deps.database.db), box, {
-    advertisedAddress: deps.config.advertisedAddress,
-    serverCertValidityDays: deps.config.serverCertValidityDays,
-    ...(deps.config.suppliedSigner ? { suppliedSigner: deps.config.suppliedSigner } : {}),
+    advertisedAddress: config.advertisedAddress,
+    serverCertValidityDays: config.serverCertValidityDays,
+    ...(config.suppliedSigner ? { suppliedSigner: config.suppliedSigner } : {}),
   });
   const relay = new OutboxRelay(deps.database, deps.bus, 'pki-enrollment', deps.logger);
+  const work = createUnitOfWork<PkiStores>(deps.database, relay, 'pki-enrollment', (tx, events) => ({
+    cas: new PgCaStore(tx),
+    enrollments: new PgEnrollmentStore(tx, box),
+    sessionCertificates: new PgSessionCertificateStore(tx),
+    events,
+  }));
+  const credentials = new BusCredentialPort(deps.bus);
+  const jwts = new EnrollmentJwtIssuer(pki, config.advertisedAddress);
+  const cas = new CaService(work, jwts, pki);
+  const enrollments = new EnrollmentService(work, jwts, credentials, {
+    durationMinutes: config.enrollmentDurationMinutes,
+  });
+  const enroll = new EnrollService(work, pki, cas, credentials, { identityCertDays: config.identityCertValidityDays });
+  const extensions = new ExtensionService(work, pki, cas, enrollments, credentials, {
+    identityCertDays: config.identityCertValidityDays,
+  });
+  const sessionCertificates = new SessionCertificateService(work, pki);
+  // Router enrollment (erott): routers belong to inventory, their enrollments and certificates here.
+  const routerEnrollments = new RouterEnrollmentService(work, enrollments, pki, new BusRouterDirectory(deps.bus), {
+    durationMinutes: config.enrollmentDurationMinutes,
+    certDays: config.identityCertValidityDays,
+  });
+  enroll.register(routerEnrollments.erottModule());
   return createServiceRuntime({
     owner: 'pki-enrollment',
     database: deps.database,
@@ -32,8 +69,19 @@ export function createPkiService(deps: PkiServiceDeps): RunnableService {
     logger: deps.logger,
     migrations,
     relay,
-    operations: pkiOperations(pki),
-    calls: { ...pkiCalls(pki), ...maintenanceCalls(deps.database) },
+    operations: {
+      ...pkiOperations({ pki, cas, enrollments, enroll, extensions, sessionCertificates, jwts, credentials }),
+      ...routerEnrollmentOperations(routerEnrollments, enroll),
+    },
+    calls: {
+      ...pkiCalls({ pki, cas, enrollments }),
+      ...routerEnrollmentCalls(routerEnrollments),
+      ...maintenanceCalls(deps.database, { routerEnrollments }),
+    },
+    subscriptions: authEventSubscriptions(
+      (tx) => ({ enrollments: new PgEnrollmentStore(tx, box), sessionCertificates: new PgSessionCertificateStore(tx) }),
+      deps.logger,
+    ),
     onStart: () => pki.initialize(),
     ...(deps.ownsBus === undefined ? {} : { ownsBus: deps.ownsBus }),
   });

@@ -6,6 +6,10 @@ export interface PkiConfig {
   advertisedAddress: string;
   suppliedSigner?: { certPem: string; keyPem: string };
   serverCertValidityDays: number;
+  /** Validity of certificates issued to identities (ott enrollment, extension). */
+  identityCertValidityDays: number;
+  /** Lifetime of enrollments created with an identity. */
+  enrollmentDurationMinutes: number;
 }
 
 export function readPkiConfig(source: NodeJS.ProcessEnv = process.env): PkiConfig {
@@ -17,6 +21,9 @@ export function readPkiConfig(source: NodeJS.ProcessEnv = process.env): PkiConfi
       ZITI_PKI_SIGNER_CERT_FILE: env.optional(),
       ZITI_PKI_SIGNER_KEY_FILE: env.optional(),
       ZITI_SERVER_CERT_DAYS: env.int(365, 1, 3650),
+      ZITI_IDENTITY_CERT_DAYS: env.int(365, 1, 3650),
+      // The reference's minimum is 5 minutes (ZITI-FACTS §8.1).
+      ZITI_ENROLLMENT_DURATION_MINUTES: env.int(180, 5, 525_600),
     },
     source,
   );
@@ -27,6 +34,8 @@ export function readPkiConfig(source: NodeJS.ProcessEnv = process.env): PkiConfi
     secretKey: raw.ZITI_SECRET_KEY,
     advertisedAddress: raw.ZITI_ADVERTISED_ADDRESS ?? `localhost:${raw.ZITI_PORT}`,
     serverCertValidityDays: raw.ZITI_SERVER_CERT_DAYS,
+    identityCertValidityDays: raw.ZITI_IDENTITY_CERT_DAYS,
+    enrollmentDurationMinutes: raw.ZITI_ENROLLMENT_DURATION_MINUTES,
     ...(raw.ZITI_PKI_SIGNER_CERT_FILE && raw.ZITI_PKI_SIGNER_KEY_FILE
       ? {
           suppliedSigner: {

@@ -1,0 +1,229 @@
+import { ApiError, type IntegrityResult } from '@ziti/contracts';
+import type { ControllerPkiService } from './controller-pki.ts';
+import type { EnrollRequest, EnrollmentModule } from './enroll-service.ts';
+import type { EnrollmentService } from './enrollment-service.ts';
+import type { Enrollment } from './model.ts';
+import { fingerprint, parsePemChain } from './pki/certificates.ts';
+import { parseCsr, signCsr } from './pki/csr.ts';
+import type { PkiStores, UnitOfWork } from './ports.ts';
+import { MAX_PRESENTED_CHAIN, tryVerifyPresentedChain } from './trust.ts';
+
+export type RouterKind = 'edge' | 'transit';
+
+/** What pki-enrollment needs from inventory, which owns routers. */
+export interface RouterDirectory {
+  /** The router completed its enrollment with this client certificate (NOT_FOUND when it is gone). */
+  enrolled(input: { routerId: string; kind: RouterKind; fingerprint: string; certPem: string }): Promise<void>;
+  /** The router whose current client certificate has this fingerprint. */
+  byFingerprint(
+    fingerprint: string,
+  ): Promise<{ id: string; name: string; kind: RouterKind; isVerified: boolean } | null>;
+  /** Replaces the router's certificate, only while `previousFingerprint` is still its current one. */
+  certificateChanged(input: {
+    routerId: string;
+    previousFingerprint: string;
+    fingerprint: string;
+    certPem: string;
+  }): Promise<void>;
+  /** Which of these edge router ids still exist. */
+  existingEdgeRouters(ids: string[]): Promise<Set<string>>;
+}
+
+export interface RouterEnrollmentOptions {
+  /** Lifetime of a router enrollment (the reference uses the identity duration, ZITI-FACTS §8.1). */
+  durationMinutes: number;
+  /** Validity of the client and server certificates issued to routers. */
+  certDays: number;
+}
+
+export interface RouterCertificates {
+  /** The controller CA bundle the router should trust. */
+  ca: string;
+  /** Client certificate + intermediates. */
+  cert: string;
+  /** Server certificate + intermediates. */
+  serverCert: string;
+}
+
+const quote = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+const unauthorized = (message: string) => new ApiError('UNAUTHORIZED', { code: 'UNAUTHORIZED', message });
+const missingCsr = (message: string) =>
+  new ApiError('MISSING_OR_INVALID_CSR', { code: 'MISSING_OR_INVALID_CSR', message });
+const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
+
+/** The two CSRs of a router request: the names routers send, or the spec's (`clientCsr`, `serverCsr`). */
+export function routerCsrs(body: Record<string, unknown> | undefined): { clientCsr: string; serverCsr: string } {
+  const clientCsr = text(body?.certCsr) ?? text(body?.clientCsr);
+  const serverCsr = text(body?.serverCertCsr) ?? text(body?.serverCsr);
+  if (!clientCsr || !serverCsr)
+    throw missingCsr('a router enrollment needs both a client CSR (certCsr) and a server CSR (serverCertCsr)');
+  return { clientCsr, serverCsr };
+}
+
+/**
+ * Router enrollment (ZITI-FACTS §8.2): an `erott` enrollment per edge router, issued when inventory
+ * creates or re-enrolls it; `/enroll` with its token signs the router's client CSR (whose common
+ * name must be the router id) and server CSR (its SANs kept) and tells inventory the router is
+ * verified; `/enroll/extend/router` re-issues both certificates to a router presenting its current
+ * one, which stops being accepted at once.
+ */
+export class RouterEnrollmentService {
+  constructor(
+    private readonly work: UnitOfWork,
+    private readonly enrollments: EnrollmentService,
+    private readonly pki: ControllerPkiService,
+    private readonly routers: RouterDirectory,
+    private readonly options: RouterEnrollmentOptions,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  private static filterFor(routerIds: string[]): string {
+    const list = routerIds.map(quote).join(', ');
+    return `(edgeRouter in [${list}] or transitRouter in [${list}]) limit none`;
+  }
+
+  private async routerEnrollments(s: PkiStores, routerIds: string[]): Promise<Enrollment[]> {
+    if (routerIds.length === 0) return [];
+    return (await s.enrollments.list({ filter: RouterEnrollmentService.filterFor(routerIds) })).items;
+  }
+
+  /** A new enrollment for the router; any it had is replaced (its token stops working). */
+  async issue(routerId: string, kind: RouterKind): Promise<Enrollment> {
+    const expiresAt = new Date(this.now().getTime() + this.options.durationMinutes * 60_000);
+    const enrollment = await this.enrollments.build({
+      method: kind === 'edge' ? 'erott' : 'trott',
+      ...(kind === 'edge' ? { edgeRouterId: routerId } : { transitRouterId: routerId }),
+      expiresAt,
+      idKind: 'short',
+    });
+    await this.work(async (s) => {
+      for (const old of await this.routerEnrollments(s, [routerId])) await s.enrollments.delete(old.id);
+      await s.enrollments.insert(enrollment);
+    });
+    return enrollment;
+  }
+
+  async revoke(routerId: string): Promise<void> {
+    await this.work(async (s) => {
+      for (const old of await this.routerEnrollments(s, [routerId])) await s.enrollments.delete(old.id);
+    });
+  }
+
+  /** The pending enrollment of each router that has one, its JWT current. */
+  async pending(routerIds: string[]): Promise<Map<string, Enrollment>> {
+    if (routerIds.length === 0) return new Map();
+    const page = await this.enrollments.list({ filter: RouterEnrollmentService.filterFor(routerIds) });
+    return new Map(page.items.map((e) => [(e.edgeRouterId ?? e.transitRouterId)!, e]));
+  }
+
+  private async sign(
+    routerId: string,
+    clientCsr: string,
+    serverCsr: string,
+  ): Promise<{ clientPem: string; serverPem: string }> {
+    const csr = await parseCsr(clientCsr);
+    if (csr.commonName !== routerId) {
+      throw new ApiError('EDGE_ROUTER_ENROLL_COMMON_NAME_INVALID', {
+        code: 'EDGE_ROUTER_ENROLL_COMMON_NAME_INVALID',
+        message: `the common name of the client CSR must be the router id ${routerId}, not ${csr.commonName ?? '(none)'}`,
+      });
+    }
+    const signer = this.pki.issuer();
+    const now = this.now();
+    const clientPem = await signCsr(signer, clientCsr, { kind: 'client', validityDays: this.options.certDays, now });
+    const serverPem = await signCsr(signer, serverCsr, { kind: 'server', validityDays: this.options.certDays, now });
+    return { clientPem, serverPem };
+  }
+
+  private certificates(clientPem: string, serverPem: string): RouterCertificates {
+    const chain = this.pki.issuer().issuingChainPem;
+    return { ca: this.pki.serverIdentity().caBundlePem, cert: clientPem + chain, serverCert: serverPem + chain };
+  }
+
+  /** The `erott` method of `/enroll`: consumes the (locked) enrollment inside the caller's transaction. */
+  erottModule(): EnrollmentModule {
+    return {
+      method: 'erott',
+      enroll: async (enrollment: Enrollment, request: EnrollRequest) => {
+        const routerId = enrollment.edgeRouterId;
+        if (!routerId)
+          throw new ApiError('INVALID_ENROLLMENT_TOKEN', {
+            code: 'INVALID_ENROLLMENT_TOKEN',
+            message: 'the enrollment token is not valid',
+          });
+        const { clientCsr, serverCsr } = routerCsrs(request.body);
+        const { clientPem, serverPem } = await this.sign(routerId, clientCsr, serverCsr);
+        try {
+          await this.routers.enrolled({
+            routerId,
+            kind: 'edge',
+            fingerprint: fingerprint(clientPem),
+            certPem: clientPem,
+          });
+        } catch (err) {
+          if (err instanceof ApiError && err.code === 'NOT_FOUND') {
+            throw new ApiError('INVALID_ENROLLMENT_TOKEN', {
+              code: 'INVALID_ENROLLMENT_TOKEN',
+              message: 'the router of this enrollment no longer exists',
+            });
+          }
+          throw err;
+        }
+        return { kind: 'data', data: { ...this.certificates(clientPem, serverPem) } };
+      },
+    };
+  }
+
+  /** `/enroll/extend/router`: new certificates for the router that presents its current one. */
+  async extend(input: {
+    clientCertChain: string[];
+    body: Record<string, unknown> | undefined;
+  }): Promise<RouterCertificates> {
+    const chain = input.clientCertChain.slice(0, MAX_PRESENTED_CHAIN);
+    if (chain.length === 0) throw unauthorized('the router must present its current client certificate');
+    const verified = await tryVerifyPresentedChain(chain, this.pki.serverIdentity().caBundlePem, {
+      usage: 'clientAuth',
+      now: this.now(),
+    });
+    if (!verified) throw unauthorized('the client certificate was not issued by this controller or is no longer valid');
+    let presented: string;
+    try {
+      presented = parsePemChain(chain[0]!)[0]!.fingerprint;
+    } catch {
+      throw unauthorized('the client certificate could not be read');
+    }
+    const router = await this.routers.byFingerprint(presented);
+    if (!router || !router.isVerified)
+      throw unauthorized('the client certificate is not the current certificate of a router');
+    const { clientCsr, serverCsr } = routerCsrs(input.body);
+    const { clientPem, serverPem } = await this.sign(router.id, clientCsr, serverCsr);
+    await this.routers.certificateChanged({
+      routerId: router.id,
+      previousFingerprint: presented,
+      fingerprint: fingerprint(clientPem),
+      certPem: clientPem,
+    });
+    return this.certificates(clientPem, serverPem);
+  }
+
+  /** Edge router enrollments whose router inventory no longer has; removed when fixing. */
+  async checkIntegrity(fix: boolean): Promise<IntegrityResult[]> {
+    const pending = await this.work(
+      async (s) => (await s.enrollments.list({ filter: 'edgeRouter != null limit none' })).items,
+    );
+    const results: IntegrityResult[] = [];
+    for (let i = 0; i < pending.length; i += 500) {
+      const batch = pending.slice(i, i + 500);
+      const existing = await this.routers.existingEdgeRouters(batch.map((e) => e.edgeRouterId!));
+      for (const e of batch) {
+        if (existing.has(e.edgeRouterId!)) continue;
+        if (fix) await this.work((s) => s.enrollments.delete(e.id));
+        results.push({
+          description: `enrollment ${e.id} of edge router ${e.edgeRouterId}, which no longer exists`,
+          fixed: fix,
+        });
+      }
+    }
+    return results;
+  }
+}

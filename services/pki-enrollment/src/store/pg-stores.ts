@@ -1,0 +1,350 @@
+import { createHash } from 'node:crypto';
+import { ApiError } from '@ziti/contracts';
+import { type Db, type SecretBox, listRows, pgErrorOf, queryRows } from '@ziti/platform';
+import { and, asc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
+import type {
+  Ca,
+  Enrollment,
+  EnrollmentMethod,
+  ExternalIdClaim,
+  ListInput,
+  ListPage,
+  SessionCertificate,
+} from '../domain/model.ts';
+import type { CaStore, EnrollmentStore, SessionCertificateStore } from '../domain/ports.ts';
+import { caQuery, enrollmentQuery, sessionCertificateQuery } from './query-entities.ts';
+import { apiSessionCertificates, cas, enrollments } from './schema.ts';
+
+type Row = Record<string, unknown>;
+const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
+const json = <T>(v: unknown, fallback: T): T =>
+  v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
+
+/** The constraint behind a Postgres unique violation, if that is what `err` is. */
+export function uniqueViolation(err: unknown): string | undefined {
+  const pg = pgErrorOf(err);
+  return pg?.code === '23505' ? (pg.constraint ?? pg.constraint_name ?? '') : undefined;
+}
+
+function page<T>(
+  listed: {
+    rows: Row[];
+    totalCount: number;
+    pagination: { limit: number; offset: number };
+    filterableFields: string[];
+  },
+  map: (r: Row) => T,
+): ListPage<T> {
+  return {
+    items: listed.rows.map(map),
+    totalCount: listed.totalCount,
+    pagination: listed.pagination,
+    filterableFields: listed.filterableFields,
+  };
+}
+
+// ------------------------------------------------------------------------------------------- CAs
+
+function caFromRow(r: Row): Ca {
+  return {
+    id: String(r.id),
+    name: String(r.name),
+    fingerprint: String(r.fingerprint),
+    certPem: String(r.cert_pem ?? r.certPem),
+    isVerified: Boolean(r.is_verified ?? r.isVerified),
+    verificationToken: String(r.verification_token ?? r.verificationToken),
+    isAutoCaEnrollmentEnabled: Boolean(r.is_auto_ca_enrollment_enabled ?? r.isAutoCaEnrollmentEnabled),
+    isOttCaEnrollmentEnabled: Boolean(r.is_ott_ca_enrollment_enabled ?? r.isOttCaEnrollmentEnabled),
+    isAuthEnabled: Boolean(r.is_auth_enabled ?? r.isAuthEnabled),
+    identityRoles: ((r.identity_roles ?? r.identityRoles) as string[] | null) ?? [],
+    identityNameFormat: String(r.identity_name_format ?? r.identityNameFormat),
+    externalIdClaim: json<ExternalIdClaim | null>(r.external_id_claim ?? r.externalIdClaim, null),
+    tags: json(r.tags, {}),
+    createdAt: date(r.created_at ?? r.createdAt),
+    updatedAt: date(r.updated_at ?? r.updatedAt),
+  };
+}
+
+function caUnique(err: unknown, ca: Ca): never {
+  const constraint = uniqueViolation(err);
+  if (constraint === 'cas_name_key') {
+    throw ApiError.field('name', `duplicate value '${ca.name}' in unique index on cas store`, ca.name);
+  }
+  if (constraint === 'cas_fingerprint_key') {
+    throw ApiError.field('certPem', `duplicate value '${ca.fingerprint}' in unique index on cas store`, ca.fingerprint);
+  }
+  throw err;
+}
+
+export class PgCaStore implements CaStore {
+  constructor(private readonly db: Db) {}
+
+  async get(id: string): Promise<Ca | null> {
+    const rows = await this.db.select().from(cas).where(eq(cas.id, id));
+    return rows[0] ? caFromRow(rows[0] as unknown as Row) : null;
+  }
+
+  async all(): Promise<Ca[]> {
+    const rows = await this.db.select().from(cas).orderBy(asc(cas.createdAt), asc(cas.id));
+    return rows.map((r) => caFromRow(r as unknown as Row));
+  }
+
+  async list(input: ListInput): Promise<ListPage<Ca>> {
+    return page(await listRows<Row>(this.db, caQuery, input), caFromRow);
+  }
+
+  async insert(ca: Ca): Promise<void> {
+    await this.db
+      .insert(cas)
+      .values(ca)
+      .catch((err) => caUnique(err, ca));
+  }
+
+  async update(ca: Ca): Promise<void> {
+    const { id, createdAt: _c, ...rest } = ca;
+    await this.db
+      .update(cas)
+      .set(rest)
+      .where(eq(cas.id, id))
+      .catch((err) => caUnique(err, ca));
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await this.db.delete(cas).where(eq(cas.id, id)).returning({ id: cas.id })).length > 0;
+  }
+
+  async names(ids: string[]): Promise<Map<string, string>> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return new Map();
+    const rows = await this.db.select({ id: cas.id, name: cas.name }).from(cas).where(inArray(cas.id, unique));
+    return new Map(rows.map((r) => [r.id, r.name]));
+  }
+}
+
+// ------------------------------------------------------------------------------------ enrollments
+
+export function tokenHash(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** Enrollments with their token and JWT encrypted at rest (bound to the row id). */
+export class PgEnrollmentStore implements EnrollmentStore {
+  constructor(
+    private readonly db: Db,
+    private readonly box: SecretBox,
+  ) {}
+
+  private fromRow(r: Row): Enrollment {
+    const id = String(r.id);
+    return {
+      id,
+      method: String(r.method) as EnrollmentMethod,
+      token: this.box.decryptString(String(r.token_encrypted ?? r.tokenEncrypted), {
+        context: `enrollment:${id}:token`,
+      }),
+      jwt: this.box.decryptString(String(r.jwt_encrypted ?? r.jwtEncrypted), { context: `enrollment:${id}:jwt` }),
+      identityId: ((r.identity_id ?? r.identityId) as string | null) ?? null,
+      edgeRouterId: ((r.edge_router_id ?? r.edgeRouterId) as string | null) ?? null,
+      transitRouterId: ((r.transit_router_id ?? r.transitRouterId) as string | null) ?? null,
+      caId: ((r.ca_id ?? r.caId) as string | null) ?? null,
+      username: (r.username as string | null) ?? null,
+      expiresAt: date(r.expires_at ?? r.expiresAt),
+      tags: json(r.tags, {}),
+      createdAt: date(r.created_at ?? r.createdAt),
+      updatedAt: date(r.updated_at ?? r.updatedAt),
+    };
+  }
+
+  private toRow(e: Enrollment) {
+    return {
+      id: e.id,
+      method: e.method,
+      tokenHash: tokenHash(e.token),
+      tokenEncrypted: this.box.encrypt(e.token, { context: `enrollment:${e.id}:token` }),
+      jwtEncrypted: this.box.encrypt(e.jwt, { context: `enrollment:${e.id}:jwt` }),
+      identityId: e.identityId,
+      edgeRouterId: e.edgeRouterId,
+      transitRouterId: e.transitRouterId,
+      caId: e.caId,
+      username: e.username,
+      expiresAt: e.expiresAt,
+      tags: e.tags,
+      createdAt: e.createdAt,
+      updatedAt: e.updatedAt,
+    };
+  }
+
+  private unique(err: unknown, e: Enrollment): never {
+    const constraint = uniqueViolation(err);
+    if (constraint?.startsWith('enrollments_') && constraint !== 'enrollments_token_hash_key') {
+      throw new ApiError('ENROLLMENT_EXISTS', {
+        field: 'method',
+        reason: 'enrollment of same method exists',
+        value: e.method,
+      });
+    }
+    throw err;
+  }
+
+  async get(id: string): Promise<Enrollment | null> {
+    const rows = await this.db.select().from(enrollments).where(eq(enrollments.id, id));
+    return rows[0] ? this.fromRow(rows[0] as unknown as Row) : null;
+  }
+
+  async lockByToken(token: string): Promise<Enrollment | null> {
+    const rows = await queryRows<Row>(this.db, 'select * from enrollments where token_hash = $1 for update', [
+      tokenHash(token),
+    ]);
+    return rows[0] ? this.fromRow(rows[0]) : null;
+  }
+
+  async list(input: ListInput, identityId?: string): Promise<ListPage<Enrollment>> {
+    const scope = identityId !== undefined ? { sql: 'e.identity_id = $1', params: [identityId] } : undefined;
+    return page(await listRows<Row>(this.db, enrollmentQuery, input, scope ? { scope } : {}), (r) => this.fromRow(r));
+  }
+
+  async listByIdentities(identityIds: string[]): Promise<Enrollment[]> {
+    const unique = [...new Set(identityIds)];
+    if (unique.length === 0) return [];
+    const rows = await this.db
+      .select()
+      .from(enrollments)
+      .where(inArray(enrollments.identityId, unique))
+      .orderBy(asc(enrollments.createdAt));
+    return rows.map((r) => this.fromRow(r as unknown as Row));
+  }
+
+  async insert(e: Enrollment): Promise<void> {
+    await this.db
+      .insert(enrollments)
+      .values(this.toRow(e))
+      .catch((err) => this.unique(err, e));
+  }
+
+  async update(e: Enrollment): Promise<void> {
+    const { id, createdAt: _c, ...rest } = this.toRow(e);
+    await this.db
+      .update(enrollments)
+      .set(rest)
+      .where(eq(enrollments.id, id))
+      .catch((err) => this.unique(err, e));
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (
+      (await this.db.delete(enrollments).where(eq(enrollments.id, id)).returning({ id: enrollments.id })).length > 0
+    );
+  }
+
+  async deleteByIdentity(identityId: string, ids?: string[]): Promise<string[]> {
+    const where = ids
+      ? and(eq(enrollments.identityId, identityId), inArray(enrollments.id, ids.length > 0 ? ids : ['']))
+      : eq(enrollments.identityId, identityId);
+    const rows = await this.db.delete(enrollments).where(where).returning({ id: enrollments.id });
+    return rows.map((r) => r.id);
+  }
+}
+
+// ------------------------------------------------------------------------ API session certificates
+
+function sessionCertificateFromRow(r: Row): SessionCertificate {
+  return {
+    id: String(r.id),
+    apiSessionId: String(r.api_session_id ?? r.apiSessionId),
+    identityId: String(r.identity_id ?? r.identityId),
+    subject: String(r.subject),
+    fingerprint: String(r.fingerprint),
+    certPem: String(r.cert_pem ?? r.certPem),
+    validFrom: date(r.valid_from ?? r.validFrom),
+    validTo: date(r.valid_to ?? r.validTo),
+    tags: json(r.tags, {}),
+    createdAt: date(r.created_at ?? r.createdAt),
+    updatedAt: date(r.updated_at ?? r.updatedAt),
+  };
+}
+
+export class PgSessionCertificateStore implements SessionCertificateStore {
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async get(id: string, apiSessionId: string): Promise<SessionCertificate | null> {
+    const rows = await this.db
+      .select()
+      .from(apiSessionCertificates)
+      .where(
+        and(
+          eq(apiSessionCertificates.id, id),
+          eq(apiSessionCertificates.apiSessionId, apiSessionId),
+          gt(apiSessionCertificates.validTo, this.now()),
+        ),
+      );
+    return rows[0] ? sessionCertificateFromRow(rows[0] as unknown as Row) : null;
+  }
+
+  async list(input: ListInput, apiSessionId: string): Promise<ListPage<SessionCertificate>> {
+    const scope = {
+      sql: 's.api_session_id = $1 and s.valid_to > $2',
+      params: [apiSessionId, this.now().toISOString()],
+    };
+    return page(await listRows<Row>(this.db, sessionCertificateQuery, input, { scope }), sessionCertificateFromRow);
+  }
+
+  async countBySession(apiSessionId: string): Promise<number> {
+    const rows = await this.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(apiSessionCertificates)
+      .where(
+        and(eq(apiSessionCertificates.apiSessionId, apiSessionId), gt(apiSessionCertificates.validTo, this.now())),
+      );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async insert(c: SessionCertificate): Promise<void> {
+    await this.db
+      .insert(apiSessionCertificates)
+      .values(c)
+      .catch((err) => {
+        if (uniqueViolation(err) === 'api_session_certificates_fingerprint_key') {
+          throw new ApiError('CERT_IN_USE', {
+            message: 'the certificate is already in use',
+            data: { fingerprint: c.fingerprint },
+          });
+        }
+        throw err;
+      });
+  }
+
+  async delete(id: string, apiSessionId: string): Promise<boolean> {
+    const rows = await this.db
+      .delete(apiSessionCertificates)
+      .where(and(eq(apiSessionCertificates.id, id), eq(apiSessionCertificates.apiSessionId, apiSessionId)))
+      .returning({ id: apiSessionCertificates.id });
+    return rows.length > 0;
+  }
+
+  async deleteBySession(apiSessionId: string): Promise<number> {
+    const rows = await this.db
+      .delete(apiSessionCertificates)
+      .where(eq(apiSessionCertificates.apiSessionId, apiSessionId))
+      .returning({ id: apiSessionCertificates.id });
+    return rows.length;
+  }
+
+  async deleteByIdentity(identityId: string): Promise<number> {
+    const rows = await this.db
+      .delete(apiSessionCertificates)
+      .where(eq(apiSessionCertificates.identityId, identityId))
+      .returning({ id: apiSessionCertificates.id });
+    return rows.length;
+  }
+
+  async deleteExpired(now: Date): Promise<number> {
+    const rows = await this.db
+      .delete(apiSessionCertificates)
+      .where(lte(apiSessionCertificates.validTo, now))
+      .returning({ id: apiSessionCertificates.id });
+    return rows.length;
+  }
+}
