@@ -2,6 +2,7 @@ import { operations } from '@ziti/contracts';
 import { authOperations } from '@ziti/auth/bus/operations';
 import { inventoryOperations } from '@ziti/inventory/bus/operations';
 import { pkiOperations } from '@ziti/pki-enrollment/bus/operations';
+import { routerEnrollmentOperations } from '@ziti/pki-enrollment/bus/router-enrollment';
 import { policyOperations } from '@ziti/policy/bus/operations';
 
 /**
@@ -13,6 +14,7 @@ export function implementedOperationKeys(): Set<string> {
   const keys = new Set<string>([
     ...Object.keys(authOperations(inert)),
     ...Object.keys(pkiOperations(inert)),
+    ...Object.keys(routerEnrollmentOperations(inert, inert)),
     ...Object.keys(policyOperations(inert)),
     ...Object.keys(inventoryOperations(inert)),
   ]);

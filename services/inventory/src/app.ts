@@ -1,13 +1,45 @@
+import { hostname } from 'node:os';
 import type { Bus, Database, Logger, RunnableService } from '@ziti/platform';
+import {
+  OutboxRelay,
+  createServiceRuntime,
+  createUnitOfWork,
+  readMigrations,
+  shortId,
+  snapshotLabel,
+} from '@ziti/platform';
+import { AjvSchemaValidator } from './adapters/ajv-schema-validator.ts';
+import { BusIdentityDirectory, BusRouterEnrollments, BusServiceMaintenance } from './bus/cluster.ts';
+import { inventoryCalls } from './bus/calls.ts';
+import { identityEventSubscription } from './bus/identity-events.ts';
 import { maintenanceCalls } from './bus/maintenance.ts';
-import { OutboxRelay, createServiceRuntime, readMigrations } from '@ziti/platform';
 import { inventoryOperations } from './bus/operations.ts';
+import { ConfigTypeService } from './domain/config-types.ts';
+import { ConfigService } from './domain/configs.ts';
+import { DatabaseMaintenance } from './domain/database-maintenance.ts';
+import { IdentityServiceConfigService } from './domain/identity-service-configs.ts';
+import type { InventoryStores } from './domain/ports.ts';
+import { type RouterEnrollments, RouterService } from './domain/routers.ts';
+import { ServiceCatalog } from './domain/services.ts';
+import { TerminatorService } from './domain/terminators.ts';
+import { PgIntegrityJobStore, PgRateLimitStore } from './store/pg-maintenance-stores.ts';
+import {
+  PgConfigStore,
+  PgConfigTypeStore,
+  PgIdentityServiceConfigStore,
+  PgRouterStore,
+  PgSeedStore,
+  PgServiceStore,
+  PgTerminatorStore,
+} from './store/pg-stores.ts';
 
 export interface InventoryServiceDeps {
   database: Database;
   bus: Bus;
   logger: Logger;
   ownsBus?: boolean;
+  /** Router enrollments (pki-enrollment); defaults to asking it over the bus. */
+  routerEnrollments?: RouterEnrollments;
 }
 
 export const migrations = readMigrations(new URL('../migrations/', import.meta.url));
@@ -15,6 +47,30 @@ export const migrations = readMigrations(new URL('../migrations/', import.meta.u
 /** Composition root of the inventory service: stores, domain, bus endpoints and consumers. */
 export function createInventoryService(deps: InventoryServiceDeps): RunnableService {
   const relay = new OutboxRelay(deps.database, deps.bus, 'inventory', deps.logger);
+  const work = createUnitOfWork<InventoryStores>(deps.database, relay, 'inventory', (tx, events) => ({
+    seeds: new PgSeedStore(tx),
+    configTypes: new PgConfigTypeStore(tx),
+    configs: new PgConfigStore(tx),
+    services: new PgServiceStore(tx),
+    routers: new PgRouterStore(tx),
+    terminators: new PgTerminatorStore(tx),
+    identityServiceConfigs: new PgIdentityServiceConfigStore(tx),
+    events,
+  }));
+  const schemas = new AjvSchemaValidator();
+  const identities = new BusIdentityDirectory(deps.bus);
+  const configTypes = new ConfigTypeService(work, schemas);
+  const routers = new RouterService(work, deps.routerEnrollments ?? new BusRouterEnrollments(deps.bus));
+  const maintenance = new DatabaseMaintenance(
+    new PgIntegrityJobStore(deps.database.db),
+    new PgRateLimitStore(deps.database.db),
+    new BusServiceMaintenance(deps.bus),
+    {
+      owner: `${hostname()}:${process.pid}:${shortId()}`,
+      newLabel: () => snapshotLabel(),
+      runInBackground: (job) => void job.catch((err) => deps.logger.error({ err }, 'data integrity job failed')),
+    },
+  );
   return createServiceRuntime({
     owner: 'inventory',
     database: deps.database,
@@ -22,8 +78,22 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
     logger: deps.logger,
     migrations,
     relay,
-    calls: maintenanceCalls(deps.database),
-    operations: inventoryOperations(),
+    calls: { ...inventoryCalls(routers), ...maintenanceCalls(deps.database, { work, schemas, identities }) },
+    operations: inventoryOperations({
+      configTypes,
+      configs: new ConfigService(work, schemas),
+      services: new ServiceCatalog(work),
+      routers,
+      terminators: new TerminatorService(work),
+      identityServiceConfigs: new IdentityServiceConfigService(work, identities),
+      maintenance,
+      work,
+    }),
+    subscriptions: [identityEventSubscription((tx) => new PgIdentityServiceConfigStore(tx), deps.logger)],
+    onStart: async () => {
+      if (await configTypes.seedBuiltins()) deps.logger.info('built-in config types created');
+    },
+    onStop: () => maintenance.idle(),
     ...(deps.ownsBus === undefined ? {} : { ownsBus: deps.ownsBus }),
   });
 }

@@ -1,9 +1,13 @@
 import type { Bus, Database, Logger, RunnableService } from '@ziti/platform';
 import { maintenanceCalls } from './bus/maintenance.ts';
 import { OutboxRelay, createServiceRuntime, readMigrations } from '@ziti/platform';
-import { identityEventSubscription } from './bus/identity-events.ts';
+import {
+  edgeRouterEventSubscription,
+  identityEventSubscription,
+  serviceEventSubscription,
+} from './bus/read-model-events.ts';
 import { policyOperations } from './bus/operations.ts';
-import { PgIdentityReadModel } from './store/pg-identity-read-model.ts';
+import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from './store/pg-identity-read-model.ts';
 
 export interface PolicyServiceDeps {
   database: Database;
@@ -17,6 +21,9 @@ export const migrations = readMigrations(new URL('../migrations/', import.meta.u
 /** Composition root of the policy service: stores, domain, bus endpoints and consumers. */
 export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
   const relay = new OutboxRelay(deps.database, deps.bus, 'policy', deps.logger);
+  const identities = (db: import('@ziti/platform').Db) => new PgIdentityReadModel(db);
+  const services = (db: import('@ziti/platform').Db) => new PgServiceReadModel(db);
+  const edgeRouters = (db: import('@ziti/platform').Db) => new PgEdgeRouterReadModel(db);
   return createServiceRuntime({
     owner: 'policy',
     database: deps.database,
@@ -24,9 +31,13 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
     logger: deps.logger,
     migrations,
     relay,
-    calls: maintenanceCalls(deps.database),
-    operations: policyOperations({ db: deps.database.db, identities: (db) => new PgIdentityReadModel(db) }),
-    subscriptions: [identityEventSubscription((tx) => new PgIdentityReadModel(tx), deps.logger)],
+    calls: maintenanceCalls(deps.database, deps.bus),
+    operations: policyOperations({ db: deps.database.db, identities, services, edgeRouters }),
+    subscriptions: [
+      identityEventSubscription(identities, deps.logger),
+      serviceEventSubscription(services, deps.logger),
+      edgeRouterEventSubscription(edgeRouters, deps.logger),
+    ],
     ...(deps.ownsBus === undefined ? {} : { ownsBus: deps.ownsBus }),
   });
 }

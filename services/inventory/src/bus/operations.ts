@@ -1,6 +1,328 @@
-import type { OperationHandlers } from '@ziti/platform';
+import { ApiError, type OperationRequest, listEnvelope } from '@ziti/contracts';
+import { type OperationHandler, type OperationHandlers, listInputOf, reply, roleFilterOf } from '@ziti/platform';
+import type { ConfigInput, ConfigService } from '../domain/configs.ts';
+import { type ConfigTypeInput, type ConfigTypeService, allConfigTypesKeyword } from '../domain/config-types.ts';
+import type { DatabaseMaintenance } from '../domain/database-maintenance.ts';
+import type { IdentityServiceConfigService, ServiceConfigPair } from '../domain/identity-service-configs.ts';
+import type { Config, ListPage, Router, RouterEnrollment, RouterKind, Service, Terminator } from '../domain/model.ts';
+import type { UnitOfWork } from '../domain/ports.ts';
+import type { RouterInput, RouterService } from '../domain/routers.ts';
+import type { ServiceCatalog, ServiceInput } from '../domain/services.ts';
+import type { TerminatorInput, TerminatorService } from '../domain/terminators.ts';
+import {
+  configDetail,
+  configTypeDetail,
+  dataIntegrityDetail,
+  edgeRouterDetail,
+  routerDetail,
+  serviceConfigDetail,
+  serviceDetail,
+  terminatorDetail,
+} from './mappers.ts';
 
-/** The operations this service implements, keyed `<api>.<operationId>`; the rest answer 501. */
-export function inventoryOperations(_deps: Record<string, unknown> = {}): OperationHandlers {
-  return {};
+export interface InventoryOperationDeps {
+  configTypes: ConfigTypeService;
+  configs: ConfigService;
+  services: ServiceCatalog;
+  routers: RouterService;
+  terminators: TerminatorService;
+  identityServiceConfigs: IdentityServiceConfigService;
+  maintenance: DatabaseMaintenance;
+  work: UnitOfWork;
+}
+
+const body = <T>(req: OperationRequest) => (req.body ?? {}) as T;
+const id = (req: OperationRequest) => req.params.id ?? '';
+
+/**
+ * `configTypes` of the management service list: names, ids or `all`. Like the reference, only
+ * the first value is read and split on commas (ZITI-FACTS §3.4).
+ */
+function configTypesOf(req: OperationRequest): string[] {
+  const raw = req.query.configTypes;
+  const first = Array.isArray(raw) ? raw[0] : raw;
+  if (first === undefined || first === null || first === '') return [];
+  return String(first)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** The operations inventory implements, keyed `<api>.<operationId>`; the rest answer 501. */
+export function inventoryOperations(deps: InventoryOperationDeps = {} as InventoryOperationDeps): OperationHandlers {
+  const { configTypes, configs, services, routers, terminators, identityServiceConfigs, maintenance, work } = deps;
+
+  const listPage = async <T, W>(p: ListPage<T>, map: (items: T[]) => Promise<W[]> | W[]) =>
+    reply.json(listEnvelope(await map(p.items), { ...p.pagination, totalCount: p.totalCount }, p.filterableFields));
+
+  async function configDetails(list: Config[]) {
+    const types = await configs.typesOf(list);
+    return list.map((c) => configDetail(c, types.get(c.configTypeId)));
+  }
+
+  /** `config` of each service: the data of its configs whose type was asked for, keyed by type name. */
+  async function serviceDetails(list: Service[], wantedTypes: string[] = []) {
+    if (wantedTypes.length === 0) return list.map((s) => serviceDetail(s));
+    return work(async (st) => {
+      const all = wantedTypes.includes(allConfigTypesKeyword);
+      const ids = new Set<string>();
+      if (!all) {
+        for (const t of wantedTypes) {
+          const type = (await st.configTypes.get(t)) ?? (await st.configTypes.findByName(t));
+          if (type) ids.add(type.id);
+        }
+      }
+      const used = await st.configs.getMany([...new Set(list.flatMap((s) => s.configs))]);
+      const byId = new Map(used.map((c) => [c.id, c]));
+      const typeNames = new Map(
+        (await st.configTypes.getMany([...new Set(used.map((c) => c.configTypeId))])).map((t) => [t.id, t.name]),
+      );
+      return list.map((s) => {
+        const config: Record<string, Record<string, unknown>> = {};
+        for (const cid of s.configs) {
+          const c = byId.get(cid);
+          if (c && (all || ids.has(c.configTypeId))) config[typeNames.get(c.configTypeId) ?? c.configTypeId] = c.data;
+        }
+        return serviceDetail(s, config);
+      });
+    });
+  }
+
+  async function terminatorDetails(list: Terminator[]) {
+    const names = await work(async (s) => {
+      const svc = new Map(
+        (await s.services.getMany([...new Set(list.map((t) => t.serviceId))])).map((x) => [x.id, x.name]),
+      );
+      const rtr = new Map(
+        (await s.routers.names([...new Set(list.map((t) => t.routerId))])).map((x) => [x.id, x.name]),
+      );
+      return { svc, rtr };
+    });
+    return list.map((t) =>
+      terminatorDetail(t, { service: names.svc.get(t.serviceId), router: names.rtr.get(t.routerId) }),
+    );
+  }
+
+  // The client API's service writes are declared "requires admin access" by the spec.
+  const adminOnly =
+    (handler: OperationHandler): OperationHandler =>
+    async (req) => {
+      if (!req.caller?.isAdmin) throw new ApiError('UNAUTHORIZED');
+      return handler(req);
+    };
+
+  const updateService =
+    (mode: 'replace' | 'patch'): OperationHandler =>
+    async (req) => {
+      await services.update(id(req), body<ServiceInput>(req), mode);
+      return reply.empty();
+    };
+  const deleteService: OperationHandler = async (req) => {
+    await services.delete(id(req));
+    return reply.empty();
+  };
+
+  /** Routers with the pending enrollment of each unverified one (pki-enrollment owns them). */
+  async function routerDetails(list: Router[], show: (r: Router, e?: RouterEnrollment) => unknown) {
+    const pending = await routers.pendingEnrollments(list);
+    return list.map((r) => show(r, pending.get(r.id)));
+  }
+
+  function routerHandlers(
+    kind: RouterKind,
+    names: { list: string; create: string; detail: string; update: string; patch: string; delete: string },
+    show: (r: Router, e?: RouterEnrollment) => unknown,
+    collection: string,
+  ) {
+    return {
+      [names.list]: async (req: OperationRequest) =>
+        listPage(await routers.list(kind, listInputOf(req), kind === 'edge' ? roleFilterOf(req) : undefined), (items) =>
+          routerDetails(items, show),
+        ),
+      [names.create]: async (req: OperationRequest) =>
+        reply.created((await routers.create(kind, body<RouterInput>(req))).id, collection),
+      [names.detail]: async (req: OperationRequest) =>
+        reply.ok((await routerDetails([await routers.get(kind, id(req))], show))[0]),
+      [names.update]: async (req: OperationRequest) => {
+        await routers.update(kind, id(req), body<RouterInput>(req), 'replace');
+        return reply.empty();
+      },
+      [names.patch]: async (req: OperationRequest) => {
+        await routers.update(kind, id(req), body<RouterInput>(req), 'patch');
+        return reply.empty();
+      },
+      [names.delete]: async (req: OperationRequest) => {
+        await routers.delete(kind, id(req));
+        return reply.empty();
+      },
+    } satisfies OperationHandlers;
+  }
+
+  return {
+    // Config types
+    'management.listConfigTypes': async (req) =>
+      listPage(await configTypes.list(listInputOf(req)), (items) => items.map(configTypeDetail)),
+    'management.createConfigType': async (req) =>
+      reply.created((await configTypes.create(body<ConfigTypeInput>(req))).id, 'config-types'),
+    'management.detailConfigType': async (req) => reply.ok(configTypeDetail(await configTypes.get(id(req)))),
+    'management.updateConfigType': async (req) => {
+      await configTypes.update(id(req), body<ConfigTypeInput>(req), 'replace');
+      return reply.empty();
+    },
+    'management.patchConfigType': async (req) => {
+      await configTypes.update(id(req), body<ConfigTypeInput>(req), 'patch');
+      return reply.empty();
+    },
+    'management.deleteConfigType': async (req) => {
+      await configTypes.delete(id(req));
+      return reply.empty();
+    },
+    'management.listConfigsForConfigType': async (req) =>
+      listPage(await configs.listForType(id(req), listInputOf(req)), configDetails),
+
+    // Configs
+    'management.listConfigs': async (req) => listPage(await configs.list(listInputOf(req)), configDetails),
+    'management.createConfig': async (req) =>
+      reply.created((await configs.create(body<ConfigInput>(req))).id, 'configs'),
+    'management.detailConfig': async (req) => reply.ok((await configDetails([await configs.get(id(req))]))[0]),
+    'management.updateConfig': async (req) => {
+      await configs.update(id(req), body<ConfigInput>(req), 'replace');
+      return reply.empty();
+    },
+    'management.patchConfig': async (req) => {
+      await configs.update(id(req), body<ConfigInput>(req), 'patch');
+      return reply.empty();
+    },
+    'management.deleteConfig': async (req) => {
+      await configs.delete(id(req));
+      return reply.empty();
+    },
+    'management.listConfigServices': async (req) =>
+      listPage(await services.listForConfig(id(req), listInputOf(req)), (items) => serviceDetails(items)),
+
+    // Services
+    'management.listServices': async (req) => {
+      const scope = { ...(roleFilterOf(req) ? { roleFilter: roleFilterOf(req)! } : {}) };
+      return listPage(await services.list(listInputOf(req), scope), (items) =>
+        serviceDetails(items, configTypesOf(req)),
+      );
+    },
+    'management.createService': async (req) =>
+      reply.created((await services.create(body<ServiceInput>(req))).id, 'services'),
+    'management.detailService': async (req) => reply.ok((await serviceDetails([await services.get(id(req))]))[0]),
+    'management.updateService': updateService('replace'),
+    'management.patchService': updateService('patch'),
+    'management.deleteService': deleteService,
+    'management.listServiceConfig': async (req) => {
+      await services.get(id(req));
+      return listPage(await configs.list(listInputOf(req), { serviceId: id(req) }), configDetails);
+    },
+    'management.listServiceTerminators': async (req) =>
+      listPage(await terminators.listForService(id(req), listInputOf(req)), terminatorDetails),
+    'client.updateService': adminOnly(updateService('replace')),
+    'client.patchService': adminOnly(updateService('patch')),
+    'client.deleteService': adminOnly(deleteService),
+
+    // Identity service configs
+    'management.listIdentitysServiceConfigs': async (req) => {
+      const list = await identityServiceConfigs.list(id(req));
+      const data = list.map((l) => serviceConfigDetail(l, { service: l.service?.name, config: l.config?.name }));
+      return reply.json(listEnvelope(data, { limit: data.length, offset: 0, totalCount: data.length }));
+    },
+    'management.associateIdentitysServiceConfigs': async (req) => {
+      await identityServiceConfigs.associate(id(req), body<ServiceConfigPair[]>(req));
+      return reply.empty();
+    },
+    'management.disassociateIdentitysServiceConfigs': async (req) => {
+      await identityServiceConfigs.disassociate(id(req), (req.body ?? []) as ServiceConfigPair[]);
+      return reply.empty();
+    },
+
+    // Routers
+    ...routerHandlers(
+      'edge',
+      {
+        list: 'management.listEdgeRouters',
+        create: 'management.createEdgeRouter',
+        detail: 'management.detailEdgeRouter',
+        update: 'management.updateEdgeRouter',
+        patch: 'management.patchEdgeRouter',
+        delete: 'management.deleteEdgeRouter',
+      },
+      edgeRouterDetail,
+      'edge-routers',
+    ),
+    'management.reEnrollEdgeRouter': async (req) => {
+      await routers.reEnroll(id(req));
+      return reply.empty();
+    },
+    ...routerHandlers(
+      'transit',
+      {
+        list: 'management.listRouters',
+        create: 'management.createRouter',
+        detail: 'management.detailRouter',
+        update: 'management.updateRouter',
+        patch: 'management.patchRouter',
+        delete: 'management.deleteRouter',
+      },
+      (r, e) => routerDetail(r, 'routers', e),
+      'routers',
+    ),
+    ...routerHandlers(
+      'transit',
+      {
+        list: 'management.listTransitRouters',
+        create: 'management.createTransitRouter',
+        detail: 'management.detailTransitRouter',
+        update: 'management.updateTransitRouter',
+        patch: 'management.patchTransitRouter',
+        delete: 'management.deleteTransitRouter',
+      },
+      (r, e) => routerDetail(r, 'transit-routers', e),
+      'transit-routers',
+    ),
+
+    // Terminators
+    'management.listTerminators': async (req) => listPage(await terminators.list(listInputOf(req)), terminatorDetails),
+    'management.createTerminator': async (req) =>
+      reply.created((await terminators.create(body<TerminatorInput>(req))).id, 'terminators'),
+    'management.detailTerminator': async (req) =>
+      reply.ok((await terminatorDetails([await terminators.get(id(req))]))[0]),
+    'management.updateTerminator': async (req) => {
+      await terminators.update(id(req), body<TerminatorInput>(req), 'replace');
+      return reply.empty();
+    },
+    'management.patchTerminator': async (req) => {
+      await terminators.update(id(req), body<TerminatorInput>(req), 'patch');
+      return reply.empty();
+    },
+    'management.deleteTerminator': async (req) => {
+      await terminators.delete(id(req));
+      return reply.empty();
+    },
+
+    // Summary and database maintenance (ZITI-FACTS §7.7, §13)
+    // The reference answers `meta: null`; `{}` keeps generated clients that require meta working.
+    'management.listSummary': async () => reply.ok(await maintenance.summary()),
+    'management.checkDataIntegrity': async () => {
+      await maintenance.startIntegrityJob(false);
+      return reply.empty(202);
+    },
+    'management.fixDataIntegrity': async () => {
+      await maintenance.startIntegrityJob(true);
+      return reply.empty(202);
+    },
+    'management.dataIntegrityResults': async () => {
+      const detail = dataIntegrityDetail(await maintenance.results());
+      return reply.json({
+        data: detail,
+        meta: { pagination: { limit: -1, offset: 0, totalCount: detail.results.length }, filterableFields: [] },
+      });
+    },
+    'management.createDatabaseSnapshot': async () => {
+      await maintenance.snapshot();
+      return reply.empty();
+    },
+  };
 }

@@ -1,4 +1,10 @@
-import type { Database } from '@ziti/platform';
+import { edgeRouterState, identityState, serviceState } from '@ziti/contracts';
+import type { Bus, Database } from '@ziti/platform';
+import { maintenanceHandlers, ownerEntityStates } from '@ziti/platform';
+import type { z } from 'zod';
+import type { EntityReadModel } from '../domain/ports.ts';
+import { reconcileReadModel } from '../domain/read-model-integrity.ts';
+import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from '../store/pg-identity-read-model.ts';
 
 /**
  * Service-wide maintenance calls used by inventory's fan-out operations (`/summary`,
@@ -7,6 +13,64 @@ import type { Database } from '@ziti/platform';
  */
 export const summaryTables: Record<string, string> = {};
 
-export function maintenanceCalls(_database: Database): Record<string, (payload: unknown) => Promise<unknown>> {
-  return {};
+const parser =
+  <S>(schema: z.ZodType<S>) =>
+  (raw: Record<string, unknown>): S | null => {
+    const parsed = schema.safeParse(raw);
+    return parsed.success ? parsed.data : null;
+  };
+
+/**
+ * policy's integrity check: each read model against its owner (identities → auth, services and
+ * edge routers → inventory); fixing re-applies the owner's state.
+ */
+export function maintenanceCalls(
+  database: Database,
+  bus?: Bus,
+): Record<string, (payload: unknown) => Promise<unknown>> {
+  const check = async <S extends { id: string; name?: string }>(
+    entity: string,
+    owner: 'auth' | 'inventory',
+    type: 'identity' | 'service' | 'edgeRouter',
+    model: EntityReadModel<S>,
+    schema: z.ZodType<S>,
+    fix: boolean,
+  ) =>
+    reconcileReadModel({ entity, model, ownerPages: ownerEntityStates(bus!, owner, type), parse: parser(schema), fix });
+  return maintenanceHandlers({
+    service: 'policy',
+    database,
+    summaryTables,
+    ...(bus
+      ? {
+          integrity: async (fix: boolean) =>
+            [
+              ...(await check(
+                'identity',
+                'auth',
+                'identity',
+                new PgIdentityReadModel(database.db),
+                identityState,
+                fix,
+              )),
+              ...(await check(
+                'service',
+                'inventory',
+                'service',
+                new PgServiceReadModel(database.db),
+                serviceState,
+                fix,
+              )),
+              ...(await check(
+                'edge router',
+                'inventory',
+                'edgeRouter',
+                new PgEdgeRouterReadModel(database.db),
+                edgeRouterState,
+                fix,
+              )),
+            ].map((r) => ({ ...r, description: `read model: ${r.description}` })),
+        }
+      : {}),
+  });
 }

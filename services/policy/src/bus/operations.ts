@@ -1,25 +1,33 @@
-import { type OperationRequest, listEnvelope } from '@ziti/contracts';
-import type { Db, OperationHandlers } from '@ziti/platform';
-import { reply } from '@ziti/platform';
-import type { IdentityReadModel } from '../domain/ports.ts';
+import { listEnvelope } from '@ziti/contracts';
+import type { Db, OperationHandler, OperationHandlers } from '@ziti/platform';
+import { listInputOf, reply } from '@ziti/platform';
+import type { EdgeRouterReadModel, EntityReadModel, IdentityReadModel, ServiceReadModel } from '../domain/ports.ts';
 
 export interface PolicyOperationDeps {
   db: Db;
   identities: (db: Db) => IdentityReadModel;
+  services: (db: Db) => ServiceReadModel;
+  edgeRouters: (db: Db) => EdgeRouterReadModel;
 }
 
-const filterOf = (req: OperationRequest) => {
-  const f = req.query.filter;
-  return f === undefined || f === null ? undefined : String(Array.isArray(f) ? f[0] : f);
-};
+/** `/…-role-attributes`: the distinct attributes of the live entities of a read model (ZITI-FACTS §3.4). */
+function roleAttributes<S extends { id: string }>(
+  db: () => Db,
+  model: (db: Db) => EntityReadModel<S>,
+): OperationHandler {
+  return async (req) => {
+    const { filter } = listInputOf(req);
+    const page = await model(db()).roleAttributes(filter === undefined ? {} : { filter });
+    return reply.json(listEnvelope(page.items, { ...page.pagination, totalCount: page.totalCount }));
+  };
+}
 
 /** The operations this service implements, keyed `<api>.<operationId>`; the rest answer 501. */
 export function policyOperations(deps: PolicyOperationDeps = {} as PolicyOperationDeps): OperationHandlers {
+  const db = () => deps.db;
   return {
-    'management.listIdentityRoleAttributes': async (req) => {
-      const filter = filterOf(req);
-      const page = await deps.identities(deps.db).roleAttributes(filter === undefined ? {} : { filter });
-      return reply.json(listEnvelope(page.items, { ...page.pagination, totalCount: page.totalCount }));
-    },
+    'management.listIdentityRoleAttributes': roleAttributes(db, (d) => deps.identities(d)),
+    'management.listServiceRoleAttributes': roleAttributes(db, (d) => deps.services(d)),
+    'management.listEdgeRouterRoleAttributes': roleAttributes(db, (d) => deps.edgeRouters(d)),
   };
 }

@@ -1,0 +1,207 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { once } from 'node:events';
+import { join, resolve } from 'node:path';
+import {
+  ApiError,
+  type EntityStatesRequest,
+  type IntegrityResult,
+  type Owner,
+  entityStatesReplySchema,
+  entityStatesRequestSchema,
+  integrityCheckRequestSchema,
+  maintenanceActions,
+  snapshotRequestSchema,
+  subjects,
+} from '@ziti/contracts';
+import type { Bus } from './bus/bus.ts';
+import type { Database, Db } from './db/database.ts';
+import { queryRows } from './db/database.ts';
+
+/** A service's answer to one page of `entityStates` (ZITI `maintenance.entityStates`). */
+export type EntityStatesSource = (request: EntityStatesRequest) => Promise<Record<string, unknown>[]>;
+
+export interface MaintenanceOptions {
+  /** The service name, used in snapshot paths. */
+  service: string;
+  database: Database;
+  /**
+   * Entity type (the reference's store name, e.g. `identities`) → what to count: a table name,
+   * optionally followed by a `where` clause written in code (never from input).
+   */
+  summaryTables: Record<string, string>;
+  /** The service's own checks: its data and its read models against their owners. */
+  integrity?: (fix: boolean) => Promise<IntegrityResult[]>;
+  /** Entity types this service owns and publishes states of. */
+  entityStates?: Partial<Record<EntityStatesRequest['type'], EntityStatesSource>>;
+  /** Where snapshots are written (default: `snapshotDirFromEnv()`). */
+  snapshotDir?: string;
+}
+
+const countable = /^[a-z_][a-z0-9_]*( where [^;]+)?$/;
+
+/** Counts the rows behind each summary entry; the entries are code, checked once more here. */
+export async function countSummaryTables(db: Db, tables: Record<string, string>): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const [entity, source] of Object.entries(tables)) {
+    if (!countable.test(source)) throw new Error(`summary source for ${entity} is not a table: ${source}`);
+    const rows = await queryRows<{ count: number }>(db, `select count(*)::int as count from ${source}`);
+    out[entity] = rows[0]?.count ?? 0;
+  }
+  return out;
+}
+
+/** `ZITI_SNAPSHOT_DIR`, else `<ZITI_DATA_DIR or ./data>/snapshots`. */
+export function snapshotDirFromEnv(source: NodeJS.ProcessEnv = process.env): string {
+  return resolve(source.ZITI_SNAPSHOT_DIR || join(source.ZITI_DATA_DIR || './data', 'snapshots'));
+}
+
+/** A label for one snapshot request: sortable by time, unique. */
+export function snapshotLabel(now = new Date()): string {
+  return `${now
+    .toISOString()
+    .replace(/[:]/g, '-')
+    .replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * A consistent copy of one service's database without pg_dump: one read-only REPEATABLE READ
+ * transaction (a single point-in-time view across every table), each table streamed through a
+ * cursor as JSON lines (`<table>.jsonl`, one `row_to_json` per line) plus `manifest.json` with
+ * the row counts and the applied migrations. The same code runs on Postgres and PGlite, the
+ * files are readable without a Postgres of the same version, and they are written 0600 in a
+ * 0700 directory because they hold password hashes and encrypted keys.
+ */
+export async function snapshotDatabase(
+  database: Database,
+  dir: string,
+  service: string,
+  label: string,
+): Promise<string> {
+  const target = join(dir, label, service);
+  mkdirSync(target, { recursive: true, mode: 0o700 });
+  const manifest = await database.transaction(async (tx) => {
+    await queryRows(tx, 'set transaction isolation level repeatable read, read only');
+    const tables = await queryRows<{ name: string }>(
+      tx,
+      `select tablename as name from pg_tables where schemaname = current_schema() order by tablename collate "C"`,
+    );
+    const counts: Record<string, number> = {};
+    for (const { name } of tables) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) continue;
+      const out = createWriteStream(join(target, `${name}.jsonl`), { mode: 0o600 });
+      let rows = 0;
+      await queryRows(
+        tx,
+        `declare snapshot_rows no scroll cursor for select row_to_json(t)::text as line from "${name}" t`,
+      );
+      try {
+        for (;;) {
+          const batch = await queryRows<{ line: string }>(tx, 'fetch forward 500 from snapshot_rows');
+          if (batch.length === 0) break;
+          rows += batch.length;
+          if (!out.write(`${batch.map((b) => b.line).join('\n')}\n`)) await once(out, 'drain');
+        }
+      } finally {
+        await queryRows(tx, 'close snapshot_rows');
+        out.end();
+        await once(out, 'close');
+      }
+      counts[name] = rows;
+    }
+    const migrations =
+      counts.schema_migrations === undefined
+        ? []
+        : await queryRows<{ version: string }>(tx, 'select version from schema_migrations order by version');
+    return {
+      service,
+      label,
+      takenAt: new Date().toISOString(),
+      tables: counts,
+      migrations: migrations.map((m) => m.version),
+    };
+  });
+  const file = createWriteStream(join(target, 'manifest.json'), { mode: 0o600 });
+  file.end(`${JSON.stringify(manifest, null, 2)}\n`);
+  await once(file, 'close');
+  return target;
+}
+
+function parse<T>(
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+  payload: unknown,
+): T {
+  const parsed = schema.safeParse(payload);
+  if (!parsed.success)
+    throw new ApiError('COULD_NOT_VALIDATE', { code: 'UNHANDLED', message: 'malformed maintenance request' });
+  return parsed.data;
+}
+
+/**
+ * The maintenance calls a service serves (see `maintenanceActions`): summary counts, its integrity
+ * check, a snapshot of its database, and the states of the entities it owns.
+ */
+export function maintenanceHandlers(o: MaintenanceOptions): Record<string, (payload: unknown) => Promise<unknown>> {
+  const dir = o.snapshotDir ?? snapshotDirFromEnv();
+  return {
+    [maintenanceActions.summaryCounts]: () => countSummaryTables(o.database.db, o.summaryTables),
+    [maintenanceActions.integrityCheck]: async (payload) => {
+      const { fix } = parse(integrityCheckRequestSchema, payload);
+      return { results: o.integrity ? await o.integrity(fix) : [] };
+    },
+    [maintenanceActions.snapshot]: async (payload) => {
+      const { label } = parse(snapshotRequestSchema, payload);
+      return { path: await snapshotDatabase(o.database, dir, o.service, label) };
+    },
+    [maintenanceActions.entityStates]: async (payload) => {
+      const request = parse(entityStatesRequestSchema, payload);
+      const source = o.entityStates?.[request.type];
+      if (!source)
+        throw new ApiError('NOT_IMPLEMENTED', {
+          code: 'NOT_IMPLEMENTED',
+          message: `${o.service} does not own ${request.type} states`,
+        });
+      return { states: await source(request) };
+    },
+  };
+}
+
+/**
+ * The SQL condition and parameters selecting one `entityStates` page of a table whose key is
+ * `id`: the given ids, or the ids after `after`, ordered bytewise (the same order on every
+ * database, so an owner's pages and a read model's rows line up).
+ */
+export function entityStatesPage(
+  request: EntityStatesRequest,
+  idColumn = 'id',
+): { where: string; params: unknown[]; limit: number } {
+  if (request.ids) return { where: `${idColumn} = any($1::text[])`, params: [request.ids], limit: request.ids.length };
+  const limit = request.limit ?? 500;
+  if (request.after !== undefined) return { where: `${idColumn} collate "C" > $1`, params: [request.after], limit };
+  return { where: 'true', params: [], limit };
+}
+
+/**
+ * Every state an owner publishes of one entity type, page by page in id order: what a read
+ * model compares itself with when checking its integrity.
+ */
+export async function* ownerEntityStates(
+  bus: Bus,
+  owner: Exclude<Owner, 'gateway'>,
+  type: EntityStatesRequest['type'],
+  pageSize = 500,
+): AsyncGenerator<Record<string, unknown>[]> {
+  let after: string | undefined;
+  for (;;) {
+    const reply = entityStatesReplySchema.parse(
+      await bus.request(
+        subjects.call(owner, maintenanceActions.entityStates),
+        { type, limit: pageSize, ...(after === undefined ? {} : { after }) },
+        { timeoutMs: 30_000 },
+      ),
+    );
+    if (reply.states.length > 0) yield reply.states;
+    if (reply.states.length < pageSize) return;
+    after = String(reply.states[reply.states.length - 1]!.id);
+  }
+}

@@ -1,0 +1,146 @@
+import {
+  ApiError,
+  type IntegrityResult,
+  type Owner,
+  type RouterEnrollmentInfo,
+  entityStatesReplySchema,
+  integrityCheckReplySchema,
+  maintenanceActions,
+  pendingRouterEnrollmentsReplySchema,
+  routerEnrollmentActions,
+  routerEnrollmentInfoSchema,
+  snapshotReplySchema,
+  subjects,
+  summaryCountsSchema,
+} from '@ziti/contracts';
+import { type Bus, NoRespondersError, RequestTimeoutError } from '@ziti/platform';
+import type { ServiceMaintenance } from '../domain/database-maintenance.ts';
+import type { RouterEnrollment, RouterKind } from '../domain/model.ts';
+import type { IdentityDirectory } from '../domain/ports.ts';
+import type { RouterEnrollments } from '../domain/routers.ts';
+
+/** Every service that owns a database, in the order their results are listed. */
+export const databaseOwners = ['auth', 'pki-enrollment', 'policy', 'inventory'] as const satisfies readonly Exclude<
+  Owner,
+  'gateway'
+>[];
+
+type DatabaseOwner = (typeof databaseOwners)[number];
+
+/** A service that does not answer is SERVICE_UNAVAILABLE (503) or TIMEOUT (503), as at the gateway. */
+async function ask(bus: Bus, subject: string, payload: unknown, timeoutMs: number): Promise<unknown> {
+  try {
+    return await bus.request(subject, payload, { timeoutMs });
+  } catch (err) {
+    if (err instanceof NoRespondersError)
+      throw new ApiError('SERVICE_UNAVAILABLE', { code: 'UNHANDLED', message: err.message });
+    if (err instanceof RequestTimeoutError) throw new ApiError('TIMEOUT', { code: 'UNHANDLED', message: err.message });
+    throw err;
+  }
+}
+
+/** The maintenance calls of every service, over the bus (`ziti.rpc.<owner>.call.maintenance.*`). */
+export class BusServiceMaintenance implements ServiceMaintenance {
+  readonly services = databaseOwners;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly timeouts = { summary: 10_000, integrity: 10 * 60_000, snapshot: 5 * 60_000 },
+  ) {}
+
+  async summaryCounts(service: string): Promise<Record<string, number>> {
+    return summaryCountsSchema.parse(
+      await ask(
+        this.bus,
+        subjects.call(service as DatabaseOwner, maintenanceActions.summaryCounts),
+        {},
+        this.timeouts.summary,
+      ),
+    );
+  }
+
+  async integrityCheck(service: string, fix: boolean): Promise<IntegrityResult[]> {
+    const reply = await ask(
+      this.bus,
+      subjects.call(service as DatabaseOwner, maintenanceActions.integrityCheck),
+      { fix },
+      this.timeouts.integrity,
+    );
+    return integrityCheckReplySchema.parse(reply).results;
+  }
+
+  async snapshot(service: string, label: string): Promise<string> {
+    const reply = await ask(
+      this.bus,
+      subjects.call(service as DatabaseOwner, maintenanceActions.snapshot),
+      { label },
+      this.timeouts.snapshot,
+    );
+    return snapshotReplySchema.parse(reply).path;
+  }
+}
+
+/** Asks auth, the owner of identities, which of a set of ids exist. */
+export class BusIdentityDirectory implements IdentityDirectory {
+  constructor(private readonly bus: Bus) {}
+
+  async existing(ids: string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += 500) {
+      const reply = entityStatesReplySchema.parse(
+        await ask(
+          this.bus,
+          subjects.call('auth', maintenanceActions.entityStates),
+          { type: 'identity', ids: unique.slice(i, i + 500) },
+          10_000,
+        ),
+      );
+      for (const s of reply.states) found.add(String(s.id));
+    }
+    return found;
+  }
+}
+
+const enrollmentOf = (e: RouterEnrollmentInfo): RouterEnrollment => ({
+  id: e.id,
+  token: e.token,
+  jwt: e.jwt,
+  createdAt: new Date(e.createdAt),
+  expiresAt: new Date(e.expiresAt),
+});
+
+/** Router enrollments, owned by pki-enrollment. */
+export class BusRouterEnrollments implements RouterEnrollments {
+  constructor(private readonly bus: Bus) {}
+
+  async issue(routerId: string, kind: RouterKind): Promise<RouterEnrollment | null> {
+    const reply = await ask(
+      this.bus,
+      subjects.call('pki-enrollment', routerEnrollmentActions.issue),
+      { routerId, kind },
+      10_000,
+    );
+    return enrollmentOf(routerEnrollmentInfoSchema.parse(reply));
+  }
+
+  async revoke(routerId: string): Promise<void> {
+    await ask(this.bus, subjects.call('pki-enrollment', routerEnrollmentActions.revoke), { routerId }, 10_000);
+  }
+
+  async pending(routerIds: string[]): Promise<Map<string, RouterEnrollment>> {
+    const out = new Map<string, RouterEnrollment>();
+    for (let i = 0; i < routerIds.length; i += 1000) {
+      const reply = pendingRouterEnrollmentsReplySchema.parse(
+        await ask(
+          this.bus,
+          subjects.call('pki-enrollment', routerEnrollmentActions.pending),
+          { routerIds: routerIds.slice(i, i + 1000) },
+          10_000,
+        ),
+      );
+      for (const [id, e] of Object.entries(reply.enrollments)) out.set(id, enrollmentOf(e));
+    }
+    return out;
+  }
+}

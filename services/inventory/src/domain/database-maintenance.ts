@@ -1,0 +1,144 @@
+import { ApiError, type IntegrityResult } from '@ziti/contracts';
+
+/** The cluster's one data-integrity job, as stored (ZITI-FACTS §13). */
+export interface IntegrityJobState {
+  inProgress: boolean;
+  fixingErrors: boolean;
+  tooManyErrors: boolean;
+  startTime: Date | null;
+  endTime: Date | null;
+  error: string | null;
+  results: IntegrityResult[];
+}
+
+/** Coordinates replicas through the database: one job at a time, held by a lease. */
+export interface IntegrityJobStore {
+  /** Starts a job unless one is running under a live lease; false when one is. */
+  tryStart(owner: string, fix: boolean, leaseMs: number): Promise<boolean>;
+  /** Extends the lease; false when the job is no longer this owner's. */
+  renew(owner: string, leaseMs: number): Promise<boolean>;
+  finish(
+    owner: string,
+    outcome: { results: IntegrityResult[]; tooManyErrors: boolean; error: string | null },
+  ): Promise<void>;
+  read(): Promise<IntegrityJobState & { leaseExpired: boolean }>;
+}
+
+export interface RateLimitStore {
+  /** Takes the named slot if it was last taken more than `intervalMs` ago (cluster-wide, atomic). */
+  tryTake(name: string, intervalMs: number): Promise<boolean>;
+}
+
+/** Each database-owning service, asked over the bus. */
+export interface ServiceMaintenance {
+  readonly services: readonly string[];
+  summaryCounts(service: string): Promise<Record<string, number>>;
+  integrityCheck(service: string, fix: boolean): Promise<IntegrityResult[]>;
+  snapshot(service: string, label: string): Promise<string>;
+}
+
+export const maxIntegrityResults = 1000;
+export const snapshotIntervalMs = 60_000;
+
+export interface DatabaseMaintenanceOptions {
+  /** This replica's name in the job lease. */
+  owner: string;
+  leaseMs?: number;
+  newLabel: () => string;
+  /** Runs a started job in the background (tests await it). */
+  runInBackground?: (job: Promise<void>) => void;
+}
+
+/**
+ * `/summary` and `/database/*` across the cluster: counts gathered from every service, one
+ * integrity job at a time (check or fix) whose results are kept, and snapshots at most once a
+ * minute, each service writing its own.
+ */
+export class DatabaseMaintenance {
+  private readonly leaseMs: number;
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(
+    private readonly jobs: IntegrityJobStore,
+    private readonly limits: RateLimitStore,
+    private readonly cluster: ServiceMaintenance,
+    private readonly options: DatabaseMaintenanceOptions,
+  ) {
+    this.leaseMs = options.leaseMs ?? 60_000;
+  }
+
+  async summary(): Promise<Record<string, number>> {
+    const parts = await Promise.all(this.cluster.services.map((s) => this.cluster.summaryCounts(s)));
+    return Object.assign({}, ...parts) as Record<string, number>;
+  }
+
+  /** 202 once started; RATE_LIMITED (429) while a check or fix runs anywhere in the cluster. */
+  async startIntegrityJob(fix: boolean): Promise<void> {
+    if (!(await this.jobs.tryStart(this.options.owner, fix, this.leaseMs))) {
+      throw new ApiError('RATE_LIMITED', { code: 'UNHANDLED', message: 'a data integrity check is already running' });
+    }
+    const job = this.run(fix);
+    this.running.add(job);
+    void job.finally(() => this.running.delete(job));
+    this.options.runInBackground?.(job);
+  }
+
+  private async run(fix: boolean): Promise<void> {
+    const renew = setInterval(
+      () => void this.jobs.renew(this.options.owner, this.leaseMs).catch(() => undefined),
+      Math.max(1_000, this.leaseMs / 3),
+    );
+    renew.unref();
+    const results: IntegrityResult[] = [];
+    let tooManyErrors = false;
+    const failures: string[] = [];
+    try {
+      for (const service of this.cluster.services) {
+        try {
+          for (const r of await this.cluster.integrityCheck(service, fix)) {
+            if (results.length >= maxIntegrityResults) {
+              tooManyErrors = true;
+              break;
+            }
+            results.push({ description: `${service}: ${r.description}`, fixed: r.fixed });
+          }
+        } catch (err) {
+          failures.push(`${service}: ${(err as Error).message}`);
+        }
+      }
+    } finally {
+      clearInterval(renew);
+      await this.jobs
+        .finish(this.options.owner, { results, tooManyErrors, error: failures.length > 0 ? failures.join('; ') : null })
+        .catch(() => undefined);
+    }
+  }
+
+  /**
+   * The last job's outcome. A job whose replica died shows as ended with an error once its lease
+   * has run out (another check may then start).
+   */
+  async results(): Promise<IntegrityJobState> {
+    const { leaseExpired, ...state } = await this.jobs.read();
+    if (state.inProgress && leaseExpired)
+      return { ...state, inProgress: false, error: state.error ?? 'the check was interrupted before it finished' };
+    return state;
+  }
+
+  /** RATE_LIMITED (429) within a minute of the last snapshot taken anywhere in the cluster. */
+  async snapshot(): Promise<string[]> {
+    if (!(await this.limits.tryTake('database-snapshot', snapshotIntervalMs))) {
+      throw new ApiError('RATE_LIMITED', {
+        code: 'UNHANDLED',
+        message: 'a database snapshot was taken less than a minute ago',
+      });
+    }
+    const label = this.options.newLabel();
+    return Promise.all(this.cluster.services.map((s) => this.cluster.snapshot(s, label)));
+  }
+
+  /** Waits for jobs this replica runs (graceful stop, tests). */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.running]);
+  }
+}

@@ -1,0 +1,263 @@
+import { ApiError, type EdgeRouterState, inventoryEventTypes } from '@ziti/contracts';
+import { shortId } from '@ziti/platform';
+import type { ListInput, ListPage, RoleFilter, Router, RouterEnrollment, RouterKind } from './model.ts';
+import type { InventoryStores, UnitOfWork } from './ports.ts';
+import { assertRoleAttributes, assertUint16, mapOrEmpty, presentIn, requireName } from './rules.ts';
+
+export interface RouterInput {
+  name?: string | null;
+  cost?: number | null;
+  noTraversal?: boolean | null;
+  disabled?: boolean | null;
+  tags?: Record<string, unknown> | null;
+  /** Edge routers only. */
+  isTunnelerEnabled?: boolean | null;
+  roleAttributes?: string[] | null;
+  appData?: Record<string, unknown> | null;
+}
+
+/**
+ * Enrollments of routers belong to pki-enrollment: inventory asks for one when a router needs it
+ * and for the pending ones when it shows routers (their JWT, while unverified).
+ */
+export interface RouterEnrollments {
+  /** Issues a new enrollment for the router, replacing any it has; null when enrollment is not offered. */
+  issue(routerId: string, kind: RouterKind): Promise<RouterEnrollment | null>;
+  /** Removes the router's pending enrollments. */
+  revoke(routerId: string): Promise<void>;
+  /** The pending enrollment of each router that has one. */
+  pending(routerIds: string[]): Promise<Map<string, RouterEnrollment>>;
+}
+
+export const noRouterEnrollments: RouterEnrollments = {
+  issue: async () => null,
+  revoke: async () => undefined,
+  pending: async () => new Map(),
+};
+
+export function edgeRouterState(r: Router): EdgeRouterState {
+  return {
+    id: r.id,
+    name: r.name,
+    roleAttributes: r.roleAttributes,
+    isTunnelerEnabled: r.isTunnelerEnabled,
+    isVerified: r.isVerified,
+    disabled: r.disabled,
+    noTraversal: r.noTraversal,
+    cost: r.cost,
+    fingerprint: r.fingerprint,
+    appData: r.appData,
+    tags: r.tags,
+    createdAt: r.createdAt.toISOString(),
+    updatedAt: r.updatedAt.toISOString(),
+  };
+}
+
+export async function emitEdgeRouterEvent(
+  s: InventoryStores,
+  what: 'created' | 'updated' | 'deleted',
+  router: Router,
+): Promise<void> {
+  const def =
+    what === 'created'
+      ? inventoryEventTypes.edgeRouterCreated
+      : what === 'updated'
+        ? inventoryEventTypes.edgeRouterUpdated
+        : inventoryEventTypes.edgeRouterDeleted;
+  await s.events.emit(def.type, edgeRouterState(router), def.version);
+}
+
+const entityName: Record<RouterKind, string> = { edge: 'edgeRouter', transit: 'router' };
+
+export async function loadRouter(s: InventoryStores, id: string, kind?: RouterKind): Promise<Router> {
+  const router = await s.routers.get(id, kind);
+  if (!router) throw ApiError.notFound(entityName[kind ?? 'transit'], id);
+  return router;
+}
+
+/**
+ * Edge routers (`/edge-routers`) and transit routers (`/routers`, `/transit-routers`): one name
+ * index, one id space. Edge router changes are announced (`edgeRouter.*`) for policy's read model
+ * and auth's router identities; an edge router is created together with its `erott` enrollment.
+ */
+export class RouterService {
+  constructor(
+    private readonly work: UnitOfWork,
+    private readonly enrollments: RouterEnrollments = noRouterEnrollments,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  list(kind: RouterKind, input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Router>> {
+    return this.work((s) => s.routers.list(kind, input, roleFilter));
+  }
+
+  get(kind: RouterKind, id: string): Promise<Router> {
+    return this.work((s) => loadRouter(s, id, kind));
+  }
+
+  async create(kind: RouterKind, input: RouterInput): Promise<Router> {
+    const now = this.now();
+    const router: Router = {
+      id: shortId(),
+      kind,
+      name: requireName(input.name),
+      cost: assertUint16(input.cost, 'cost'),
+      noTraversal: input.noTraversal ?? false,
+      disabled: input.disabled ?? false,
+      isVerified: false,
+      isTunnelerEnabled: kind === 'edge' ? (input.isTunnelerEnabled ?? false) : false,
+      fingerprint: null,
+      certPem: null,
+      unverifiedFingerprint: null,
+      unverifiedCertPem: null,
+      roleAttributes: kind === 'edge' ? assertRoleAttributes(input.roleAttributes) : [],
+      appData: kind === 'edge' ? mapOrEmpty(input.appData) : {},
+      hostname: '',
+      supportedProtocols: {},
+      versionInfo: null,
+      tags: mapOrEmpty(input.tags),
+      createdAt: now,
+      updatedAt: now,
+    };
+    return this.work(async (s) => {
+      await s.routers.insert(router);
+      if (kind === 'edge') {
+        // Issued inside the transaction, so a refused enrollment undoes the router (an enrollment
+        // whose router then fails to commit can never be used: inventory does not know the router).
+        // Transit routers get none: their method (trott) is not offered yet.
+        await this.enrollments.issue(router.id, kind);
+        await emitEdgeRouterEvent(s, 'created', router);
+      }
+      return router;
+    });
+  }
+
+  async update(kind: RouterKind, id: string, input: RouterInput, mode: 'replace' | 'patch'): Promise<void> {
+    await this.work(async (s) => {
+      const current = await loadRouter(s, id, kind);
+      const has = presentIn(input, mode);
+      const next: Router = { ...current, updatedAt: this.now() };
+      if (has('name')) next.name = requireName(input.name);
+      if (has('cost')) next.cost = assertUint16(input.cost, 'cost');
+      if (has('noTraversal')) next.noTraversal = input.noTraversal ?? false;
+      if (has('disabled')) next.disabled = input.disabled ?? false;
+      if (has('tags')) next.tags = mapOrEmpty(input.tags);
+      if (kind === 'edge') {
+        if (has('isTunnelerEnabled')) next.isTunnelerEnabled = input.isTunnelerEnabled ?? false;
+        if (has('roleAttributes')) next.roleAttributes = assertRoleAttributes(input.roleAttributes);
+        if (has('appData')) next.appData = mapOrEmpty(input.appData);
+      }
+      await s.routers.update(next);
+      if (kind === 'edge') await emitEdgeRouterEvent(s, 'updated', next);
+    });
+  }
+
+  /** Its terminators and pending enrollment go with it; its router identity leaves through the event. */
+  async delete(kind: RouterKind, id: string): Promise<void> {
+    await this.work(async (s) => {
+      const current = await loadRouter(s, id, kind);
+      await s.routers.delete(id);
+      await this.enrollments.revoke(id);
+      if (kind === 'edge') await emitEdgeRouterEvent(s, 'deleted', { ...current, updatedAt: this.now() });
+    });
+  }
+
+  /** The pending enrollments of routers that are not verified yet (shown with them). */
+  async pendingEnrollments(routers: Router[]): Promise<Map<string, RouterEnrollment>> {
+    const unverified = routers.filter((r) => !r.isVerified).map((r) => r.id);
+    return unverified.length === 0 ? new Map() : this.enrollments.pending(unverified);
+  }
+
+  /**
+   * Back to "awaiting enrollment" (ZITI-FACTS §5.1): the certificates stop being accepted, a new
+   * enrollment (and JWT) replaces any pending one; every other property stays.
+   */
+  async reEnroll(id: string): Promise<void> {
+    await this.work(async (s) => {
+      const current = await loadRouter(s, id, 'edge');
+      const next: Router = {
+        ...current,
+        isVerified: false,
+        fingerprint: null,
+        certPem: null,
+        unverifiedFingerprint: null,
+        unverifiedCertPem: null,
+        updatedAt: this.now(),
+      };
+      await s.routers.update(next);
+      if (!(await this.enrollments.issue(id, 'edge'))) {
+        throw new ApiError('FAILED_ER_REENROLLMENT', {
+          code: 'UNHANDLED',
+          message: 'no enrollment could be issued for the router',
+        });
+      }
+      await emitEdgeRouterEvent(s, 'updated', next);
+    });
+  }
+
+  /**
+   * The router completed its enrollment (pki-enrollment signed its CSRs): it is verified with this
+   * client certificate. Only an unverified router can be enrolled.
+   */
+  async markEnrolled(input: {
+    routerId: string;
+    kind: RouterKind;
+    fingerprint: string;
+    certPem: string;
+  }): Promise<void> {
+    await this.work(async (s) => {
+      const current = await loadRouter(s, input.routerId, input.kind);
+      if (current.isVerified)
+        throw new ApiError('CAN_NOT_UPDATE_ROUTER', {
+          code: 'UNHANDLED',
+          message: `router ${current.id} is already enrolled`,
+        });
+      const next: Router = {
+        ...current,
+        isVerified: true,
+        fingerprint: input.fingerprint,
+        certPem: input.certPem,
+        unverifiedFingerprint: null,
+        unverifiedCertPem: null,
+        updatedAt: this.now(),
+      };
+      await s.routers.update(next);
+      if (current.kind === 'edge') await emitEdgeRouterEvent(s, 'updated', next);
+    });
+  }
+
+  /** The verified router whose current client certificate this is, if any. */
+  async byFingerprint(fingerprint: string): Promise<Router | null> {
+    return this.work((s) => s.routers.findByFingerprint(fingerprint));
+  }
+
+  /**
+   * A router extended its certificates: the new client certificate replaces the one it extended
+   * with, which stops being accepted at once. Refused when that one is no longer current (a
+   * concurrent extension or a re-enrollment won).
+   */
+  async changeCertificate(input: {
+    routerId: string;
+    previousFingerprint: string;
+    fingerprint: string;
+    certPem: string;
+  }): Promise<void> {
+    await this.work(async (s) => {
+      const current = await loadRouter(s, input.routerId);
+      if (!current.isVerified || current.fingerprint !== input.previousFingerprint) {
+        throw new ApiError('UNAUTHORIZED', {
+          code: 'UNAUTHORIZED',
+          message: "the certificate is no longer the router's current certificate",
+        });
+      }
+      const next: Router = {
+        ...current,
+        fingerprint: input.fingerprint,
+        certPem: input.certPem,
+        updatedAt: this.now(),
+      };
+      await s.routers.update(next);
+      if (current.kind === 'edge') await emitEdgeRouterEvent(s, 'updated', next);
+    });
+  }
+}

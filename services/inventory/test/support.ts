@@ -1,0 +1,64 @@
+import { type Database, createUnitOfWork, migrate, openDatabase, queryRows } from '@ziti/platform';
+import { createTestDatabase } from '../../../test/support/infra.ts';
+import { migrations } from '../src/app.ts';
+import type { IdentityDirectory, InventoryStores, UnitOfWork } from '../src/domain/ports.ts';
+import {
+  PgConfigStore,
+  PgConfigTypeStore,
+  PgIdentityServiceConfigStore,
+  PgRouterStore,
+  PgSeedStore,
+  PgServiceStore,
+  PgTerminatorStore,
+} from '../src/store/pg-stores.ts';
+
+/** inventory's stores on a fresh, migrated database: real Postgres, or PGlite in memory. */
+export async function inventoryDatabase(
+  kind: 'postgres' | 'pglite' = 'postgres',
+): Promise<{ database: Database; work: UnitOfWork; drop: () => Promise<void> }> {
+  let drop = async () => undefined as void;
+  let database: Database;
+  if (kind === 'postgres') {
+    const db = await createTestDatabase('inv');
+    database = await openDatabase({ url: db.url, poolSize: 4 });
+    drop = async () => {
+      await database.close();
+      await db.drop();
+    };
+  } else {
+    database = await openDatabase({ pgliteMemory: true });
+    drop = async () => database.close();
+  }
+  await migrate(database, migrations);
+  const work = createUnitOfWork<InventoryStores>(database, undefined, 'inventory', (tx, events) => ({
+    seeds: new PgSeedStore(tx),
+    configTypes: new PgConfigTypeStore(tx),
+    configs: new PgConfigStore(tx),
+    services: new PgServiceStore(tx),
+    routers: new PgRouterStore(tx),
+    terminators: new PgTerminatorStore(tx),
+    identityServiceConfigs: new PgIdentityServiceConfigStore(tx),
+    events,
+  }));
+  return { database, work, drop };
+}
+
+/** The events written to the outbox, oldest first. */
+export async function outboxEvents(database: Database): Promise<{ type: string; payload: Record<string, unknown> }[]> {
+  const rows = await queryRows<{ type: string; payload: unknown }>(
+    database.db,
+    'select type, payload from outbox order by id',
+  );
+  return rows.map((r) => ({
+    type: r.type,
+    payload: (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as Record<string, unknown>,
+  }));
+}
+
+/** Identities auth would know: a fixed set. */
+export class FakeIdentityDirectory implements IdentityDirectory {
+  constructor(readonly ids = new Set<string>()) {}
+  async existing(ids: string[]): Promise<Set<string>> {
+    return new Set(ids.filter((id) => this.ids.has(id)));
+  }
+}
