@@ -104,3 +104,145 @@ export type ServerIdentity = z.infer<typeof serverIdentitySchema>;
 export const calls = {
   serverIdentity: 'serverIdentity',
 } as const;
+
+// ---------------------------------------------------------------------------------------------
+// pki-enrollment ⇄ auth: credentials obtained by enrollment, identities created with enrollments.
+
+/** Calls pki-enrollment serves on `ziti.rpc.pki-enrollment.call.<action>`. */
+export const pkiCallNames = {
+  /** Whom a TLS client certificate chain belongs to: the controller PKI or a verified third-party CA. */
+  verifyClientCertificate: 'verifyClientCertificate',
+  /** The enrollments still outstanding for identities (the identity detail's `enrollment`). */
+  pendingEnrollments: 'pendingEnrollments',
+  /** Creates the enrollments an identity is created with (identity create with `enrollment`). */
+  createIdentityEnrollments: 'createIdentityEnrollments',
+  /** Removes enrollments (compensation when the identity could not be committed). */
+  deleteIdentityEnrollments: 'deleteIdentityEnrollments',
+} as const;
+
+export const verifyClientCertificateRequestSchema = z.object({
+  /** The chain the client presented on TLS, leaf first, PEM. */
+  chainPem: z.array(z.string()).min(1).max(10),
+});
+export type VerifyClientCertificateRequest = z.infer<typeof verifyClientCertificateRequestSchema>;
+
+export const verifyClientCertificateResultSchema = z.object({
+  /** The chain verifies to the controller PKI or to a verified CA with `isAuthEnabled`. */
+  trusted: z.boolean(),
+  /** Who vouches for it when trusted: the controller's own PKI or a third-party CA. */
+  issuer: z.enum(['controller', 'ca']).optional(),
+  caId: z.string().optional(),
+  isAuthEnabled: z.boolean().optional(),
+  /** From the CA's `externalIdClaim`; null when the CA has none or it does not resolve. */
+  externalId: z.string().nullable().optional(),
+  /** Lower-case hex SHA-1 of the leaf DER. */
+  fingerprint: z.string(),
+  /** The chain only verifies at a time inside the leaf's validity, not now (the auth policy decides). */
+  expired: z.boolean().optional(),
+});
+export type VerifyClientCertificateResult = z.infer<typeof verifyClientCertificateResultSchema>;
+
+export const identityEnrollmentMethodSchema = z.enum(['ott', 'ottca', 'updb']);
+
+export const createIdentityEnrollmentsRequestSchema = z.object({
+  identityId: z.string().min(1),
+  enrollments: z
+    .array(z.object({ method: identityEnrollmentMethodSchema, caId: z.string().optional(), username: z.string().optional() }))
+    .max(3),
+});
+export type CreateIdentityEnrollmentsRequest = z.infer<typeof createIdentityEnrollmentsRequestSchema>;
+export const createIdentityEnrollmentsResultSchema = z.object({ ids: z.array(z.string()) });
+
+export const deleteIdentityEnrollmentsRequestSchema = z.object({
+  identityId: z.string().min(1),
+  /** Only these enrollments; all of the identity's when omitted. */
+  ids: z.array(z.string()).optional(),
+});
+
+export const pendingEnrollmentsRequestSchema = z.object({ identityIds: z.array(z.string()).max(1000) });
+export const pendingEnrollmentSchema = z.object({
+  id: z.string(),
+  method: z.string(),
+  token: z.string(),
+  jwt: z.string(),
+  expiresAt: z.string(),
+  caId: z.string().nullable(),
+  caName: z.string().nullable(),
+});
+export type PendingEnrollment = z.infer<typeof pendingEnrollmentSchema>;
+export const pendingEnrollmentsResultSchema = z.object({
+  /** identity id → its enrollments (identities without any are absent). */
+  enrollments: z.record(z.string(), z.array(pendingEnrollmentSchema)),
+});
+export type PendingEnrollmentsResult = z.infer<typeof pendingEnrollmentsResultSchema>;
+
+/** Calls auth serves on `ziti.rpc.auth.call.<action>` for pki-enrollment. */
+export const authCallNames = {
+  createAuthenticator: 'createAuthenticator',
+  getAuthenticator: 'getAuthenticator',
+  /** Certificate extension: keeps the new certificate beside the current one until it is verified. */
+  stageCertificate: 'stageCertificate',
+  /** Extension verified: the staged certificate replaces the current one. */
+  replaceCertificate: 'replaceCertificate',
+  deleteAuthenticator: 'deleteAuthenticator',
+  getIdentities: 'getIdentities',
+  /** CA auto-enrollment: an identity with its certificate authenticator (or external id). */
+  createIdentity: 'createIdentity',
+} as const;
+
+export const credentialAuthenticatorSchema = z.object({
+  id: z.string(),
+  identityId: z.string(),
+  method: z.enum(['updb', 'cert']),
+  username: z.string().nullable(),
+  certFingerprint: z.string().nullable(),
+  certPem: z.string().nullable(),
+  unverifiedCertPem: z.string().nullable(),
+  unverifiedCertFingerprint: z.string().nullable(),
+  /** The third-party CA the certificate was enrolled through (ottca, CA auto-enrollment). */
+  caId: z.string().nullable(),
+});
+export type CredentialAuthenticator = z.infer<typeof credentialAuthenticatorSchema>;
+
+export const createAuthenticatorRequestSchema = z.object({
+  identityId: z.string().min(1),
+  method: z.enum(['updb', 'cert']),
+  certPem: z.string().optional(),
+  caId: z.string().optional(),
+  username: z.string().optional(),
+  password: z.string().optional(),
+});
+export type CreateAuthenticatorRequest = z.infer<typeof createAuthenticatorRequestSchema>;
+
+export const authenticatorIdRequestSchema = z.object({ id: z.string().min(1) });
+
+export const stageCertificateRequestSchema = z.object({
+  authenticatorId: z.string().min(1),
+  identityId: z.string().min(1),
+  certPem: z.string().min(1),
+});
+export const replaceCertificateRequestSchema = z.object({
+  authenticatorId: z.string().min(1),
+  identityId: z.string().min(1),
+  /** Fingerprint of the certificate the client confirms it received; must be the staged one. */
+  fingerprint: z.string().min(1),
+});
+
+export const getIdentitiesRequestSchema = z.object({ ids: z.array(z.string()).max(1000) });
+export const identitySummarySchema = z.object({ id: z.string(), name: z.string(), authPolicyId: z.string() });
+export type IdentitySummary = z.infer<typeof identitySummarySchema>;
+export const getIdentitiesResultSchema = z.object({ identities: z.array(identitySummarySchema) });
+
+export const createIdentityRequestSchema = z.object({
+  /** Chosen by the caller so `[identityId]` can appear in the name. */
+  id: z.string().min(1),
+  /** The wanted name; on a collision a 6-digit counter is appended (ZITI-FACTS §8.2). */
+  name: z.string().min(1),
+  roleAttributes: z.array(z.string()),
+  /** Set instead of a certificate authenticator when the CA's externalIdClaim resolves. */
+  externalId: z.string().optional(),
+  certPem: z.string().optional(),
+  caId: z.string().optional(),
+});
+export type CreateIdentityRequest = z.infer<typeof createIdentityRequestSchema>;
+export const createIdentityResultSchema = z.object({ id: z.string(), name: z.string() });

@@ -6,3 +6,5 @@ export * from './table.ts';
 export * from './validation.ts';
 export * from './openapi.ts';
 export * from './events.ts';
+export * from './maintenance.ts';
+export * from './router-enrollment.ts';

@@ -15,3 +15,5 @@ export * from './service-runtime.ts';
 export * from './secret-box.ts';
 export * from './ids.ts';
 export * from './db/list.ts';
+export * from './maintenance.ts';
+export * from './db/unique.ts';

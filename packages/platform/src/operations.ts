@@ -66,3 +66,33 @@ export const reply = {
     ...(headers ? { headers } : {}),
   }),
 };
+
+const firstQueryValue = (v: unknown): string | undefined => {
+  const first = Array.isArray(v) ? v[0] : v;
+  return first === undefined || first === null ? undefined : String(first);
+};
+
+/** The list parameters of a request (`filter`, `limit`, `offset`, `sort`), as ZitiQL lists take them. */
+export function listInputOf(request: OperationRequest): { filter?: string; limit?: string; offset?: string; sort?: string } {
+  const out: { filter?: string; limit?: string; offset?: string; sort?: string } = {};
+  for (const key of ['filter', 'limit', 'offset', 'sort'] as const) {
+    const value = firstQueryValue(request.query[key]);
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * `roleFilter` (repeatable) and `roleSemantic` of the management lists (ZITI-FACTS §6.4).
+ * The reference answers a bad semantic with a 500; a 400 field error is what a client can act on.
+ */
+export function roleFilterOf(request: OperationRequest): { roles: string[]; semantic: 'AllOf' | 'AnyOf' } | undefined {
+  const raw = request.query.roleFilter;
+  const roles = (raw === undefined ? [] : Array.isArray(raw) ? raw : [raw]).map(String);
+  if (roles.length === 0) return undefined;
+  const semantic = firstQueryValue(request.query.roleSemantic) ?? 'AllOf';
+  if (semantic !== 'AllOf' && semantic !== 'AnyOf') {
+    throw ApiError.field('roleSemantic', 'roleSemantic in query should be one of [AllOf AnyOf]', semantic);
+  }
+  return { roles, semantic };
+}

@@ -1,6 +1,11 @@
-import type { ApiSessionStore, Bus, Database, Logger, RunnableService } from '@ziti/platform';
+import type { ApiSessionStore, Bus, Database, Db, EventSink, Logger, RunnableService } from '@ziti/platform';
+import { caEventSubscription } from './bus/ca-events.ts';
+import { BusEnrollmentPort } from './bus/pki-client.ts';
+import { CredentialService, type CredentialStores } from './domain/credential-service.ts';
+import { PgCredentialStore } from './store/pg-credential-store.ts';
 import { maintenanceCalls } from './bus/maintenance.ts';
-import { OutboxRelay, createServiceRuntime, createUnitOfWork, readMigrations } from '@ziti/platform';
+import { RouterIdentities, routerIdentityEventSubscription } from './bus/router-identity-events.ts';
+import { OutboxEventSink, OutboxRelay, createServiceRuntime, createUnitOfWork, readMigrations } from '@ziti/platform';
 import { Argon2PasswordHasher } from './adapters/argon2-password-hasher.ts';
 import { authCalls } from './bus/calls.ts';
 import { authOperations } from './bus/operations.ts';
@@ -10,12 +15,39 @@ import { type AdminSeed, seedAuthData } from './domain/bootstrap.ts';
 import { IdentityService } from './domain/identity-service.ts';
 import type { AuthStores } from './domain/ports.ts';
 import { PgApiSessionQuery } from './store/pg-api-session-query.ts';
-import { PgAuthPolicyStore, PgAuthenticatorStore, PgIdentityStore, PgIdentityTypeStore } from './store/pg-stores.ts';
+import { PgAuthenticatorStore, PgIdentityStore, PgIdentityTypeStore } from './store/pg-stores.ts';
+import { type ExtJwtSecondaryRequest, SecretBox, extJwtSecondaryCall } from '@ziti/platform';
+import { verifyChain } from '@ziti/pki-enrollment/domain/pki/verify';
+import { JoseSignerKeys } from './adapters/jose-signer-keys.ts';
+import { OtplibTotp, PngQrCodes } from './adapters/otplib-totp.ts';
+import { PkiCertificates } from './bus/pki-certificates.ts';
+import { AuthPolicyService } from './domain/auth-policy-service.ts';
+import { ControllerService } from './domain/controller-service.ts';
+import { ExternalJwtSignerService } from './domain/ext-jwt-signer-service.ts';
+import { IdentityTraceService } from './domain/identity-trace-service.ts';
+import { MfaService } from './domain/mfa-service.ts';
+import { SessionFactorSync } from './domain/session-factors.ts';
+import {
+  PgAuthPolicyStore,
+  PgExternalJwtSignerStore,
+  PgIdentityTraceStore,
+  PgLoginAttemptStore,
+  PgMfaStore,
+} from './store/pg-authentication-stores.ts';
+import { PgControllerQuery } from './store/pg-controller-query.ts';
 
 export interface AuthConfig {
   sessionTimeoutSeconds: number;
   admin?: AdminSeed;
   hashConcurrency?: number;
+  /** Callers waiting for a hashing slot beyond which logins are refused with 429 (default 256). */
+  hashQueueLimit?: number;
+  /** `ZITI_SECRET_KEY`: seals the TOTP secrets and recovery codes at rest. */
+  secretKey: string;
+  /** The issuer authenticator apps show for TOTP (`openziti.io`). */
+  totpIssuer?: string;
+  /** host:port clients use (the `/controllers` record). */
+  advertisedAddress?: string;
 }
 
 export interface AuthServiceDeps {
@@ -29,21 +61,66 @@ export interface AuthServiceDeps {
 
 export const migrations = readMigrations(new URL('../migrations/', import.meta.url));
 
-/** Composition root of the auth service: stores, domain, bus endpoints. */
-export function createAuthService(deps: AuthServiceDeps): RunnableService {
-  const relay = new OutboxRelay(deps.database, deps.bus, 'auth', deps.logger);
-  const work = createUnitOfWork<AuthStores>(deps.database, relay, 'auth', (tx, events) => ({
+/** The stores of one transaction (also used by tests, so they run on the same binding). */
+export function bindAuthStores(tx: Db, events: EventSink): AuthStores {
+  return {
     identities: new PgIdentityStore(tx),
     authenticators: new PgAuthenticatorStore(tx),
     authPolicies: new PgAuthPolicyStore(tx),
     identityTypes: new PgIdentityTypeStore(tx),
+    extJwtSigners: new PgExternalJwtSignerStore(tx),
+    mfa: new PgMfaStore(tx),
+    loginAttempts: new PgLoginAttemptStore(tx),
+    traces: new PgIdentityTraceStore(tx),
     events,
+  };
+}
+
+/** Composition root of the auth service: stores, domain, bus endpoints. */
+export function createAuthService(deps: AuthServiceDeps): RunnableService {
+  const relay = new OutboxRelay(deps.database, deps.bus, 'auth', deps.logger);
+  const bindStores = bindAuthStores;
+  const work = createUnitOfWork<AuthStores>(deps.database, relay, 'auth', bindStores);
+  // Enrollment's credentials also touch the certificate columns of authenticators.
+  const credentialWork = createUnitOfWork<CredentialStores>(deps.database, relay, 'auth', (tx, events) => ({
+    ...bindStores(tx, events),
+    credentials: new PgCredentialStore(tx),
   }));
-  const hasher = new Argon2PasswordHasher(deps.config.hashConcurrency ?? 4);
+  const enrollments = new BusEnrollmentPort(deps.bus);
+  const hasher = new Argon2PasswordHasher(deps.config.hashConcurrency ?? 4, deps.config.hashQueueLimit ?? 256);
   const ttl = deps.config.sessionTimeoutSeconds;
-  const identities = new IdentityService(work, deps.sessions, ttl);
+  const identities = new IdentityService(work, deps.sessions, ttl, undefined, enrollments);
+  const credentials = new CredentialService(credentialWork, hasher);
   const authenticators = new AuthenticatorService(work, hasher);
-  const authentication = new AuthenticationService(work, deps.sessions, hasher, new PgApiSessionQuery(deps.database.db), ttl);
+  const pki = new PkiCertificates(deps.bus, deps.logger);
+  const sync = new SessionFactorSync(work, deps.sessions, ttl);
+  const authentication = new AuthenticationService({
+    work,
+    sessions: deps.sessions,
+    hasher,
+    sessionQuery: new PgApiSessionQuery(deps.database.db),
+    sessionTtlSeconds: ttl,
+    signerKeys: new JoseSignerKeys(),
+    certificates: pki,
+    verifyChain: (leaf, intermediates, roots, options) => verifyChain(leaf, intermediates, roots, options),
+    lockout: (identityId, minutes) => identities.disable(identityId, minutes),
+    onRefused: (reason, detail) => deps.logger.info({ reason, ...detail }, 'authentication refused'),
+  });
+  const authPolicies = new AuthPolicyService(work, sync);
+  const signers = new ExternalJwtSignerService(work, sync);
+  const mfa = new MfaService(work, deps.sessions, new OtplibTotp(), new PngQrCodes(), new SecretBox(deps.config.secretKey), {
+    issuer: deps.config.totpIssuer ?? 'openziti.io',
+    sessionTtlSeconds: ttl,
+  });
+  const traces = new IdentityTraceService(work);
+  const controllers = new ControllerService(
+    async () => (await pki.serverIdentity()).certChainPem,
+    new PgControllerQuery(deps.database.db),
+    deps.config.advertisedAddress ?? 'localhost:1280',
+  );
+  // Router identities follow inventory's edge routers (events, and the integrity check's repairs).
+  const routerIdentities = new RouterIdentities(deps.sessions);
+  const routerIdentityStores = (tx: Db) => ({ identities: new PgIdentityStore(tx), events: new OutboxEventSink(tx, 'auth') });
   return createServiceRuntime({
     owner: 'auth',
     database: deps.database,
@@ -51,8 +128,16 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     logger: deps.logger,
     migrations,
     relay,
-    operations: authOperations({ identities, authenticators, authentication, work }),
-    calls: { ...authCalls({ work }), ...maintenanceCalls(deps.database) },
+    operations: authOperations({ identities, authenticators, authentication, work, enrollments, authPolicies, signers, mfa, traces, controllers }),
+    calls: {
+      ...authCalls({ work, credentials }),
+      ...maintenanceCalls(deps.database, { bus: deps.bus, routerIdentities, stores: routerIdentityStores }),
+      [extJwtSecondaryCall]: async (payload) => authentication.verifySecondary(payload as ExtJwtSecondaryRequest),
+    },
+    subscriptions: [
+      routerIdentityEventSubscription(routerIdentities, routerIdentityStores, deps.logger),
+      caEventSubscription(credentials, (tx) => new PgCredentialStore(tx), deps.logger),
+    ],
     onStart: async () => {
       const outcome = await seedAuthData(work, hasher, deps.config.admin);
       if (outcome === 'created') deps.logger.info({ username: deps.config.admin?.username }, 'default admin created');

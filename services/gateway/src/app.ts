@@ -14,7 +14,9 @@ import { type ApiSessionStore, type Bus, type Logger, type RunnableService, repl
 import express from 'express';
 import { enumeratedCapabilities, specApi, specDetail, specList, versionData } from './domain/informational.ts';
 import type { GatewayConfig } from './config.ts';
+import { ExtJwtSecondaryCheck } from './http/ext-jwt-secondary.ts';
 import { type LocalHandler, createPipeline, newRequestId, sendError } from './http/pipeline.ts';
+import { TokenBucketLimiter } from './http/rate-limit.ts';
 import { RouteTable } from './http/route-table.ts';
 
 export interface GatewayDeps {
@@ -96,6 +98,8 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     local: informationalHandlers(deps.config),
     logger: deps.logger,
     instanceId: `c${randomBytes(12).toString('hex')}`,
+    ...(deps.config.authRateLimit ? { authLimiter: new TokenBucketLimiter(deps.config.authRateLimit) } : {}),
+    extJwt: new ExtJwtSecondaryCheck(deps.bus, deps.logger),
   });
   app.use(pipeline);
   // Errors of body reading (too large, aborted) still answer with the error envelope.

@@ -6,6 +6,8 @@ export interface GatewayConfig {
   advertisedAddress: string;
   sessionTimeoutSeconds: number;
   healthPort: number;
+  /** Authentication attempts per minute per client address (0 = unlimited), and the burst allowed. */
+  authRateLimit?: { perMinute: number; burst: number };
 }
 
 export function readGatewayConfig(source: NodeJS.ProcessEnv = process.env): GatewayConfig {
@@ -16,6 +18,8 @@ export function readGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gate
       ZITI_ADVERTISED_ADDRESS: env.optional(),
       ZITI_SESSION_TIMEOUT_MINUTES: env.int(30, 0, 7 * 24 * 60),
       HEALTH_PORT: env.int(0, 0, 65535),
+      ZITI_AUTH_RATE_LIMIT: env.int(600, 0, 1_000_000),
+      ZITI_AUTH_RATE_BURST: env.int(200, 1, 1_000_000),
     },
     source,
   );
@@ -27,5 +31,6 @@ export function readGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gate
     advertisedAddress: raw.ZITI_ADVERTISED_ADDRESS ?? `localhost:${raw.ZITI_PORT}`,
     sessionTimeoutSeconds: minutes * 60,
     healthPort: raw.HEALTH_PORT,
+    authRateLimit: { perMinute: raw.ZITI_AUTH_RATE_LIMIT, burst: raw.ZITI_AUTH_RATE_BURST },
   };
 }

@@ -41,3 +41,33 @@ export async function listRows<R = Record<string, unknown>>(
   ]);
   return { rows, totalCount: count[0]?.count ?? 0, pagination: list.pagination, filterableFields: filterableFields(entity) };
 }
+
+/**
+ * `roleFilter`/`roleSemantic` of the management lists (ZITI-FACTS §6.4): entities whose role
+ * attributes match the `#` entries with the semantic, unioned with the `@id` entries. Use as the
+ * `scope` of `listRows`.
+ */
+export function roleFilterScope(
+  filter: { roles: string[]; semantic: 'AllOf' | 'AnyOf' },
+  column: string,
+  idColumn: string,
+): { sql: string; params: unknown[] } | { invalid: string } {
+  const attrs: string[] = [];
+  const ids: string[] = [];
+  for (const role of filter.roles) {
+    if (role.startsWith('#')) attrs.push(role.slice(1));
+    else if (role.startsWith('@')) ids.push(role.slice(1));
+    else return { invalid: role };
+  }
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  if (attrs.length > 0) {
+    params.push(attrs);
+    parts.push(filter.semantic === 'AnyOf' ? `${column} && $${params.length}::text[]` : `${column} @> $${params.length}::text[]`);
+  }
+  if (ids.length > 0) {
+    params.push(ids);
+    parts.push(`${idColumn} = any($${params.length}::text[])`);
+  }
+  return { sql: parts.length > 0 ? parts.join(' or ') : 'true', params };
+}

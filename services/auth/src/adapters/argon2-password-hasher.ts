@@ -1,30 +1,51 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { hashRaw } from '@node-rs/argon2';
+import { ApiError } from '@ziti/contracts';
+import type { PasswordHasher } from '../domain/ports.ts';
 
 /** argon2id in @node-rs/argon2's (const) Algorithm enum. */
 const argon2id = 2;
-import type { PasswordHasher } from '../domain/ports.ts';
 
 /**
  * argon2id with the reference's parameters (time 1, 3 MiB, parallelism 4, 32-byte key, 10-byte salt;
  * hash and salt stored base64), so hashes move between the two systems (ZITI-FACTS §15). Hashing runs
  * on libuv's thread pool, never on the event loop, and at most `concurrency` at a time: every attempt
- * costs memory and four threads, so unbounded hashing is a denial-of-service lever.
+ * costs memory and four threads, so unbounded hashing is a denial-of-service lever. Callers wait
+ * for a slot in a queue of at most `queueLimit`; beyond it the request is refused at once with
+ * 429 SERVER_TOO_MANY_REQUESTS (the reference's answer when its authentication limiter is full)
+ * instead of piling up memory and latency.
  */
 export class Argon2PasswordHasher implements PasswordHasher {
   private active = 0;
+  private peak = 0;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(private readonly concurrency = 4) {}
+  constructor(
+    private readonly concurrency = 4,
+    private readonly queueLimit = 256,
+  ) {}
 
+  /**
+   * A semaphore: a finishing caller hands its slot straight to the first waiter, so a newcomer can
+   * never slip in between and push the number of hashes above `concurrency`.
+   */
   private async withSlot<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.concurrency) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.active++;
+    if (this.active < this.concurrency) {
+      this.active++;
+      this.peak = Math.max(this.peak, this.active);
+    } else {
+      if (this.waiting.length >= this.queueLimit) {
+        throw new ApiError('SERVER_TOO_MANY_REQUESTS', { code: 'RATE_LIMITED', message: 'too many password checks in progress, retry later' });
+      }
+      // The slot is handed over with `active` unchanged.
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
     try {
       return await fn();
     } finally {
-      this.active--;
-      this.waiting.shift()?.();
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
     }
   }
 
@@ -49,8 +70,8 @@ export class Argon2PasswordHasher implements PasswordHasher {
     await this.derive(password, randomBytes(10));
   }
 
-  /** Hashing slots in use and callers waiting (for tests and metrics). */
-  load(): { active: number; waiting: number } {
-    return { active: this.active, waiting: this.waiting.length };
+  /** Hashing slots in use, callers waiting and the most slots ever in use (for tests and metrics). */
+  load(): { active: number; waiting: number; peak: number } {
+    return { active: this.active, waiting: this.waiting.length, peak: this.peak };
   }
 }

@@ -1,4 +1,5 @@
-import type { LiveApiSession } from '@ziti/platform';
+import type { AuthQuery, PendingEnrollment } from '@ziti/contracts';
+import { type LiveApiSession, pendingAuthQueries } from '@ziti/platform';
 import type { Authenticator, Identity, NamedEntity } from '../domain/model.ts';
 import { isDisabled } from '../domain/model.ts';
 
@@ -32,6 +33,28 @@ export interface IdentityExtras {
   authenticators: Authenticator[];
   hasApiSession: boolean;
   authPolicyName: string | null;
+  /** The identity has a verified MFA (TOTP). */
+  isMfaEnabled?: boolean;
+  /** Outstanding enrollments, from pki-enrollment. */
+  enrollments?: PendingEnrollment[];
+}
+
+/** `identity.enrollment` (ZITI-FACTS §12.1): the outstanding ott / updb / ottca enrollments. */
+export function identityEnrollment(list: PendingEnrollment[] | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const e of list ?? []) {
+    const base = { id: e.id, jwt: e.jwt, token: e.token, expiresAt: e.expiresAt };
+    if (e.method === 'ott' || e.method === 'updb') out[e.method] = base;
+    if (e.method === 'ottca') {
+      out.ottca = {
+        ...base,
+        ...(e.caId
+          ? { caId: e.caId, ca: { id: e.caId, ...(e.caName ? { name: e.caName } : {}), entity: 'cas', _links: { self: { href: `./cas/${e.caId}` } } } }
+          : {}),
+      };
+    }
+  }
+  return out;
 }
 
 export function identityDetail(i: Identity, x: IdentityExtras, now = new Date()) {
@@ -54,8 +77,7 @@ export function identityDetail(i: Identity, x: IdentityExtras, now = new Date())
     roleAttributes: i.roleAttributes,
     hasApiSession: x.hasApiSession,
     hasEdgeRouterConnection: false,
-    // MFA enrollment arrives with the authentication issue; until then no identity can have it.
-    isMfaEnabled: false,
+    isMfaEnabled: x.isMfaEnabled ?? false,
     authPolicyId: i.authPolicyId,
     authPolicy:
       x.authPolicyName === null
@@ -73,7 +95,7 @@ export function identityDetail(i: Identity, x: IdentityExtras, now = new Date())
     envInfo: i.envInfo,
     sdkInfo: i.sdkInfo,
     authenticators,
-    enrollment: {},
+    enrollment: identityEnrollment(x.enrollments),
   };
 }
 
@@ -120,22 +142,14 @@ export function apiSessionDetail(s: LiveApiSession, identity: Pick<Identity, 'id
     ipAddress: s.ipAddress,
     isMfaRequired: s.isMfaRequired,
     isMfaComplete: s.isMfaComplete,
-    authQueries: s.isMfaRequired && !s.isMfaComplete ? [mfaQuery] : [],
+    // Management listings cannot know a request's bearer token: only the MFA factor shows here.
+    authQueries: pendingAuthQueries(s, true),
     lastActivityAt: s.lastActivityAt,
     cachedLastActivityAt: s.lastActivityAt,
   };
 }
 
-const mfaQuery = {
-  typeId: 'MFA',
-  provider: 'ziti',
-  httpMethod: 'POST',
-  httpUrl: './authenticate/mfa',
-  format: 'alphaNumeric',
-  minLength: 4,
-  maxLength: 6,
-};
-
-export function currentApiSessionDetail(s: LiveApiSession, identity: Identity, ttlSeconds: number) {
-  return { ...apiSessionDetail(s, identity), expiresAt: s.expiresAt, expirationSeconds: ttlSeconds };
+/** The current session, with the secondary factors still pending for this request. */
+export function currentApiSessionDetail(s: LiveApiSession, identity: Identity, ttlSeconds: number, authQueries: AuthQuery[]) {
+  return { ...apiSessionDetail(s, identity), authQueries, expiresAt: s.expiresAt, expirationSeconds: ttlSeconds };
 }

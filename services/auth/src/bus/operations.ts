@@ -5,14 +5,19 @@ import type { AuthenticatorInput, AuthenticatorService } from '../domain/authent
 import type { IdentityInput, IdentityService } from '../domain/identity-service.ts';
 import type { Authenticator, Identity, ListInput, ListPage, RoleFilter } from '../domain/model.ts';
 import type { AuthStores, UnitOfWork } from '../domain/ports.ts';
+import type { EnrollmentPort } from '../domain/credential-service.ts';
 import { apiSessionDetail, authenticatorDetail, currentApiSessionDetail, identityDetail, identityTypeDetail } from './mappers.ts';
+import { type AuthenticationOperationDeps, authenticationOperations } from './authentication-operations.ts';
 
 export interface AuthOperationDeps {
   identities: IdentityService;
   authenticators: AuthenticatorService;
   authentication: AuthenticationService;
   work: UnitOfWork;
+  /** pki-enrollment's outstanding enrollments, shown in identity details. */
+  enrollments?: EnrollmentPort;
 }
+export type AllAuthOperationDeps = AuthOperationDeps & Partial<AuthenticationOperationDeps>;
 
 const str = (v: unknown): string | undefined => {
   const first = Array.isArray(v) ? v[0] : v;
@@ -51,7 +56,7 @@ const body = <T>(req: OperationRequest) => (req.body ?? {}) as T;
 const id = (req: OperationRequest) => req.params.id ?? '';
 
 /** The operations auth implements, keyed `<api>.<operationId>`; the rest answer 501. */
-export function authOperations(deps: AuthOperationDeps = {} as AuthOperationDeps): OperationHandlers {
+export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperationDeps): OperationHandlers {
   const { identities, authenticators, authentication, work } = deps;
 
   async function detailsOf(list: Identity[]) {
@@ -64,8 +69,17 @@ export function authOperations(deps: AuthOperationDeps = {} as AuthOperationDeps
       }
       return out;
     });
+    const pending = deps.enrollments && list.length > 0 ? await deps.enrollments.pendingFor(list.map((i) => i.id)) : {};
+    const withMfa = deps.mfa ? await deps.mfa.verifiedAmong(list.map((i) => i.id)) : new Set<string>();
     return Promise.all(
-      list.map(async (i) => identityDetail(i, { ...extras.get(i.id)!, hasApiSession: await authentication.hasApiSession(i.id) })),
+      list.map(async (i) =>
+        identityDetail(i, {
+          ...extras.get(i.id)!,
+          hasApiSession: await authentication.hasApiSession(i.id),
+          enrollments: pending[i.id] ?? [],
+          isMfaEnabled: withMfa.has(i.id),
+        }),
+      ),
     );
   }
 
@@ -81,7 +95,7 @@ export function authOperations(deps: AuthOperationDeps = {} as AuthOperationDeps
 
   const authenticate: OperationHandler = async (req) => {
     const b = body<{ username?: string; password?: string; configTypes?: string[]; envInfo?: Record<string, unknown>; sdkInfo?: Record<string, unknown> }>(req);
-    const { session, identity } = await authentication.authenticate({
+    const { session, identity, authQueries } = await authentication.authenticate({
       method: str(req.query.method) ?? '',
       ...(b.username !== undefined ? { username: b.username } : {}),
       ...(b.password !== undefined ? { password: b.password } : {}),
@@ -89,17 +103,21 @@ export function authOperations(deps: AuthOperationDeps = {} as AuthOperationDeps
       ...(b.envInfo ? { envInfo: b.envInfo } : {}),
       ...(b.sdkInfo ? { sdkInfo: b.sdkInfo } : {}),
       remoteAddress: req.remoteAddress,
+      ...(req.clientCertChain ? { clientCertChain: req.clientCertChain } : {}),
+      ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
     });
     return {
       status: 200,
-      body: { data: currentApiSessionDetail(session, identity, authentication.sessionTtlSeconds), meta: {} },
+      body: { data: currentApiSessionDetail(session, identity, authentication.sessionTtlSeconds, authQueries), meta: {} },
       headers: { 'zt-session': session.token },
     };
   };
 
   const getCurrentApiSession: OperationHandler = async (req) => {
-    const { session, identity } = await authentication.current(caller(req).apiSessionId);
-    return reply.ok(currentApiSessionDetail(session, identity, authentication.sessionTtlSeconds));
+    const who = caller(req);
+    const { session, identity } = await authentication.current(who.apiSessionId);
+    // The gateway computed this request's pending factors (the external JWT depends on the request).
+    return reply.ok(currentApiSessionDetail(session, identity, authentication.sessionTtlSeconds, who.authQueries));
   };
 
   const logout: OperationHandler = async (req) => {
@@ -198,5 +216,6 @@ export function authOperations(deps: AuthOperationDeps = {} as AuthOperationDeps
       return reply.ok(identityTypeDetail(t));
     },
   });
+  Object.assign(handlers, authenticationOperations(deps as AuthOperationDeps & AuthenticationOperationDeps, { listPage, authenticatorDetails }));
   return handlers;
 }

@@ -1,9 +1,20 @@
-import { randomUUID } from 'node:crypto';
-import { ApiError, eventTypes } from '@ziti/contracts';
-import { type ApiSessionRecord, type LiveApiSession, cuid } from '@ziti/platform';
+import { X509Certificate, createHash, randomUUID } from 'node:crypto';
+import { ApiError, type AuthQuery, type VerifyClientCertificateResult, eventTypes } from '@ziti/contracts';
+import {
+  type ApiSessionRecord,
+  type ExtJwtSecondaryRequest,
+  type ExtJwtSecondaryResult,
+  type LiveApiSession,
+  cuid,
+  pendingAuthQueries,
+} from '@ziti/platform';
+import { type AuthPolicy, allowsSigner } from './auth-policy.ts';
+import { ExtJwtRejected, type SignerKeys, verifyExternalJwt } from './ext-jwt.ts';
+import type { ExternalJwtSigner } from './ext-jwt-signer.ts';
 import type { Identity, ListInput, ListPage } from './model.ts';
 import { isDisabled } from './model.ts';
-import type { ApiSessionQuery, PasswordHasher, SessionStore, UnitOfWork } from './ports.ts';
+import type { ApiSessionQuery, AuthStores, PasswordHasher, SessionStore, UnitOfWork } from './ports.ts';
+import { secondaryFactorsOf } from './session-factors.ts';
 
 export interface AuthenticateInput {
   method: string;
@@ -13,70 +24,305 @@ export interface AuthenticateInput {
   envInfo?: Record<string, unknown>;
   sdkInfo?: Record<string, unknown>;
   remoteAddress: string;
+  /** The TLS client certificate chain, leaf first (method `cert`). */
+  clientCertChain?: string[];
+  /** The `Authorization` header (method `ext-jwt`, and the secondary external JWT). */
+  authorization?: string;
 }
 
 export interface AuthenticatedSession {
   session: LiveApiSession;
   identity: Identity;
+  /** The secondary factors still pending for this session (empty: fully authenticated). */
+  authQueries: AuthQuery[];
 }
 
-/** Primary authentication and the life of API sessions. */
+/** Port: who vouches for a TLS client certificate. */
+export interface ClientCertificateTrust {
+  /** The controller PKI's CA certificates (PEM), the roots of controller-issued certificates. */
+  controllerCaBundle(): Promise<string[]>;
+  /** pki-enrollment's verdict on a chain (third-party CAs); null when it can not answer. */
+  verifyWithPki(chainPem: string[]): Promise<VerifyClientCertificateResult | null>;
+}
+
+/** Certificate path validation; throws when `leaf` does not chain to one of `roots` at `at`. */
+export type ChainVerifier = (leafPem: string, intermediatesPem: string[], rootsPem: string[], options: { at: Date; usage: 'clientAuth' }) => Promise<unknown>;
+
+export interface AuthenticationDeps {
+  work: UnitOfWork;
+  sessions: SessionStore;
+  hasher: PasswordHasher;
+  sessionQuery: ApiSessionQuery;
+  sessionTtlSeconds: number;
+  signerKeys: SignerKeys;
+  certificates: ClientCertificateTrust;
+  verifyChain: ChainVerifier;
+  /** Disables an identity for `minutes` (0 = until enabled) and ends its sessions (updb lockout). */
+  lockout: (identityId: string, minutes: number) => Promise<void>;
+  /** Why an authentication was refused; the client only ever sees INVALID_AUTH. */
+  onRefused?: (reason: string, detail: Record<string, unknown>) => void;
+  now?: () => Date;
+}
+
+/** How long the gateway may reuse a positive secondary external-JWT answer at most. */
+const secondaryAnswerTtlMs = 60_000;
+
+export function bearerToken(authorization: string | undefined): string | undefined {
+  if (!authorization) return undefined;
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+}
+
+/** Lower-case hex SHA-1 of a certificate's DER, the reference's fingerprint; null when unparseable. */
+function certificateOf(pem: string): { cert: X509Certificate; fingerprint: string } | null {
+  try {
+    const cert = new X509Certificate(pem);
+    return { cert, fingerprint: createHash('sha1').update(cert.raw).digest('hex') };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Primary authentication (password, certificate, external JWT), the API sessions it opens, and
+ * the secondary external-JWT check the gateway asks for. Every refusal is INVALID_AUTH; the
+ * reason goes to `onRefused` (the log), never to the client.
+ */
 export class AuthenticationService {
-  constructor(
-    private readonly work: UnitOfWork,
-    private readonly sessions: SessionStore,
-    private readonly hasher: PasswordHasher,
-    private readonly sessionQuery: ApiSessionQuery,
-    readonly sessionTtlSeconds: number,
-    private readonly now: () => Date = () => new Date(),
-  ) {}
+  readonly sessionTtlSeconds: number;
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: AuthenticationDeps) {
+    this.sessionTtlSeconds = deps.sessionTtlSeconds;
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  private refuse(reason: string, detail: Record<string, unknown> = {}): never {
+    this.deps.onRefused?.(reason, detail);
+    throw new ApiError('INVALID_AUTH');
+  }
 
   async authenticate(input: AuthenticateInput): Promise<AuthenticatedSession> {
-    if (input.method !== 'password') {
-      throw new ApiError('NOT_IMPLEMENTED', { code: 'NOT_IMPLEMENTED', message: `authentication method ${input.method} is not implemented yet` });
+    switch (input.method) {
+      case 'password':
+        return this.withPassword(input);
+      case 'cert':
+        return this.withCertificate(input);
+      case 'ext-jwt':
+        return this.withExternalJwt(input);
+      default:
+        throw new ApiError('INVALID_AUTH_METHOD', { field: 'method', reason: `unknown authentication method ${input.method}`, value: input.method });
     }
+  }
+
+  // ---------------------------------------------------------------------------------- password
+
+  private async withPassword(input: AuthenticateInput): Promise<AuthenticatedSession> {
     if (!input.username || !input.password) {
       throw new ApiError('COULD_NOT_VALIDATE', { field: input.username ? 'password' : 'username', reason: 'username and password fields are required' });
     }
     const password = input.password;
-    const found = await this.work(async (s) => {
+    const found = await this.deps.work(async (s) => {
       const authenticator = await s.authenticators.findByUsername(input.username!);
       if (!authenticator) return null;
       const identity = await s.identities.get(authenticator.identityId);
-      const policy = identity ? await s.authPolicies.get(identity.authPolicyId) : null;
-      return identity ? { authenticator, identity, policy } : null;
+      if (!identity) return null;
+      return { authenticator, identity, policy: await s.authPolicies.get(identity.authPolicyId) };
     });
     if (!found || !found.authenticator.passwordHash || !found.authenticator.salt) {
-      await this.hasher.burn(password);
-      throw new ApiError('INVALID_AUTH');
+      await this.deps.hasher.burn(password);
+      return this.refuse('UNKNOWN_USERNAME');
     }
-    const ok = await this.hasher.verify(password, found.authenticator.passwordHash, found.authenticator.salt);
-    if (!ok) throw new ApiError('INVALID_AUTH');
-    if (isDisabled(found.identity, this.now())) throw new ApiError('INVALID_AUTH');
-    if (found.policy?.primary.updb?.allowed === false) throw new ApiError('INVALID_AUTH');
+    const { authenticator, identity, policy } = found;
+    if (policy && !policy.primary.updb.allowed) {
+      await this.deps.hasher.burn(password);
+      return this.refuse('UPDB_NOT_ALLOWED', { identityId: identity.id, authPolicyId: policy.id });
+    }
+    if (!(await this.deps.hasher.verify(password, authenticator.passwordHash!, authenticator.salt!))) {
+      await this.countFailure(identity, authenticator.id, policy);
+      return this.refuse('WRONG_PASSWORD', { identityId: identity.id });
+    }
+    if (policy && policy.primary.updb.maxAttempts > 0) await this.deps.work((s) => s.loginAttempts.reset(authenticator.id));
+    return this.openSession(identity, authenticator.id, 'password', input, null);
+  }
 
-    const identity = await this.recordClientInfo(found.identity, input);
+  /**
+   * updb `maxAttempts` (0 = unlimited): that many failed passwords in a row disable the identity
+   * for `lockoutDurationMinutes` (0 = until an administrator enables it) and end its sessions.
+   * The count lives in the database, so every replica sees the same attempts.
+   */
+  private async countFailure(identity: Identity, authenticatorId: string, policy: AuthPolicy | null): Promise<void> {
+    const max = policy?.primary.updb.maxAttempts ?? 0;
+    if (max <= 0) return;
+    const attempts = await this.deps.work((s) => s.loginAttempts.recordFailure(authenticatorId, this.now()));
+    if (attempts < max) return;
+    await this.deps.work((s) => s.loginAttempts.reset(authenticatorId));
+    await this.deps.lockout(identity.id, policy!.primary.updb.lockoutDurationMinutes);
+    this.deps.onRefused?.('LOCKED_OUT', { identityId: identity.id, attempts, minutes: policy!.primary.updb.lockoutDurationMinutes });
+  }
+
+  // ------------------------------------------------------------------------------- certificate
+
+  /**
+   * `method=cert` (ZITI-FACTS §1.2): a controller-issued certificate is found by the fingerprint
+   * of its authenticator and must chain to the controller CA bundle; otherwise pki-enrollment
+   * judges the chain (a verified CA with `isAuthEnabled`) and the identity is the certificate's
+   * authenticator or the CA's `externalIdClaim`. `allowExpiredCerts` decides whether validity
+   * periods count.
+   */
+  private async withCertificate(input: AuthenticateInput): Promise<AuthenticatedSession> {
+    const chain = input.clientCertChain ?? [];
+    const leafPem = chain[0];
+    if (!leafPem) return this.refuse('NO_CLIENT_CERTIFICATE');
+    const leaf = certificateOf(leafPem);
+    if (!leaf) return this.refuse('BAD_CLIENT_CERTIFICATE');
+    const now = this.now();
+
+    const byFingerprint = await this.deps.work(async (s) => {
+      const authenticator = await s.authenticators.findByFingerprint(leaf.fingerprint);
+      const identity = authenticator ? await s.identities.get(authenticator.identityId) : null;
+      return authenticator && identity ? { authenticator, identity, policy: await s.authPolicies.get(identity.authPolicyId) } : null;
+    });
+
+    if (byFingerprint) {
+      const { authenticator, identity, policy } = byFingerprint;
+      if (policy && !policy.primary.cert.allowed) return this.refuse('CERT_NOT_ALLOWED', { identityId: identity.id });
+      const allowExpired = policy?.primary.cert.allowExpiredCerts ?? true;
+      const validNow = now >= new Date(leaf.cert.validFrom) && now <= new Date(leaf.cert.validTo);
+      if (!validNow && !allowExpired) return this.refuse('CERT_EXPIRED', { identityId: identity.id });
+      // Inside the leaf's validity when expired certificates are allowed, so only the path counts.
+      const at = validNow ? now : clamp(now, new Date(leaf.cert.validFrom), new Date(leaf.cert.validTo));
+      const controllerIssued = await this.deps
+        .verifyChain(leafPem, chain.slice(1), await this.deps.certificates.controllerCaBundle(), { at, usage: 'clientAuth' })
+        .then(() => true)
+        .catch(() => false);
+      if (!controllerIssued) {
+        const verdict = await this.deps.certificates.verifyWithPki(chain);
+        if (!this.trustedByPki(verdict, leaf.fingerprint, allowExpired)) return this.refuse('CERT_UNTRUSTED', { identityId: identity.id });
+      }
+      return this.openSession(identity, authenticator.id, 'cert', input, null);
+    }
+
+    const verdict = await this.deps.certificates.verifyWithPki(chain);
+    if (!verdict || !verdict.trusted || verdict.fingerprint !== leaf.fingerprint || verdict.isAuthEnabled === false) {
+      return this.refuse('CERT_UNTRUSTED', { fingerprint: leaf.fingerprint });
+    }
+    const externalId = verdict.externalId ?? null;
+    if (!externalId) return this.refuse('CERT_UNKNOWN', { fingerprint: leaf.fingerprint });
+    const found = await this.deps.work(async (s) => {
+      const identity = await s.identities.findByExternalId(externalId);
+      return identity ? { identity, policy: await s.authPolicies.get(identity.authPolicyId) } : null;
+    });
+    if (!found) return this.refuse('CERT_UNKNOWN_EXTERNAL_ID', { externalId });
+    if (found.policy && !found.policy.primary.cert.allowed) return this.refuse('CERT_NOT_ALLOWED', { identityId: found.identity.id });
+    if (verdict.expired && !(found.policy?.primary.cert.allowExpiredCerts ?? true)) return this.refuse('CERT_EXPIRED', { identityId: found.identity.id });
+    return this.openSession(found.identity, '', 'cert', input, null);
+  }
+
+  private trustedByPki(verdict: VerifyClientCertificateResult | null, fingerprint: string, allowExpired: boolean): boolean {
+    if (!verdict || !verdict.trusted || verdict.fingerprint !== fingerprint) return false;
+    if (verdict.isAuthEnabled === false) return false;
+    return !verdict.expired || allowExpired;
+  }
+
+  // ------------------------------------------------------------------------------ external JWT
+
+  private findSigner = (issuer: string) => this.deps.work((s) => s.extJwtSigners.findByIssuer(issuer));
+
+  /** `method=ext-jwt` with `Authorization: Bearer <jwt>`: the rules of seed §5.1, then the auth policy. */
+  private async withExternalJwt(input: AuthenticateInput): Promise<AuthenticatedSession> {
+    const token = bearerToken(input.authorization);
+    if (!token) return this.refuse('NO_BEARER_TOKEN');
+    let verified;
+    try {
+      verified = await verifyExternalJwt(token, this.findSigner, this.deps.signerKeys, this.now());
+    } catch (err) {
+      if (err instanceof ExtJwtRejected) return this.refuse(err.reason, { detail: err.message });
+      throw err;
+    }
+    const { signer, claim } = verified;
+    const found = await this.deps.work(async (s) => {
+      const identity = signer.useExternalId ? await s.identities.findByExternalId(claim) : await s.identities.get(claim);
+      return identity ? { identity, policy: await s.authPolicies.get(identity.authPolicyId) } : null;
+    });
+    if (!found) return this.refuse('IDENTITY', { signerId: signer.id, claim });
+    if (found.policy && !allowsSigner(found.policy.primary, signer.id)) {
+      return this.refuse('EXT_JWT_NOT_ALLOWED', { identityId: found.identity.id, signerId: signer.id });
+    }
+    return this.openSession(found.identity, '', 'ext-jwt', input, signer.id);
+  }
+
+  /** Whether `jwt` is a valid JWT of `signer` naming `identity` (the secondary factor). */
+  private async secondaryJwt(identity: Identity, signer: ExternalJwtSigner | null, jwt: string | undefined): Promise<Date | null> {
+    if (!signer || !jwt) return null;
+    try {
+      const verified = await verifyExternalJwt(jwt, async (iss) => (iss === signer.issuer ? signer : null), this.deps.signerKeys, this.now());
+      const matches = signer.useExternalId ? identity.externalId !== null && identity.externalId === verified.claim : identity.id === verified.claim;
+      return matches ? verified.expiresAt : null;
+    } catch (err) {
+      if (err instanceof ExtJwtRejected) return null;
+      throw err;
+    }
+  }
+
+  /** `ziti.rpc.auth.call.verifyExtJwtSecondary`: the gateway's per-request check. */
+  async verifySecondary(request: ExtJwtSecondaryRequest): Promise<ExtJwtSecondaryResult> {
+    const fields = [request?.identityId, request?.signerId, request?.jwt];
+    if (!fields.every((f) => typeof f === 'string' && f !== '' && f.length < 16_384)) return { valid: false };
+    const found = await this.deps.work(async (s) => ({ identity: await s.identities.get(request.identityId), signer: await s.extJwtSigners.get(request.signerId) }));
+    if (!found.identity) return { valid: false };
+    const expiresAt = await this.secondaryJwt(found.identity, found.signer, request.jwt);
+    if (!expiresAt) return { valid: false };
+    const until = Math.min(expiresAt.getTime(), this.now().getTime() + secondaryAnswerTtlMs);
+    return { valid: true, validUntil: new Date(until).toISOString() };
+  }
+
+  // ---------------------------------------------------------------------------------- sessions
+
+  private async openSession(
+    identity: Identity,
+    authenticatorId: string,
+    method: 'password' | 'cert' | 'ext-jwt',
+    input: AuthenticateInput,
+    verifiedSignerId: string | null,
+  ): Promise<AuthenticatedSession> {
+    if (isDisabled(identity, this.now())) return this.refuse('DISABLED', { identityId: identity.id });
+    const { factors, mfaVerified, requiredSigner } = await this.deps.work(async (s: AuthStores) => {
+      const f = await secondaryFactorsOf(s, identity.authPolicyId);
+      return {
+        factors: f,
+        mfaVerified: (await s.mfa.verifiedAmong([identity.id])).has(identity.id),
+        requiredSigner: f.requiredExtJwtSigner ? await s.extJwtSigners.get(f.requiredExtJwtSigner.id) : null,
+      };
+    });
+    const extJwtSatisfied =
+      !factors.requiredExtJwtSigner ||
+      verifiedSignerId === factors.requiredExtJwtSigner.id ||
+      (await this.secondaryJwt(identity, requiredSigner, bearerToken(input.authorization))) !== null;
+
+    const current = await this.recordClientInfo(identity, input);
     const now = this.now().toISOString();
     const record: ApiSessionRecord = {
       id: cuid(),
       token: randomUUID(),
-      identityId: identity.id,
-      identityName: identity.name,
-      isAdmin: identity.isAdmin,
-      authenticatorId: found.authenticator.id,
-      authMethod: 'password',
+      identityId: current.id,
+      identityName: current.name,
+      isAdmin: current.isAdmin,
+      authenticatorId,
+      authMethod: method,
       ipAddress: input.remoteAddress,
       configTypes: input.configTypes ?? [],
-      isMfaRequired: false,
+      isMfaRequired: mfaVerified,
       isMfaComplete: false,
+      requireTotp: factors.requireTotp,
+      requiredExtJwtSigner: factors.requiredExtJwtSigner,
       tags: {},
       createdAt: now,
       updatedAt: now,
     };
-    await this.sessions.create(record, this.sessionTtlSeconds);
-    const session = await this.sessions.getById(record.id, this.sessionTtlSeconds);
+    await this.deps.sessions.create(record, this.sessionTtlSeconds);
+    const session = await this.deps.sessions.getById(record.id, this.sessionTtlSeconds);
     if (!session) throw new ApiError('UNHANDLED', 'the API session vanished right after it was created');
-    return { session, identity };
+    return { session, identity: current, authQueries: pendingAuthQueries(record, extJwtSatisfied) };
   }
 
   /** envInfo/sdkInfo are overwritten from the authenticate body when they differ (ZITI-FACTS §1.2). */
@@ -87,41 +333,43 @@ export class AuthenticationService {
       return identity;
     }
     const next = { ...identity, envInfo, sdkInfo };
-    await this.work((s) => s.identities.update(next));
+    await this.deps.work((s) => s.identities.update(next));
     return next;
   }
 
-  async current(apiSessionId: string): Promise<AuthenticatedSession> {
-    const session = await this.sessions.getById(apiSessionId, this.sessionTtlSeconds);
+  async current(apiSessionId: string): Promise<{ session: LiveApiSession; identity: Identity }> {
+    const session = await this.deps.sessions.getById(apiSessionId, this.sessionTtlSeconds);
     if (!session) throw new ApiError('UNAUTHORIZED');
-    const identity = await this.work((s) => s.identities.get(session.identityId));
+    const identity = await this.deps.work((s) => s.identities.get(session.identityId));
     if (!identity) throw new ApiError('UNAUTHORIZED');
     return { session, identity };
   }
 
   async get(id: string): Promise<LiveApiSession> {
-    const session = await this.sessions.getById(id, this.sessionTtlSeconds);
+    const session = await this.deps.sessions.getById(id, this.sessionTtlSeconds);
     if (!session) throw ApiError.notFound('apiSession', id);
     return session;
   }
 
   async list(input: ListInput): Promise<ListPage<LiveApiSession>> {
-    return this.sessionQuery.list(await this.sessions.listAll(this.sessionTtlSeconds), input);
+    return this.deps.sessionQuery.list(await this.deps.sessions.listAll(this.sessionTtlSeconds), input);
   }
 
   async delete(id: string): Promise<void> {
     const session = await this.get(id);
-    await this.sessions.delete(id);
-    await this.work((s) => s.events.emit(eventTypes.apiSessionDeleted.type, { id, identityId: session.identityId }, eventTypes.apiSessionDeleted.version));
+    await this.deps.sessions.delete(id);
+    await this.deps.work((s) =>
+      s.events.emit(eventTypes.apiSessionDeleted.type, { id, identityId: session.identityId }, eventTypes.apiSessionDeleted.version),
+    );
   }
 
   async hasApiSession(identityId: string): Promise<boolean> {
-    return (await this.sessions.listIdsByIdentity(identityId)).length > 0;
+    return (await this.deps.sessions.listIdsByIdentity(identityId)).length > 0;
   }
 
   async identityNames(ids: string[]): Promise<Map<string, Identity>> {
     const out = new Map<string, Identity>();
-    await this.work(async (s) => {
+    await this.deps.work(async (s) => {
       for (const id of new Set(ids)) {
         const i = await s.identities.get(id);
         if (i) out.set(id, i);
@@ -129,4 +377,8 @@ export class AuthenticationService {
     });
     return out;
   }
+}
+
+function clamp(at: Date, from: Date, to: Date): Date {
+  return new Date(Math.min(Math.max(at.getTime(), from.getTime()), to.getTime()));
 }

@@ -1,12 +1,15 @@
 import { X509Certificate, createHash } from 'node:crypto';
 import { ApiError } from '@ziti/contracts';
 import { base62Uuid } from '@ziti/platform';
+import { assertPasswordMeetsPolicy } from './auth-policy.ts';
 import type { Authenticator, ListInput, ListPage } from './model.ts';
 import { passwordLimits, usernameLimits } from './password.ts';
 import type { AuthStores, PasswordHasher, UnitOfWork } from './ports.ts';
 
 export interface AuthenticatorInput {
   identityId?: string;
+  /** Self-service updates (`/current-identity/authenticators/{id}`) prove the current password. */
+  currentPassword?: string | null;
   method?: string;
   username?: string | null;
   password?: string | null;
@@ -28,6 +31,13 @@ export function certificateFingerprint(certPem: string): string {
     throw new ApiError('INVALID_CERT_PEM', { field: 'certPem', reason: 'certPem is not a PEM encoded x509 certificate', value: '<pem>' });
   }
   return createHash('sha1').update(cert.raw).digest('hex');
+}
+
+/** A password set through the API or enrollment must meet the identity's auth policy (updb section). */
+export async function assertPasswordAllowed(s: AuthStores, identityId: string, password: string): Promise<void> {
+  const identity = await s.identities.get(identityId);
+  const policy = identity ? await s.authPolicies.get(identity.authPolicyId) : null;
+  if (policy) assertPasswordMeetsPolicy(password, policy.primary.updb);
 }
 
 /** Administration of authenticators (updb and cert), at most one per method and identity. */
@@ -88,6 +98,7 @@ export class AuthenticatorService {
       if (!(await s.identities.get(a.identityId))) {
         throw new ApiError('COULD_NOT_VALIDATE', { field: 'identityId', reason: `no identity found with id ${a.identityId}`, value: a.identityId });
       }
+      if (method === 'updb') await assertPasswordAllowed(s, a.identityId, input.password!);
       const existing = await s.authenticators.listByIdentity(a.identityId);
       if (existing.some((e) => e.method === method)) {
         throw new ApiError('MAX_AUTHENTICATOR_METHODS_REACHED', { field: 'method', reason: `identity already has a ${method} authenticator`, value: method });
@@ -101,6 +112,35 @@ export class AuthenticatorService {
    * Replaces (PUT: username and password required) or patches an authenticator. Only updb
    * authenticators have updatable credentials; cert ones may only change tags.
    */
+  /** The caller's own authenticators (`GET /current-identity/authenticators`). */
+  async listOwn(identityId: string, input: ListInput): Promise<ListPage<Authenticator>> {
+    return this.work((s) => s.authenticators.list(input, identityId));
+  }
+
+  /** One of the caller's authenticators; someone else's is not found. */
+  async getOwn(identityId: string, id: string): Promise<Authenticator> {
+    const a = await this.work((s) => s.authenticators.get(id));
+    if (!a || a.identityId !== identityId) throw ApiError.notFound('authenticator', id);
+    return a;
+  }
+
+  /**
+   * Self-service replace/patch of the caller's updb authenticator: the current password must be
+   * right (401 UNAUTHORIZED with the field in the cause, ZITI-FACTS §11), the new one must meet
+   * the auth policy.
+   */
+  async updateOwn(identityId: string, id: string, input: AuthenticatorInput, mode: 'replace' | 'patch'): Promise<void> {
+    const own = await this.getOwn(identityId, id);
+    if (own.method !== 'updb' || !own.passwordHash || !own.salt) {
+      throw new ApiError('CAN_NOT_UPDATE_AUTHENTICATOR', { code: 'UNHANDLED', message: 'only updb authenticators have a username and password' });
+    }
+    const current = input.currentPassword ?? '';
+    if (!current || !(await this.hasher.verify(current, own.passwordHash, own.salt))) {
+      throw new ApiError('UNAUTHORIZED', { field: 'currentPassword', reason: 'the current password is not correct', value: '***' });
+    }
+    await this.update(id, input, mode);
+  }
+
   async update(id: string, input: AuthenticatorInput, mode: 'replace' | 'patch'): Promise<void> {
     const has = (k: keyof AuthenticatorInput) => mode === 'replace' || (Object.hasOwn(input, k) && input[k] != null);
     let hashed: { hash: string; salt: string } | undefined;
@@ -119,6 +159,7 @@ export class AuthenticatorService {
       }
       const next: Authenticator = { ...current, updatedAt: this.now() };
       if (has('username')) next.username = input.username!;
+      if (has('password')) await assertPasswordAllowed(s, current.identityId, input.password!);
       if (has('password')) {
         hashed ??= await this.hasher.hash(input.password!);
         next.passwordHash = hashed.hash;

@@ -23,7 +23,7 @@ export const defaultAuthPolicy = {
     },
     extJwt: { allowed: true, allowedSigners: [] as string[] },
   },
-  secondary: { requireTotp: false, requireExtJwtSigner: null },
+  secondary: { requireTotp: false, requireExtJwtSigner: null as string | null },
 };
 
 export interface AdminSeed {
@@ -39,7 +39,7 @@ export interface AdminSeed {
 export async function seedAuthData(work: UnitOfWork, hasher: PasswordHasher, admin: AdminSeed | undefined, now = new Date()): Promise<'created' | 'exists'> {
   await work(async (s) => {
     for (const id of ['Default', 'Router']) await s.identityTypes.insertIfAbsent({ id, name: id, createdAt: now, updatedAt: now });
-    await s.authPolicies.insertIfAbsent({ ...defaultAuthPolicy, createdAt: now, updatedAt: now });
+    await s.authPolicies.insertIfAbsent({ ...defaultAuthPolicy, tags: {}, createdAt: now, updatedAt: now });
   });
   const existing = await work((s) => s.identities.findDefaultAdmin());
   if (existing) return 'exists';

@@ -3,6 +3,8 @@ import { shortId } from '@ziti/platform';
 import type { Identity, ListInput, ListPage, RoleFilter } from './model.ts';
 import { isDisabled } from './model.ts';
 import type { AuthStores, SessionStore, UnitOfWork } from './ports.ts';
+import { secondaryFactorsOf } from './session-factors.ts';
+import type { EnrollmentPort, EnrollmentRequestSpec } from './credential-service.ts';
 
 /** What an administrator may set on an identity (create, replace or patch). */
 export interface IdentityInput {
@@ -51,6 +53,15 @@ export function assertRoleAttributes(field: string, values: string[] | null | un
   return [...new Set(list)].sort();
 }
 
+/** The create body's `enrollment`: `{ott:true}` | `{ottca:caId}` | `{updb:username}`, first match wins (ZITI-FACTS §12.1). */
+function enrollmentSpecsOf(enrollment: IdentityInput['enrollment']): EnrollmentRequestSpec[] {
+  if (!enrollment) return [];
+  if (enrollment.ott) return [{ method: 'ott' }];
+  if (enrollment.ottca) return [{ method: 'ottca', caId: enrollment.ottca }];
+  if (enrollment.updb) return [{ method: 'updb', username: enrollment.updb }];
+  return [];
+}
+
 /**
  * Identity administration. Every change and its event commit together; a deleted or disabled
  * identity loses its API sessions.
@@ -61,6 +72,8 @@ export class IdentityService {
     private readonly sessions: SessionStore,
     private readonly sessionTtlSeconds: number,
     private readonly now: () => Date = () => new Date(),
+    /** pki-enrollment, which creates the enrollments an identity is created with. */
+    private readonly enrollments?: EnrollmentPort,
   ) {}
 
   async get(id: string): Promise<Identity> {
@@ -89,11 +102,17 @@ export class IdentityService {
     }
   }
 
+  /**
+   * Creates an identity, with its enrollment when the body asks for one (ZITI-FACTS §5.1, §12.1):
+   * pki-enrollment creates the enrollment first, and it is removed again if the identity does not
+   * commit, so the client sees both or neither. (No transaction is held during the call: a service
+   * never waits on another while holding its own database.)
+   */
   async create(input: IdentityInput): Promise<Identity> {
-    if (input.enrollment && (input.enrollment.ott || input.enrollment.ottca || input.enrollment.updb)) {
-      // Enrollments belong to pki-enrollment, which does not create them yet: refuse rather than
-      // create an identity without the credential the caller asked for.
-      throw new ApiError('NOT_IMPLEMENTED', { code: 'NOT_IMPLEMENTED', message: 'creating an identity with an enrollment is not implemented yet' });
+    const specs = enrollmentSpecsOf(input.enrollment);
+    const enrollments = this.enrollments;
+    if (specs.length > 0 && !enrollments) {
+      throw new ApiError('NOT_IMPLEMENTED', { code: 'NOT_IMPLEMENTED', message: 'creating an identity with an enrollment needs pki-enrollment' });
     }
     const name = (input.name ?? '').trim();
     if (!name) throw ApiError.field('name', 'name in body is required', input.name);
@@ -120,12 +139,20 @@ export class IdentityService {
       createdAt: now,
       updatedAt: now,
     };
-    return this.work(async (s) => {
-      await this.checkAuthPolicy(s, identity.authPolicyId);
-      await s.identities.insert(identity);
-      await s.events.emit(eventTypes.identityCreated.type, identityState(identity, now), eventTypes.identityCreated.version);
-      return identity;
-    });
+    const enrolled = specs.length > 0 ? await enrollments!.createForIdentity(identity.id, specs) : [];
+    try {
+      return await this.work(async (s) => {
+        await this.checkAuthPolicy(s, identity.authPolicyId);
+        await s.identities.insert(identity);
+        await s.events.emit(eventTypes.identityCreated.type, identityState(identity, now), eventTypes.identityCreated.version);
+        return identity;
+      });
+    } catch (err) {
+      // The identity did not commit: take back its enrollments (best effort; an enrollment of a
+      // missing identity can never be used, as auth refuses a credential for it).
+      if (enrolled.length > 0) await enrollments!.deleteForIdentity(identity.id, enrolled).catch(() => undefined);
+      throw err;
+    }
   }
 
   /** PUT replaces every updatable field (absent ones become empty); PATCH only those present. */
@@ -155,16 +182,37 @@ export class IdentityService {
       await s.identities.update(next);
       await s.events.emit(eventTypes.identityUpdated.type, identityState(next, now), eventTypes.identityUpdated.version);
     });
-    if (mode === 'replace' || Object.hasOwn(input, 'isAdmin')) await this.refreshSessions(id);
+    if (mode === 'replace' || Object.hasOwn(input, 'isAdmin') || Object.hasOwn(input, 'authPolicyId') || Object.hasOwn(input, 'name')) {
+      await this.refreshSessions(id);
+    }
   }
 
-  /** Sessions carry `isAdmin` for the gateway's check: keep them in step with the identity. */
+  /**
+   * Sessions carry `isAdmin` and the auth policy's secondary factors for the gateway's check:
+   * keep them in step with the identity.
+   */
   private async refreshSessions(id: string): Promise<void> {
-    const identity = await this.work((s) => s.identities.get(id));
-    if (!identity) return;
-    for (const sid of await this.sessions.listIdsByIdentity(id)) {
-      await this.sessions.update(sid, { isAdmin: identity.isAdmin, identityName: identity.name }, this.sessionTtlSeconds);
+    const sessionIds = await this.sessions.listIdsByIdentity(id);
+    if (sessionIds.length === 0) return;
+    const found = await this.work(async (s) => {
+      const identity = await s.identities.get(id);
+      return identity ? { identity, factors: await secondaryFactorsOf(s, identity.authPolicyId) } : null;
+    });
+    if (!found) return;
+    for (const sid of sessionIds) {
+      await this.sessions.update(sid, { isAdmin: found.identity.isAdmin, identityName: found.identity.name, ...found.factors }, this.sessionTtlSeconds);
     }
+  }
+
+  /** Ends an identity's sessions and tells the others (edge sessions go with them). */
+  private async endSessions(identityId: string): Promise<void> {
+    const ended = await this.sessions.deleteByIdentity(identityId);
+    if (ended.length === 0) return;
+    await this.work(async (s) => {
+      for (const sid of ended) {
+        await s.events.emit(eventTypes.apiSessionDeleted.type, { id: sid, identityId }, eventTypes.apiSessionDeleted.version);
+      }
+    });
   }
 
   async delete(id: string): Promise<void> {
@@ -179,7 +227,7 @@ export class IdentityService {
       await s.identities.delete(id);
       await s.events.emit(eventTypes.identityDeleted.type, identityState(current, this.now()), eventTypes.identityDeleted.version);
     });
-    await this.sessions.deleteByIdentity(id);
+    await this.endSessions(id);
   }
 
   async disable(id: string, durationMinutes: number): Promise<void> {
@@ -198,7 +246,7 @@ export class IdentityService {
       await s.identities.update(next);
       await s.events.emit(eventTypes.identityUpdated.type, identityState(next, now), eventTypes.identityUpdated.version);
     });
-    await this.sessions.deleteByIdentity(id);
+    await this.endSessions(id);
   }
 
   async enable(id: string): Promise<void> {

@@ -1,6 +1,8 @@
 import type { ApiSessionStore } from '@ziti/platform';
 import type { EventSink } from '@ziti/platform';
-import type { AuthPolicySummary, Authenticator, Identity, ListInput, ListPage, NamedEntity, RoleFilter } from './model.ts';
+import type { AuthPolicy } from './auth-policy.ts';
+import type { ExternalJwtSigner } from './ext-jwt-signer.ts';
+import type { Authenticator, Identity, ListInput, ListPage, NamedEntity, RoleFilter } from './model.ts';
 
 export interface IdentityStore {
   get(id: string): Promise<Identity | null>;
@@ -10,6 +12,9 @@ export interface IdentityStore {
   list(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Identity>>;
   findDefaultAdmin(): Promise<Identity | null>;
   findByName(name: string): Promise<Identity | null>;
+  findByExternalId(externalId: string): Promise<Identity | null>;
+  /** Ids of the identities using an auth policy (at most `limit`). */
+  idsByAuthPolicy(authPolicyId: string, limit?: number): Promise<string[]>;
 }
 
 export interface AuthenticatorStore {
@@ -19,13 +24,73 @@ export interface AuthenticatorStore {
   delete(id: string): Promise<boolean>;
   listByIdentity(identityId: string): Promise<Authenticator[]>;
   findByUsername(username: string): Promise<Authenticator | null>;
+  findByFingerprint(fingerprint: string): Promise<Authenticator | null>;
   /** Lists with ZitiQL; `identityId` narrows to one identity's authenticators. */
   list(input: ListInput, identityId?: string): Promise<ListPage<Authenticator>>;
 }
 
 export interface AuthPolicyStore {
-  get(id: string): Promise<AuthPolicySummary | null>;
-  insertIfAbsent(policy: AuthPolicySummary & { isSystem: boolean; secondary: unknown }): Promise<void>;
+  get(id: string): Promise<AuthPolicy | null>;
+  insertIfAbsent(policy: AuthPolicy): Promise<void>;
+  insert(policy: AuthPolicy): Promise<void>;
+  update(policy: AuthPolicy): Promise<void>;
+  delete(id: string): Promise<boolean>;
+  list(input: ListInput): Promise<ListPage<AuthPolicy>>;
+  /** Ids of the policies that name a signer (allowed or required). */
+  idsReferencingSigner(signerId: string): Promise<string[]>;
+}
+
+export interface ExternalJwtSignerStore {
+  get(id: string): Promise<ExternalJwtSigner | null>;
+  findByIssuer(issuer: string): Promise<ExternalJwtSigner | null>;
+  insert(signer: ExternalJwtSigner): Promise<void>;
+  update(signer: ExternalJwtSigner): Promise<void>;
+  delete(id: string): Promise<boolean>;
+  /** `onlyWithAuthUrl`: the client API's anonymous listing (enabled signers with an externalAuthUrl). */
+  list(input: ListInput, onlyWithAuthUrl?: boolean): Promise<ListPage<ExternalJwtSigner>>;
+}
+
+/** An MFA record as stored: the TOTP secret and the recovery codes sealed (SecretBox tokens). */
+export interface StoredMfa {
+  id: string;
+  identityId: string;
+  isVerified: boolean;
+  sealedSecret: string;
+  sealedRecoveryCodes: string;
+  tags: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface MfaStore {
+  /** `forUpdate` locks the row until the transaction ends (single-use recovery codes). */
+  getByIdentity(identityId: string, forUpdate?: boolean): Promise<StoredMfa | null>;
+  insert(mfa: StoredMfa): Promise<void>;
+  update(mfa: StoredMfa): Promise<void>;
+  deleteByIdentity(identityId: string): Promise<boolean>;
+  /** Which of these identities have a verified MFA. */
+  verifiedAmong(identityIds: string[]): Promise<Set<string>>;
+}
+
+/** Consecutive failed password attempts per updb authenticator. */
+export interface LoginAttemptStore {
+  /** Counts one more failure and answers the count. */
+  recordFailure(authenticatorId: string, at: Date): Promise<number>;
+  reset(authenticatorId: string): Promise<void>;
+}
+
+export interface IdentityTrace {
+  identityId: string;
+  enabled: boolean;
+  traceId: string | null;
+  until: Date | null;
+  channels: string[];
+  updatedAt: Date;
+}
+
+export interface IdentityTraceStore {
+  get(identityId: string): Promise<IdentityTrace | null>;
+  put(trace: IdentityTrace): Promise<void>;
 }
 
 export interface IdentityTypeStore {
@@ -40,6 +105,10 @@ export interface AuthStores {
   authenticators: AuthenticatorStore;
   authPolicies: AuthPolicyStore;
   identityTypes: IdentityTypeStore;
+  extJwtSigners: ExternalJwtSignerStore;
+  mfa: MfaStore;
+  loginAttempts: LoginAttemptStore;
+  traces: IdentityTraceStore;
   events: EventSink;
 }
 

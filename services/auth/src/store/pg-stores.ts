@@ -1,10 +1,10 @@
 import { ApiError } from '@ziti/contracts';
 import { type Db, listRows } from '@ziti/platform';
 import { and, eq } from 'drizzle-orm';
-import type { AuthPolicySummary, Authenticator, Identity, ListInput, ListPage, NamedEntity, RoleFilter } from '../domain/model.ts';
-import type { AuthPolicyStore, AuthenticatorStore, IdentityStore, IdentityTypeStore } from '../domain/ports.ts';
+import type { Authenticator, Identity, ListInput, ListPage, NamedEntity, RoleFilter } from '../domain/model.ts';
+import type { AuthenticatorStore, IdentityStore, IdentityTypeStore } from '../domain/ports.ts';
 import { authenticatorQuery, identityQuery, identityTypeQuery } from './query-entities.ts';
-import { authPolicies, authenticators, identities, identityTypes } from './schema.ts';
+import { authenticators, identities, identityTypes } from './schema.ts';
 import { withUniqueFields } from './unique.ts';
 
 type Row = Record<string, unknown>;
@@ -93,6 +93,16 @@ export class PgIdentityStore implements IdentityStore {
     return rows[0] ?? null;
   }
 
+  async findByExternalId(externalId: string): Promise<Identity | null> {
+    const rows = await this.db.select().from(identities).where(eq(identities.externalId, externalId));
+    return rows[0] ?? null;
+  }
+
+  async idsByAuthPolicy(authPolicyId: string, limit = 10_000): Promise<string[]> {
+    const rows = await this.db.select({ id: identities.id }).from(identities).where(eq(identities.authPolicyId, authPolicyId)).orderBy(identities.id).limit(limit);
+    return rows.map((r) => r.id);
+  }
+
   async findDefaultAdmin(): Promise<Identity | null> {
     const rows = await this.db.select().from(identities).where(eq(identities.isDefaultAdmin, true));
     return rows[0] ?? null;
@@ -176,26 +186,17 @@ export class PgAuthenticatorStore implements AuthenticatorStore {
     return rows[0] ?? null;
   }
 
+  async findByFingerprint(fingerprint: string): Promise<Authenticator | null> {
+    const rows = await this.db
+      .select()
+      .from(authenticators)
+      .where(and(eq(authenticators.certFingerprint, fingerprint), eq(authenticators.method, 'cert')));
+    return rows[0] ?? null;
+  }
+
   async list(input: ListInput, identityId?: string): Promise<ListPage<Authenticator>> {
     const scope = identityId ? { sql: 'a.identity_id = $1', params: [identityId] } : undefined;
     return page(await listRows<Row>(this.db, authenticatorQuery, input, scope ? { scope } : {}), authenticatorFromRow);
-  }
-}
-
-export class PgAuthPolicyStore implements AuthPolicyStore {
-  constructor(private readonly db: Db) {}
-
-  async get(id: string): Promise<AuthPolicySummary | null> {
-    const rows = await this.db.select().from(authPolicies).where(eq(authPolicies.id, id));
-    const r = rows[0];
-    return r ? { id: r.id, name: r.name, primary: r.primary as AuthPolicySummary['primary'], createdAt: r.createdAt, updatedAt: r.updatedAt } : null;
-  }
-
-  async insertIfAbsent(p: AuthPolicySummary & { isSystem: boolean; secondary: unknown }): Promise<void> {
-    await this.db
-      .insert(authPolicies)
-      .values({ id: p.id, name: p.name, isSystem: p.isSystem, primary: p.primary, secondary: p.secondary, tags: {}, createdAt: p.createdAt, updatedAt: p.updatedAt })
-      .onConflictDoNothing();
   }
 }
 

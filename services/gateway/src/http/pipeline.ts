@@ -20,8 +20,11 @@ import {
   type Logger,
   NoRespondersError,
   RequestTimeoutError,
+  pendingAuthQueries,
 } from '@ziti/platform';
 import type { NextFunction, Request, Response } from 'express';
+import type { ExtJwtSecondaryCheck } from './ext-jwt-secondary.ts';
+import type { TokenBucketLimiter } from './rate-limit.ts';
 import { type RouteTable, canonicalPath } from './route-table.ts';
 import { clientCertificateChain } from './tls.ts';
 
@@ -37,7 +40,14 @@ export interface PipelineDeps {
   logger: Logger;
   instanceId: string;
   requestTimeoutMs?: number;
+  /** Limits the authentication operations per client address (429 SERVER_TOO_MANY_REQUESTS). */
+  authLimiter?: TokenBucketLimiter;
+  /** Checks the bearer JWT of sessions whose auth policy requires an external JWT signer. */
+  extJwt?: ExtJwtSecondaryCheck;
 }
+
+/** The operations that try a credential: password/cert/JWT login and the MFA code. */
+const rateLimitedOperations = new Set(['authenticate', 'authenticateMfa']);
 
 const idAlphabet = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-';
 /** Request ids are shortids like the reference's (ZITI-FACTS general conventions). */
@@ -56,18 +66,11 @@ export function goTimeString(date: Date): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 23)}000000 +0000 UTC`;
 }
 
-const mfaQuery: AuthQuery = {
-  typeId: 'MFA',
-  provider: 'ziti',
-  httpMethod: 'POST',
-  httpUrl: './authenticate/mfa',
-  format: 'alphaNumeric',
-  minLength: 4,
-  maxLength: 6,
-};
-
-export function pendingAuthQueries(session: LiveApiSession): AuthQuery[] {
-  return session.isMfaRequired && !session.isMfaComplete ? [mfaQuery] : [];
+/** The secondary factors a request's session still lacks (MFA, and the external JWT of this request). */
+export async function sessionAuthQueries(session: LiveApiSession, req: Request, extJwt: ExtJwtSecondaryCheck | undefined): Promise<AuthQuery[]> {
+  const authorization = typeof req.headers.authorization === 'string' ? req.headers.authorization : undefined;
+  const satisfied = session.requiredExtJwtSigner ? ((await extJwt?.satisfied(session, authorization)) ?? false) : true;
+  return pendingAuthQueries(session, satisfied);
 }
 
 function acceptsJson(req: Request): boolean {
@@ -125,16 +128,28 @@ export function createPipeline(deps: PipelineDeps) {
       }
       const { op, params } = found.match;
 
+      if (deps.authLimiter && rateLimitedOperations.has(op.operationId)) {
+        const decision = deps.authLimiter.take((req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''));
+        if (!decision.allowed) {
+          res.setHeader('retry-after', String(decision.retryAfterSeconds));
+          throw new ApiError('SERVER_TOO_MANY_REQUESTS', { code: 'RATE_LIMITED', message: 'too many authentication attempts from this address, retry later' });
+        }
+      }
+
       const caller = await authenticate(req, res, op, deps);
 
       const contentType = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
       const raw: Buffer | undefined = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
       let body: unknown;
       let rawBody: string | undefined;
-      const takesBody = op.method !== 'GET' && op.method !== 'DELETE';
+      // GET and DELETE bodies are ignored (the console sends `{}` on GET) unless the operation
+      // declares one (`GET /current-identity/mfa/recovery-codes`, `DELETE /identities/{id}/service-configs`).
+      const takesBody = (op.method !== 'GET' && op.method !== 'DELETE') || op.body !== undefined;
       if (raw && takesBody) {
         if (isJsonType(contentType)) body = parseJson(raw);
         else rawBody = raw.toString('base64');
+        // The console's habitual `{}` on a GET is no body (ZITI-FACTS §16).
+        if (op.method === 'GET' && isEmptyObject(body)) body = undefined;
       }
       const input = validateOperationInput(op, {
         params,
@@ -171,6 +186,10 @@ export function createPipeline(deps: PipelineDeps) {
   };
 }
 
+function isEmptyObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+}
+
 function parseJson(raw: Buffer): unknown {
   const text = raw.toString('utf8');
   if (text.trim() === '') return undefined;
@@ -195,7 +214,7 @@ async function authenticate(req: Request, res: Response, op: OperationDef, deps:
         apiSessionId: session.id,
         token: session.token,
         isAdmin: session.isAdmin,
-        authQueries: pendingAuthQueries(session),
+        authQueries: await sessionAuthQueries(session, req, deps.extJwt),
       }
     : undefined;
   if (session) {

@@ -1,0 +1,82 @@
+import {
+  type VerifyClientCertificateRequest,
+  type VerifyClientCertificateResult,
+  calls,
+  pkiCallNames,
+  serverIdentitySchema,
+  subjects,
+  verifyClientCertificateResultSchema,
+} from '@ziti/contracts';
+import type { Bus, Logger } from '@ziti/platform';
+import type { ClientCertificateTrust } from '../domain/authentication-service.ts';
+
+interface PublicServerIdentity {
+  certChainPem: string;
+  caBundlePem: string;
+}
+
+/** Splits a PEM bundle into its certificates. */
+export function pemCertificates(bundle: string): string[] {
+  return [...bundle.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)].map((m) => `${m[0]}\n`);
+}
+
+/**
+ * What auth asks pki-enrollment about certificates: the controller's public TLS identity (CA
+ * bundle and server certificate, cached; the private key is dropped on arrival) and its verdict on
+ * a client certificate chain. A pki-enrollment that is down, or does not answer the call yet, means
+ * "not trusted": a certificate is never accepted on a failed check.
+ */
+export class PkiCertificates implements ClientCertificateTrust {
+  private cached?: { value: PublicServerIdentity; at: number };
+  private loading?: Promise<PublicServerIdentity>;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly logger: Logger,
+    private readonly cacheMs = 5 * 60_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async serverIdentity(): Promise<PublicServerIdentity> {
+    if (this.cached && this.now() - this.cached.at < this.cacheMs) return this.cached.value;
+    this.loading ??= this.bus
+      .request(subjects.call('pki-enrollment', calls.serverIdentity), {}, { timeoutMs: 5_000 })
+      .then((raw) => {
+        const parsed = serverIdentitySchema.parse(raw);
+        const value = { certChainPem: parsed.certChainPem, caBundlePem: parsed.caBundlePem };
+        this.cached = { value, at: this.now() };
+        return value;
+      })
+      .finally(() => {
+        this.loading = undefined;
+      });
+    return this.loading;
+  }
+
+  async controllerCaBundle(): Promise<string[]> {
+    return pemCertificates((await this.serverIdentity()).caBundlePem);
+  }
+
+  async verifyWithPki(chainPem: string[]): Promise<VerifyClientCertificateResult | null> {
+    const request: VerifyClientCertificateRequest = { chainPem: chainPem.slice(0, 10) };
+    try {
+      const raw = await this.bus.request(
+        subjects.call('pki-enrollment', pkiCallNames.verifyClientCertificate),
+        request,
+        { timeoutMs: 5_000 },
+      );
+      const parsed = verifyClientCertificateResultSchema.safeParse(raw);
+      if (!parsed.success) {
+        this.logger.warn(
+          { issues: parsed.error.issues.slice(0, 3) },
+          'pki-enrollment answered an unexpected client certificate verdict',
+        );
+        return null;
+      }
+      return parsed.data;
+    } catch (err) {
+      this.logger.info({ err: (err as Error).message }, 'client certificate not verified by pki-enrollment');
+      return null;
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import { ApiError } from '@ziti/contracts';
+import { describe, expect, it } from 'vitest';
+import { Argon2PasswordHasher } from '../../src/adapters/argon2-password-hasher.ts';
+
+describe('argon2id hashing is bounded (ZITI-FACTS §15)', () => {
+  it('never runs more than `concurrency` hashes at once, however many callers arrive', async () => {
+    const hasher = new Argon2PasswordHasher(2, 100);
+    const { hash, salt } = await hasher.hash('correct horse');
+    const results = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => hasher.verify(i % 2 ? 'correct horse' : 'wrong', hash, salt)),
+    );
+    expect(results.filter(Boolean)).toHaveLength(12);
+    expect(hasher.load()).toEqual({ active: 0, waiting: 0, peak: 2 });
+  });
+
+  it('refuses at once with 429 SERVER_TOO_MANY_REQUESTS beyond the queue limit, and recovers', async () => {
+    const hasher = new Argon2PasswordHasher(1, 2);
+    const { hash, salt } = await hasher.hash('pw-12345');
+    const outcomes = await Promise.allSettled(Array.from({ length: 6 }, () => hasher.verify('pw-12345', hash, salt)));
+    const refused = outcomes.filter((o) => o.status === 'rejected');
+    // One hashing, two waiting: the other three are refused without waiting.
+    expect(refused).toHaveLength(3);
+    for (const r of refused) {
+      const err = (r as PromiseRejectedResult).reason as ApiError;
+      expect(err).toBeInstanceOf(ApiError);
+      expect(err.code).toBe('SERVER_TOO_MANY_REQUESTS');
+    }
+    expect(outcomes.filter((o) => o.status === 'fulfilled' && o.value === true)).toHaveLength(3);
+    expect(hasher.load().peak).toBe(1);
+    expect(await hasher.verify('pw-12345', hash, salt)).toBe(true);
+  });
+
+  it('hashes like the reference parameters: 32-byte key, 10-byte salt, base64', async () => {
+    const hasher = new Argon2PasswordHasher();
+    const { hash, salt } = await hasher.hash('admin');
+    expect(Buffer.from(hash, 'base64')).toHaveLength(32);
+    expect(Buffer.from(salt, 'base64')).toHaveLength(10);
+    expect(await hasher.verify('admin', hash, salt)).toBe(true);
+    expect(await hasher.verify('Admin', hash, salt)).toBe(false);
+  });
+});

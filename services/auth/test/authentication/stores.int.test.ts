@@ -1,0 +1,229 @@
+import { ApiError } from '@ziti/contracts';
+import { type Database, openDatabase } from '@ziti/platform';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../../../test/support/infra.ts';
+import { normalizePrimary, normalizeSecondary } from '../../src/domain/auth-policy.ts';
+import type { ExternalJwtSigner } from '../../src/domain/ext-jwt-signer.ts';
+import type { Identity } from '../../src/domain/model.ts';
+import { authTestBed, seed } from './support.ts';
+
+/**
+ * The stores of the authentication work, as one contract run on the real Postgres and on PGlite
+ * (what `npm start` uses): the same SQL must behave the same on both.
+ */
+const targets: Record<string, () => Promise<{ database: Database; drop: () => Promise<void> }>> = {
+  postgres: async () => {
+    const db = await createTestDatabase('auth');
+    return { database: await openDatabase({ url: db.url }), drop: db.drop };
+  },
+  pglite: async () => ({ database: await openDatabase({ pgliteMemory: true }), drop: async () => undefined }),
+};
+
+const identity = (id: string, authPolicyId = 'default'): Identity => {
+  const now = new Date();
+  return {
+    id,
+    name: `name-${id}`,
+    typeId: 'Default',
+    isAdmin: false,
+    isDefaultAdmin: false,
+    roleAttributes: [],
+    externalId: `ext-${id}`,
+    authPolicyId,
+    disabledAt: null,
+    disabledUntil: null,
+    defaultHostingPrecedence: null,
+    defaultHostingCost: 0,
+    serviceHostingCosts: {},
+    serviceHostingPrecedences: {},
+    appData: {},
+    envInfo: {},
+    sdkInfo: {},
+    tags: {},
+    createdAt: now,
+    updatedAt: now,
+  };
+};
+
+const signer = (id: string, o: Partial<ExternalJwtSigner> = {}): ExternalJwtSigner => ({
+  id,
+  name: `signer-${id}`,
+  enabled: true,
+  issuer: `https://${id}.example`,
+  audience: 'a',
+  certPem: null,
+  fingerprint: null,
+  commonName: null,
+  notBefore: null,
+  notAfter: null,
+  kid: null,
+  jwksEndpoint: `https://${id}.example/jwks`,
+  claimsProperty: null,
+  useExternalId: false,
+  externalAuthUrl: null,
+  clientId: null,
+  scopes: ['openid'],
+  tags: { t: '1' },
+  createdAt: new Date(),
+  updatedAt: new Date(),
+  ...o,
+});
+
+for (const [name, open] of Object.entries(targets)) {
+  describe(`authentication stores on ${name}`, () => {
+    const cleanups: (() => Promise<void>)[] = [];
+    afterAll(async () => {
+      for (const c of cleanups.reverse()) await c();
+    });
+
+    async function bed() {
+      const target = await open();
+      const b = await authTestBed({ database: target.database });
+      cleanups.push(target.drop, () => b.close());
+      await seed(b.work);
+      return b;
+    }
+
+    it('auth policies: insert, read back normalised, list by dotted fields, find references to signers', async () => {
+      const { work } = await bed();
+      await work(async (s) => {
+        await s.extJwtSigners.insert(signer('s1'));
+        await s.extJwtSigners.insert(signer('s2', { certPem: null }));
+        const now = new Date();
+        await s.authPolicies.insert({
+          id: 'p1',
+          name: 'p1',
+          isSystem: false,
+          primary: normalizePrimary({ extJwt: { allowedSigners: ['s1'] }, updb: { maxAttempts: 4 } }),
+          secondary: normalizeSecondary({}),
+          tags: {},
+          createdAt: now,
+          updatedAt: now,
+        });
+        await s.authPolicies.insert({
+          id: 'p2',
+          name: 'p2',
+          isSystem: false,
+          primary: normalizePrimary({}),
+          secondary: normalizeSecondary({ requireExtJwtSigner: 's2', requireTotp: true }),
+          tags: { a: 'b' },
+          createdAt: now,
+          updatedAt: now,
+        });
+      });
+      const p1 = await work((s) => s.authPolicies.get('p1'));
+      expect(p1!.primary.extJwt.allowedSigners).toEqual(['s1']);
+      expect(p1!.primary.updb.maxAttempts).toBe(4);
+      expect(await work((s) => s.authPolicies.idsReferencingSigner('s1'))).toEqual(['p1']);
+      expect(await work((s) => s.authPolicies.idsReferencingSigner('s2'))).toEqual(['p2']);
+      expect(await work((s) => s.authPolicies.idsReferencingSigner('s3'))).toEqual([]);
+      const listed = await work((s) =>
+        s.authPolicies.list({
+          filter: 'anyOf(primary.extJwt.allowedSigners) = "s1" or secondary.requireTotp = true',
+          sort: 'name asc',
+        }),
+      );
+      expect(listed.items.map((p) => p.id)).toEqual(['p1', 'p2']);
+      expect((await work((s) => s.authPolicies.list({ filter: 'tags.a = "b"' }))).items.map((p) => p.id)).toEqual([
+        'p2',
+      ]);
+      const dup = await work((s) => s.authPolicies.insert({ ...p1!, id: 'p3' })).catch((e: unknown) => e);
+      expect(dup).toBeInstanceOf(ApiError);
+      expect((dup as ApiError).cause).toMatchObject({ field: 'name' });
+      expect(await work((s) => s.authPolicies.delete('p2'))).toBe(true);
+      expect(await work((s) => s.authPolicies.delete('p2'))).toBe(false);
+    });
+
+    it('signers: unique name, issuer and kid; key source check; client listing only shows enabled ones with a login URL', async () => {
+      const { work } = await bed();
+      await work((s) => s.extJwtSigners.insert(signer('a', { externalAuthUrl: 'https://a/login', kid: 'k-a' })));
+      await work((s) => s.extJwtSigners.insert(signer('b', { enabled: false, externalAuthUrl: 'https://b/login' })));
+      await work((s) => s.extJwtSigners.insert(signer('c')));
+      for (const [clash, field] of [
+        [signer('d', { name: 'signer-a' }), 'name'],
+        [signer('d', { issuer: 'https://a.example' }), 'issuer'],
+        [signer('d', { kid: 'k-a' }), 'kid'],
+      ] as const) {
+        const err = await work((s) => s.extJwtSigners.insert(clash)).catch((e: unknown) => e);
+        expect((err as ApiError).cause, field).toMatchObject({ field });
+      }
+      const noKey = await work((s) => s.extJwtSigners.insert(signer('e', { jwksEndpoint: null }))).catch(
+        (e: unknown) => e,
+      );
+      expect(noKey).toBeInstanceOf(Error);
+      expect((await work((s) => s.extJwtSigners.findByIssuer('https://c.example')))!.id).toBe('c');
+      expect((await work((s) => s.extJwtSigners.list({}, true))).items.map((x) => x.id)).toEqual(['a']);
+      expect(
+        (await work((s) => s.extJwtSigners.list({ filter: 'anyOf(scopes) = "openid" and enabled = true' }))).totalCount,
+      ).toBe(2);
+      const a = await work((s) => s.extJwtSigners.get('a'));
+      await work((s) => s.extJwtSigners.update({ ...a!, audience: null, scopes: [] }));
+      expect(await work((s) => s.extJwtSigners.get('a'))).toMatchObject({
+        audience: null,
+        scopes: [],
+        tags: { t: '1' },
+      });
+    });
+
+    it('mfa, failed attempts and traces', async () => {
+      const { work } = await bed();
+      await work((s) => s.identities.insert(identity('i1')));
+      await work((s) => s.identities.insert(identity('i2')));
+      const now = new Date();
+      const mfa = {
+        id: 'm1',
+        identityId: 'i1',
+        isVerified: false,
+        sealedSecret: 'v1.a.b',
+        sealedRecoveryCodes: 'v1.c.d',
+        tags: {},
+        createdAt: now,
+        updatedAt: now,
+      };
+      await work((s) => s.mfa.insert(mfa));
+      const again = await work((s) => s.mfa.insert({ ...mfa, id: 'm2' })).catch((e: unknown) => e);
+      expect((again as ApiError).code).toBe('MFA_EXISTS');
+      expect(await work((s) => s.mfa.verifiedAmong(['i1', 'i2']))).toEqual(new Set());
+      await work(async (s) => {
+        const locked = await s.mfa.getByIdentity('i1', true);
+        await s.mfa.update({ ...locked!, isVerified: true });
+      });
+      expect(await work((s) => s.mfa.verifiedAmong(['i1', 'i2', 'i1']))).toEqual(new Set(['i1']));
+      expect(await work((s) => s.mfa.deleteByIdentity('i1'))).toBe(true);
+      expect(await work((s) => s.mfa.getByIdentity('i1'))).toBeNull();
+
+      await work((s) =>
+        s.authenticators.insert({
+          id: 'a1',
+          identityId: 'i2',
+          method: 'updb',
+          username: 'u2',
+          passwordHash: 'h',
+          salt: 's',
+          certFingerprint: null,
+          certPem: null,
+          tags: {},
+          createdAt: now,
+          updatedAt: now,
+        }),
+      );
+      expect(await work((s) => s.loginAttempts.recordFailure('a1', now))).toBe(1);
+      expect(await work((s) => s.loginAttempts.recordFailure('a1', now))).toBe(2);
+      await work((s) => s.loginAttempts.reset('a1'));
+      expect(await work((s) => s.loginAttempts.recordFailure('a1', now))).toBe(1);
+
+      await work((s) =>
+        s.traces.put({ identityId: 'i2', enabled: true, traceId: 't', until: now, channels: ['x'], updatedAt: now }),
+      );
+      await work((s) =>
+        s.traces.put({ identityId: 'i2', enabled: false, traceId: null, until: null, channels: [], updatedAt: now }),
+      );
+      expect(await work((s) => s.traces.get('i2'))).toMatchObject({ enabled: false, traceId: null, channels: [] });
+      expect(await work((s) => s.identities.idsByAuthPolicy('default'))).toEqual(expect.arrayContaining(['i1', 'i2']));
+      expect((await work((s) => s.identities.findByExternalId('ext-i2')))!.id).toBe('i2');
+      // Deleting the identity takes its MFA, traces and counters with it.
+      await work((s) => s.identities.delete('i2'));
+      expect(await work((s) => s.traces.get('i2'))).toBeNull();
+    });
+  });
+}

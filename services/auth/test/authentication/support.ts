@@ -1,0 +1,38 @@
+import {
+  type ApiSessionStore,
+  type Database,
+  MemoryApiSessionStore,
+  createUnitOfWork,
+  migrate,
+  openDatabase,
+} from '@ziti/platform';
+import { bindAuthStores, migrations } from '../../src/app.ts';
+import type { AuthStores, PasswordHasher, UnitOfWork } from '../../src/domain/ports.ts';
+import { seedAuthData } from '../../src/domain/bootstrap.ts';
+
+/**
+ * Auth's real stores on an in-memory Postgres (PGlite) with every migration applied: domain tests
+ * run against the same SQL as production, with no fakes of the stores.
+ */
+export async function authTestBed(options: { database?: Database } = {}) {
+  const database = options.database ?? (await openDatabase({ pgliteMemory: true }));
+  await migrate(database, migrations);
+  const work: UnitOfWork = createUnitOfWork<AuthStores>(database, undefined, 'auth', bindAuthStores);
+  const sessions: ApiSessionStore = new MemoryApiSessionStore();
+  return { database, work, sessions, close: () => database.close() };
+}
+
+/** A hasher that costs nothing: domain tests are about rules, not argon2. */
+export const plainHasher: PasswordHasher = {
+  async hash(password) {
+    return { hash: Buffer.from(password).toString('base64'), salt: 'c2FsdA==' };
+  },
+  async verify(password, hash) {
+    return Buffer.from(password).toString('base64') === hash;
+  },
+  async burn() {},
+};
+
+export async function seed(work: UnitOfWork): Promise<void> {
+  await seedAuthData(work, plainHasher, { username: 'admin', password: 'admin-password' });
+}
