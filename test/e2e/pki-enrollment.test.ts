@@ -2,7 +2,7 @@ import { X509Certificate, createHash, createPublicKey, randomUUID, verify as ver
 import { connect } from 'node:tls';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parsePemChain, verifyChain, verifyEnrollmentJwt } from '../../services/pki-enrollment/src/domain/pki/index.ts';
+import { parsePemChain, verifyChain, verifyEnrollmentJwt } from '@ziti/x509';
 import {
   type TestCa,
   makeCsr,

@@ -67,7 +67,7 @@ export const reply = {
   }),
 };
 
-const firstQueryValue = (v: unknown): string | undefined => {
+export const firstQueryValue = (v: unknown): string | undefined => {
   const first = Array.isArray(v) ? v[0] : v;
   return first === undefined || first === null ? undefined : String(first);
 };

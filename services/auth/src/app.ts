@@ -17,7 +17,7 @@ import type { AuthStores } from './domain/ports.ts';
 import { PgApiSessionQuery } from './store/pg-api-session-query.ts';
 import { PgAuthenticatorStore, PgIdentityStore, PgIdentityTypeStore } from './store/pg-stores.ts';
 import { type ExtJwtSecondaryRequest, SecretBox, extJwtSecondaryCall } from '@ziti/platform';
-import { verifyChain } from '@ziti/pki-enrollment/domain/pki/verify';
+import { verifyChain } from '@ziti/x509';
 import { JoseSignerKeys } from './adapters/jose-signer-keys.ts';
 import { OtplibTotp, PngQrCodes } from './adapters/otplib-totp.ts';
 import { PkiCertificates } from './bus/pki-certificates.ts';

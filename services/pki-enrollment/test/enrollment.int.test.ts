@@ -12,7 +12,7 @@ import { EnrollmentService } from '../src/domain/enrollment-service.ts';
 import { ExtensionService } from '../src/domain/extension-service.ts';
 import type { PkiStores } from '../src/domain/ports.ts';
 import { SessionCertificateService } from '../src/domain/session-certificate-service.ts';
-import { parsePemChain, signCsr, verifyChain, verifyEnrollmentJwt } from '../src/domain/pki/index.ts';
+import { parsePemChain, signCsr, verifyChain, verifyEnrollmentJwt } from '@ziti/x509';
 import { PgPkiMaterialStore } from '../src/store/pg-pki-material-store.ts';
 import { PgCaStore, PgEnrollmentStore, PgSessionCertificateStore } from '../src/store/pg-stores.ts';
 import { FakeCredentials } from './fake-credentials.ts';

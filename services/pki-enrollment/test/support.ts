@@ -5,7 +5,7 @@ import {
   Pkcs10CertificateRequestGenerator,
   SubjectAlternativeNameExtension,
 } from '@peculiar/x509';
-import { createControllerPki, loadSigner, signCsr, type Signer } from '../src/domain/pki/index.ts';
+import { createControllerPki, loadSigner, signCsr, type Signer } from '@ziti/x509';
 
 /** Key pairs, CSRs and third-party CAs made inside a test (nothing is read from disk). */
 

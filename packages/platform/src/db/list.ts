@@ -1,3 +1,4 @@
+import { ApiError } from '@ziti/contracts';
 import { type ListQueryInput, type QueryEntity, buildListQuery, filterableFields } from '@ziti/zitiql';
 import { type Db, queryRows } from './database.ts';
 
@@ -51,13 +52,19 @@ export function roleFilterScope(
   filter: { roles: string[]; semantic: 'AllOf' | 'AnyOf' },
   column: string,
   idColumn: string,
-): { sql: string; params: unknown[] } | { invalid: string } {
+): { sql: string; params: unknown[] } {
   const attrs: string[] = [];
   const ids: string[] = [];
   for (const role of filter.roles) {
     if (role.startsWith('#')) attrs.push(role.slice(1));
     else if (role.startsWith('@')) ids.push(role.slice(1));
-    else return { invalid: role };
+    else {
+      throw ApiError.field(
+        'roleFilter',
+        'role entries must prefixed with # (to indicate role attributes) or @ (to indicate a name or id)',
+        role,
+      );
+    }
   }
   const parts: string[] = [];
   const params: unknown[] = [];

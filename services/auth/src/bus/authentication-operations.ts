@@ -1,5 +1,5 @@
 import { ApiError, type OperationReply, type OperationRequest } from '@ziti/contracts';
-import { type OperationHandler, type OperationHandlers, reply } from '@ziti/platform';
+import { type OperationHandler, type OperationHandlers, listInputOf, reply } from '@ziti/platform';
 import type { AuthPolicyInput, AuthPolicyService } from '../domain/auth-policy-service.ts';
 import type { AuthenticationService } from '../domain/authentication-service.ts';
 import type { AuthenticatorInput, AuthenticatorService } from '../domain/authenticator-service.ts';
@@ -9,7 +9,7 @@ import type { ExternalJwtSignerService } from '../domain/ext-jwt-signer-service.
 import type { IdentityService } from '../domain/identity-service.ts';
 import type { IdentityTraceService, TraceSpecInput } from '../domain/identity-trace-service.ts';
 import type { MfaService } from '../domain/mfa-service.ts';
-import type { Authenticator, ListInput, ListPage } from '../domain/model.ts';
+import type { Authenticator, ListPage } from '../domain/model.ts';
 import {
   authPolicyDetail,
   clientExternalJwtSignerDetail,
@@ -34,20 +34,6 @@ export interface AuthenticationOperationDeps {
 export interface OperationHelpers {
   listPage: <T, W>(p: ListPage<T>, map: (items: T[]) => Promise<W[]> | W[]) => Promise<OperationReply>;
   authenticatorDetails: (list: Authenticator[]) => Promise<unknown[]>;
-}
-
-const str = (v: unknown): string | undefined => {
-  const first = Array.isArray(v) ? v[0] : v;
-  return first === undefined || first === null ? undefined : String(first);
-};
-
-function listInputOf(req: OperationRequest): ListInput {
-  const out: ListInput = {};
-  for (const key of ['filter', 'limit', 'offset', 'sort'] as const) {
-    const v = str(req.query[key]);
-    if (v !== undefined) out[key] = v;
-  }
-  return out;
 }
 
 function callerOf(req: OperationRequest) {

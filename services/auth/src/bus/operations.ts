@@ -1,9 +1,9 @@
 import { ApiError, type OperationRequest, listEnvelope } from '@ziti/contracts';
-import { type OperationHandler, type OperationHandlers, reply } from '@ziti/platform';
+import { type OperationHandler, type OperationHandlers, firstQueryValue, listInputOf, reply, roleFilterOf } from '@ziti/platform';
 import type { AuthenticationService } from '../domain/authentication-service.ts';
 import type { AuthenticatorInput, AuthenticatorService } from '../domain/authenticator-service.ts';
 import type { IdentityInput, IdentityService } from '../domain/identity-service.ts';
-import type { Authenticator, Identity, ListInput, ListPage, RoleFilter } from '../domain/model.ts';
+import type { Authenticator, Identity, ListPage } from '../domain/model.ts';
 import type { AuthStores, UnitOfWork } from '../domain/ports.ts';
 import type { EnrollmentPort } from '../domain/credential-service.ts';
 import { apiSessionDetail, authenticatorDetail, currentApiSessionDetail, identityDetail, identityTypeDetail } from './mappers.ts';
@@ -18,34 +18,6 @@ export interface AuthOperationDeps {
   enrollments?: EnrollmentPort;
 }
 export type AllAuthOperationDeps = AuthOperationDeps & Partial<AuthenticationOperationDeps>;
-
-const str = (v: unknown): string | undefined => {
-  const first = Array.isArray(v) ? v[0] : v;
-  return first === undefined || first === null ? undefined : String(first);
-};
-
-export function listInput(req: OperationRequest): ListInput {
-  const q = req.query;
-  const out: ListInput = {};
-  const filter = str(q.filter);
-  const limit = str(q.limit);
-  const offset = str(q.offset);
-  const sort = str(q.sort);
-  if (filter !== undefined) out.filter = filter;
-  if (limit !== undefined) out.limit = limit;
-  if (offset !== undefined) out.offset = offset;
-  if (sort !== undefined) out.sort = sort;
-  return out;
-}
-
-function roleFilterOf(req: OperationRequest): RoleFilter | undefined {
-  const raw = req.query.roleFilter;
-  const roles = (raw === undefined ? [] : Array.isArray(raw) ? raw : [raw]).map(String);
-  if (roles.length === 0) return undefined;
-  const semantic = str(req.query.roleSemantic) ?? 'AllOf';
-  if (semantic !== 'AllOf' && semantic !== 'AnyOf') throw ApiError.field('roleSemantic', 'roleSemantic in query should be one of [AllOf AnyOf]', semantic);
-  return { roles, semantic };
-}
 
 function caller(req: OperationRequest) {
   if (!req.caller) throw new ApiError('UNAUTHORIZED');
@@ -96,7 +68,7 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
   const authenticate: OperationHandler = async (req) => {
     const b = body<{ username?: string; password?: string; configTypes?: string[]; envInfo?: Record<string, unknown>; sdkInfo?: Record<string, unknown> }>(req);
     const { session, identity, authQueries } = await authentication.authenticate({
-      method: str(req.query.method) ?? '',
+      method: firstQueryValue(req.query.method) ?? '',
       ...(b.username !== undefined ? { username: b.username } : {}),
       ...(b.password !== undefined ? { password: b.password } : {}),
       ...(b.configTypes ? { configTypes: b.configTypes } : {}),
@@ -143,7 +115,7 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
 
   Object.assign(handlers, {
     'management.listAPISessions': async (req: OperationRequest) => {
-      const p = await authentication.list(listInput(req));
+      const p = await authentication.list(listInputOf(req));
       const owners = await authentication.identityNames(p.items.map((s) => s.identityId));
       return listPage(p, (items) => items.map((s) => apiSessionDetail(s, owners.get(s.identityId))));
     },
@@ -157,7 +129,7 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
       return reply.empty();
     },
 
-    'management.listIdentities': async (req: OperationRequest) => listPage(await identities.list(listInput(req), roleFilterOf(req)), detailsOf),
+    'management.listIdentities': async (req: OperationRequest) => listPage(await identities.list(listInputOf(req), roleFilterOf(req)), detailsOf),
     'management.createIdentity': async (req: OperationRequest) => {
       const created = await identities.create(body<IdentityInput>(req));
       return reply.created(created.id, 'identities');
@@ -186,9 +158,9 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
       return reply.empty();
     },
     'management.getIdentityAuthenticators': async (req: OperationRequest) =>
-      listPage(await authenticators.list(listInput(req), id(req)), authenticatorDetails),
+      listPage(await authenticators.list(listInputOf(req), id(req)), authenticatorDetails),
 
-    'management.listAuthenticators': async (req: OperationRequest) => listPage(await authenticators.list(listInput(req)), authenticatorDetails),
+    'management.listAuthenticators': async (req: OperationRequest) => listPage(await authenticators.list(listInputOf(req)), authenticatorDetails),
     'management.createAuthenticator': async (req: OperationRequest) => {
       const created = await authenticators.create(body<AuthenticatorInput>(req));
       return reply.created(created.id, 'authenticators');
@@ -209,7 +181,7 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
     },
 
     'management.listIdentityTypes': async (req: OperationRequest) =>
-      listPage(await work((s) => s.identityTypes.list(listInput(req))), (items) => items.map(identityTypeDetail)),
+      listPage(await work((s) => s.identityTypes.list(listInputOf(req))), (items) => items.map(identityTypeDetail)),
     'management.detailIdentityType': async (req: OperationRequest) => {
       const t = await work((s) => s.identityTypes.get(id(req)));
       if (!t) throw ApiError.notFound('identityType', id(req));

@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/contracts';
-import { type Db, listRows, queryRows } from '@ziti/platform';
+import { type Db, listRows, queryRows, withUniqueFields } from '@ziti/platform';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { type AuthPolicy, normalizePrimary, normalizeSecondary } from '../domain/auth-policy.ts';
 import type { ExternalJwtSigner } from '../domain/ext-jwt-signer.ts';
@@ -16,7 +16,6 @@ import type {
 import { externalJwtSigners, identityTraces, mfa, updbFailedAttempts } from './authentication-schema.ts';
 import { authPolicyQuery, externalJwtSignerQuery } from './authentication-query-entities.ts';
 import { authPolicies } from './schema.ts';
-import { withUniqueFields } from './unique.ts';
 
 type Row = Record<string, unknown>;
 const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));

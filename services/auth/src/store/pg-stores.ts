@@ -1,11 +1,10 @@
 import { ApiError } from '@ziti/contracts';
-import { type Db, listRows } from '@ziti/platform';
+import { type Db, listRows, roleFilterScope, withUniqueFields } from '@ziti/platform';
 import { and, eq } from 'drizzle-orm';
 import type { Authenticator, Identity, ListInput, ListPage, NamedEntity, RoleFilter } from '../domain/model.ts';
 import type { AuthenticatorStore, IdentityStore, IdentityTypeStore } from '../domain/ports.ts';
 import { authenticatorQuery, identityQuery, identityTypeQuery } from './query-entities.ts';
 import { authenticators, identities, identityTypes } from './schema.ts';
-import { withUniqueFields } from './unique.ts';
 
 type Row = Record<string, unknown>;
 const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
@@ -58,28 +57,6 @@ function page<T>(listed: { rows: Row[]; totalCount: number; pagination: { limit:
   return { items: listed.rows.map(map), totalCount: listed.totalCount, pagination: listed.pagination, filterableFields: listed.filterableFields };
 }
 
-/** `roleFilter`/`roleSemantic` (ZITI-FACTS §6.4): attribute match with the semantic, unioned with `@id` entries. */
-export function roleFilterScope(filter: RoleFilter, column = 'i.role_attributes', idColumn = 'i.id'): { sql: string; params: unknown[] } {
-  const attrs: string[] = [];
-  const ids: string[] = [];
-  for (const role of filter.roles) {
-    if (role.startsWith('#')) attrs.push(role.slice(1));
-    else if (role.startsWith('@')) ids.push(role.slice(1));
-    else throw ApiError.field('roleFilter', 'role entries must prefixed with # (to indicate role attributes) or @ (to indicate a name or id)', role);
-  }
-  const parts: string[] = [];
-  const params: unknown[] = [];
-  if (attrs.length > 0) {
-    params.push(attrs);
-    parts.push(filter.semantic === 'AnyOf' ? `${column} && $${params.length}::text[]` : `${column} @> $${params.length}::text[]`);
-  }
-  if (ids.length > 0) {
-    params.push(ids);
-    parts.push(`${idColumn} = any($${params.length}::text[])`);
-  }
-  return { sql: parts.length > 0 ? parts.join(' or ') : 'true', params };
-}
-
 export class PgIdentityStore implements IdentityStore {
   constructor(private readonly db: Db) {}
 
@@ -130,7 +107,7 @@ export class PgIdentityStore implements IdentityStore {
   }
 
   async list(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Identity>> {
-    const scope = roleFilter && roleFilter.roles.length > 0 ? roleFilterScope(roleFilter) : undefined;
+    const scope = roleFilter && roleFilter.roles.length > 0 ? roleFilterScope(roleFilter, 'i.role_attributes', 'i.id') : undefined;
     return page(await listRows<Row>(this.db, identityQuery, input, scope ? { scope } : {}), identityFromRow);
   }
 }

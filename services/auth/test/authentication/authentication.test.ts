@@ -1,6 +1,6 @@
 import { X509Certificate, createHash } from 'node:crypto';
 import { ApiError, type VerifyClientCertificateResult } from '@ziti/contracts';
-import { verifyChain } from '@ziti/pki-enrollment/domain/pki/verify';
+import { verifyChain } from '@ziti/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JoseSignerKeys } from '../../src/adapters/jose-signer-keys.ts';
 import { type AuthPolicyInput, AuthPolicyService } from '../../src/domain/auth-policy-service.ts';

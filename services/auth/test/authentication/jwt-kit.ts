@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { webcrypto } from 'node:crypto';
 import { type Server, createServer } from 'node:http';
 import { Pkcs10CertificateRequestGenerator, X509CertificateGenerator } from '@peculiar/x509';
-import { type Signer, createControllerPki, loadSigner, signCsr } from '@ziti/pki-enrollment/domain/pki/index';
+import { type Signer, createControllerPki, loadSigner, signCsr } from '@ziti/x509';
 import { type JWK, SignJWT, exportJWK, generateKeyPair } from 'jose';
 
 /**

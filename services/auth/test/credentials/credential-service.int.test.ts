@@ -1,7 +1,7 @@
 import { ApiError, type PendingEnrollment } from '@ziti/contracts';
 import { createUnitOfWork, openDatabase, queryRows } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signCsr } from '../../../pki-enrollment/src/domain/pki/index.ts';
+import { signCsr } from '@ziti/x509';
 import { makeCsr, makeTestCa } from '../../../pki-enrollment/test/support.ts';
 import { createTestDatabase } from '../../../../test/support/infra.ts';
 import { bindAuthStores } from '../../src/app.ts';

@@ -56,15 +56,7 @@ function page<T>(listed: ListedRows<Row>, map: (r: Row) => T): ListPage<T> {
 
 function roleScope(filter: RoleFilter | undefined, alias: string): { sql: string; params: unknown[] } | undefined {
   if (!filter || filter.roles.length === 0) return undefined;
-  const scope = roleFilterScope(filter, `${alias}.role_attributes`, `${alias}.id`);
-  if ('invalid' in scope) {
-    throw ApiError.field(
-      'roleFilter',
-      'role entries must prefixed with # (to indicate role attributes) or @ (to indicate a name or id)',
-      scope.invalid,
-    );
-  }
-  return scope;
+  return roleFilterScope(filter, `${alias}.role_attributes`, `${alias}.id`);
 }
 
 /** ANDs scopes written with their own `$1…` numbering into one. */

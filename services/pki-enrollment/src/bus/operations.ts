@@ -1,13 +1,13 @@
 import { ApiError, type OperationReply, type OperationRequest, listEnvelope } from '@ziti/contracts';
 import type { OperationHandler, OperationHandlers } from '@ziti/platform';
-import { reply } from '@ziti/platform';
+import { firstQueryValue, listInputOf, reply } from '@ziti/platform';
 import type { CaInput, CaService } from '../domain/ca-service.ts';
 import type { ControllerPkiService } from '../domain/controller-pki.ts';
 import type { EnrollRequest, EnrollResult, EnrollService } from '../domain/enroll-service.ts';
 import type { EnrollmentInput, EnrollmentService } from '../domain/enrollment-service.ts';
 import type { EnrollmentJwtIssuer } from '../domain/enrollment-jwt.ts';
 import type { ExtensionService } from '../domain/extension-service.ts';
-import type { Enrollment, ListInput, ListPage } from '../domain/model.ts';
+import type { Enrollment, ListPage } from '../domain/model.ts';
 import type { CredentialPort } from '../domain/ports.ts';
 import type { SessionCertificateService, SessionOwner } from '../domain/session-certificate-service.ts';
 import { caDetail, enrollmentDetail, sessionCertificateDetail } from './mappers.ts';
@@ -23,19 +23,6 @@ export interface PkiOperationDeps {
   credentials: CredentialPort;
 }
 
-const str = (v: unknown): string | undefined => {
-  const first = Array.isArray(v) ? v[0] : v;
-  return first === undefined || first === null ? undefined : String(first);
-};
-
-function listInput(req: OperationRequest): ListInput {
-  const out: ListInput = {};
-  for (const key of ['filter', 'limit', 'offset', 'sort'] as const) {
-    const value = str(req.query[key]);
-    if (value !== undefined) out[key] = value;
-  }
-  return out;
-}
 
 function owner(req: OperationRequest): SessionOwner {
   if (!req.caller) throw new ApiError('UNAUTHORIZED');
@@ -64,7 +51,7 @@ const rawEnrollTypes = new Set([
 /** Reads an `/enroll*` request: token from the query (or a JSON body), a CSR as raw PEM or `clientCsr`. */
 function enrollRequest(req: OperationRequest): EnrollRequest {
   const out: EnrollRequest = { clientCertChain: req.clientCertChain ?? [] };
-  const token = str(req.query.token);
+  const token = firstQueryValue(req.query.token);
   if (req.rawBody !== undefined) {
     const type = req.contentType ?? '';
     if (!rawEnrollTypes.has(type)) {
@@ -155,7 +142,7 @@ export function pkiOperations(deps: PkiOperationDeps): OperationHandlers {
 
     // ----------------------------------------------------------------------------------- CAs
     'management.listCas': async (req) => {
-      const page = await cas.list(listInput(req));
+      const page = await cas.list(listInputOf(req));
       return listReply(page, page.items.map(caDetail));
     },
     'management.createCa': async (req) => reply.created((await cas.create(jsonBody(req) as CaInput)).id, 'cas'),
@@ -183,11 +170,11 @@ export function pkiOperations(deps: PkiOperationDeps): OperationHandlers {
 
     // --------------------------------------------------------------------------- enrollments
     'management.listEnrollments': async (req) => {
-      const page = await enrollments.list(listInput(req));
+      const page = await enrollments.list(listInputOf(req));
       return listReply(page, await enrollmentDetails(page.items));
     },
     'management.getIdentityEnrollments': async (req) => {
-      const page = await enrollments.list(listInput(req), id(req));
+      const page = await enrollments.list(listInputOf(req), id(req));
       return listReply(page, await enrollmentDetails(page.items));
     },
     'management.createEnrollment': async (req) =>
@@ -216,7 +203,7 @@ export function pkiOperations(deps: PkiOperationDeps): OperationHandlers {
       const request = enrollRequest(req);
       // Only `method=ca` is taken from the request; otherwise the token's enrollment decides.
       const result =
-        str(req.query.method) === 'ca' ? await enroll.enrollWithCa(request) : await enroll.enrollWithToken(request);
+        firstQueryValue(req.query.method) === 'ca' ? await enroll.enrollWithCa(request) : await enroll.enrollWithToken(request);
       return enrollReply(req, result);
     },
     'client.enrollOtt': async (req) => enrollReply(req, await enroll.enrollWithToken(enrollRequest(req), 'ott'), true),
@@ -231,7 +218,7 @@ export function pkiOperations(deps: PkiOperationDeps): OperationHandlers {
 
     // ---------------------------------------------------------------- API session certificates
     'client.listCurrentApiSessionCertificates': async (req) => {
-      const page = await sessionCertificates.list(owner(req), listInput(req));
+      const page = await sessionCertificates.list(owner(req), listInputOf(req));
       return listReply(page, page.items.map(sessionCertificateDetail));
     },
     'client.createCurrentApiSessionCertificate': async (req) => {

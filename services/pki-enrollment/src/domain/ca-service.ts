@@ -4,8 +4,8 @@ import type { ControllerPkiService } from './controller-pki.ts';
 import type { EnrollmentJwtIssuer } from './enrollment-jwt.ts';
 import { type ExternalIdClaimInput, assertExternalIdClaim, extractExternalId } from './external-id.ts';
 import { type Ca, DEFAULT_IDENTITY_NAME_FORMAT, type ExternalIdClaim, type ListInput, type ListPage } from './model.ts';
-import { type CertificateInfo, parsePemChain } from './pki/certificates.ts';
-import { ChainVerificationError, verifyChain } from './pki/verify.ts';
+import { type CertificateInfo, parsePemChain } from '@ziti/x509';
+import { ChainVerificationError, verifyChain } from '@ziti/x509';
 import type { PkiStores, UnitOfWork } from './ports.ts';
 import { MAX_CERT_PEM_BYTES, type TrustOutcome, presentedLeaf, tryVerifyPresentedChain } from './trust.ts';
 

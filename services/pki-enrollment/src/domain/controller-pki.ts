@@ -1,10 +1,10 @@
 import type { SecretBox } from '@ziti/platform';
 import type { ServerIdentity } from '@ziti/contracts';
 import type { PkiMaterialStore, StoredMaterial } from './ports.ts';
-import { parsePemChain } from './pki/certificates.ts';
-import { issueServerCertificate } from './pki/csr.ts';
-import { pkcs7CertsOnly } from './pki/pkcs7.ts';
-import { type Signer, createControllerPki, loadSigner } from './pki/signer.ts';
+import { parsePemChain } from '@ziti/x509';
+import { issueServerCertificate } from '@ziti/x509';
+import { pkcs7CertsOnly } from '@ziti/x509';
+import { type Signer, createControllerPki, loadSigner } from '@ziti/x509';
 
 export interface ControllerPkiOptions {
   /** host:port clients use; its host goes into the server certificate. */

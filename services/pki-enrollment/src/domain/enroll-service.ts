@@ -6,7 +6,7 @@ import type { ControllerPkiService } from './controller-pki.ts';
 import { extractExternalId } from './external-id.ts';
 import { formatIdentityName } from './identity-name.ts';
 import { DEFAULT_IDENTITY_NAME_FORMAT, type Enrollment } from './model.ts';
-import { signCsr } from './pki/csr.ts';
+import { signCsr } from '@ziti/x509';
 import type { CredentialPort, PkiStores, UnitOfWork } from './ports.ts';
 import { MAX_PRESENTED_CHAIN, presentedLeaf, tryVerifyPresentedChain } from './trust.ts';
 

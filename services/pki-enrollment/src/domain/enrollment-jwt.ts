@@ -2,9 +2,9 @@ import { ApiError } from '@ziti/contracts';
 import { decodeProtectedHeader, exportJWK, importX509 } from 'jose';
 import type { ControllerPkiService } from './controller-pki.ts';
 import type { Ca, Enrollment, EnrollmentMethod } from './model.ts';
-import { parsePemChain } from './pki/certificates.ts';
-import { jwtAlgorithmFor, signEnrollmentJwt } from './pki/jwt.ts';
-import { importPrivateKeyPem, subtle } from './pki/keys.ts';
+import { parsePemChain } from '@ziti/x509';
+import { jwtAlgorithmFor, signEnrollmentJwt } from '@ziti/x509';
+import { importPrivateKeyPem, subtle } from '@ziti/x509';
 
 /**
  * Issues enrollment JWTs (ZITI-FACTS §8.1) with the edge API's TLS key: `kid` is the SHA-1 of the

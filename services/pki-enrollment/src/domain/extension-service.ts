@@ -3,8 +3,8 @@ import type { CaService } from './ca-service.ts';
 import type { ControllerPkiService } from './controller-pki.ts';
 import { type EnrollmentService, assertFutureExpiry } from './enrollment-service.ts';
 import type { Enrollment } from './model.ts';
-import { parsePemChain } from './pki/certificates.ts';
-import { signCsr } from './pki/csr.ts';
+import { parsePemChain } from '@ziti/x509';
+import { signCsr } from '@ziti/x509';
 import type { CredentialPort, UnitOfWork } from './ports.ts';
 import { MAX_PRESENTED_CHAIN, tryVerifyPresentedChain } from './trust.ts';
 

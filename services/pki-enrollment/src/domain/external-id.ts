@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/contracts';
-import type { CertificateInfo } from './pki/certificates.ts';
+import type { CertificateInfo } from '@ziti/x509';
 import type { ExternalIdClaim } from './model.ts';
 
 const locations = ['COMMON_NAME', 'SAN_URI', 'SAN_EMAIL'] as const;

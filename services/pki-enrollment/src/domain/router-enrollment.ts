@@ -3,8 +3,8 @@ import type { ControllerPkiService } from './controller-pki.ts';
 import type { EnrollRequest, EnrollmentModule } from './enroll-service.ts';
 import type { EnrollmentService } from './enrollment-service.ts';
 import type { Enrollment } from './model.ts';
-import { fingerprint, parsePemChain } from './pki/certificates.ts';
-import { parseCsr, signCsr } from './pki/csr.ts';
+import { fingerprint, parsePemChain } from '@ziti/x509';
+import { parseCsr, signCsr } from '@ziti/x509';
 import type { PkiStores, UnitOfWork } from './ports.ts';
 import { MAX_PRESENTED_CHAIN, tryVerifyPresentedChain } from './trust.ts';
 

@@ -2,8 +2,8 @@ import { ApiError } from '@ziti/contracts';
 import { shortId } from '@ziti/platform';
 import type { ControllerPkiService } from './controller-pki.ts';
 import type { ListInput, ListPage, SessionCertificate } from './model.ts';
-import { parsePemChain } from './pki/certificates.ts';
-import { signCsr } from './pki/csr.ts';
+import { parsePemChain } from '@ziti/x509';
+import { signCsr } from '@ziti/x509';
 import type { UnitOfWork } from './ports.ts';
 
 /** The reference issues API-session certificates for 12 hours (ZITI-FACTS §5.1). */

@@ -1,6 +1,6 @@
 import { ApiError } from '@ziti/contracts';
-import { type CertificateInfo, parsePemChain } from './pki/certificates.ts';
-import { ChainVerificationError, type VerifiedChain, verifyChain } from './pki/verify.ts';
+import { type CertificateInfo, parsePemChain } from '@ziti/x509';
+import { ChainVerificationError, type VerifiedChain, verifyChain } from '@ziti/x509';
 
 /** At most this many certificates are looked at in a presented chain (bounded work). */
 export const MAX_PRESENTED_CHAIN = 10;

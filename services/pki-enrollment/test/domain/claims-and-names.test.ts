@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { assertExternalIdClaim, extractExternalId } from '../../src/domain/external-id.ts';
 import { formatIdentityName } from '../../src/domain/identity-name.ts';
 import type { ExternalIdClaim } from '../../src/domain/model.ts';
-import { parsePemChain } from '../../src/domain/pki/index.ts';
+import { parsePemChain } from '@ziti/x509';
 import { makeTestCa } from '../support.ts';
 
 const claim = (c: Partial<ExternalIdClaim>): ExternalIdClaim => ({

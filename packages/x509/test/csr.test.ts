@@ -1,6 +1,6 @@
 import { ApiError, type GenericCause } from '@ziti/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bytesEqual, decodePem, encodePem, readChildren, readDer } from '../../src/domain/pki/der.ts';
+import { bytesEqual, decodePem, encodePem, readChildren, readDer } from '../src/der.ts';
 import {
   type ControllerPki,
   createControllerPki,
@@ -10,7 +10,7 @@ import {
   parsePemChain,
   type Signer,
   signCsr,
-} from '../../src/domain/pki/index.ts';
+} from '../src/index.ts';
 import { makeCsr, OpenSsl } from './helpers.ts';
 
 let pki: ControllerPki;

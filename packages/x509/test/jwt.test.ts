@@ -9,7 +9,7 @@ import {
   loadSigner,
   signEnrollmentJwt,
   verifyEnrollmentJwt,
-} from '../../src/domain/pki/index.ts';
+} from '../src/index.ts';
 import { OpenSsl } from './helpers.ts';
 
 const ssl = new OpenSsl();

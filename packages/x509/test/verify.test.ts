@@ -1,6 +1,6 @@
 import { ApiError, type GenericCause } from '@ziti/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodePem } from '../../src/domain/pki/der.ts';
+import { encodePem } from '../src/der.ts';
 import {
   type ChainFailureReason,
   ChainVerificationError,
@@ -14,7 +14,7 @@ import {
   type Signer,
   signCsr,
   verifyChain,
-} from '../../src/domain/pki/index.ts';
+} from '../src/index.ts';
 import { makeCsr, OpenSsl } from './helpers.ts';
 
 const ssl = new OpenSsl();

@@ -8,7 +8,7 @@ import {
   parsePkcs7Certs,
   pkcs7CertsOnly,
   pkcs7CertsOnlyDer,
-} from '../../src/domain/pki/index.ts';
+} from '../src/index.ts';
 import { OpenSsl } from './helpers.ts';
 
 let pki: ControllerPki;

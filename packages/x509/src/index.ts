@@ -34,6 +34,7 @@ export {
   verifyEnrollmentJwt,
 } from './jwt.ts';
 export type { CryptoKey, SigningAlgorithm } from './keys.ts';
+export { importPrivateKeyPem, subtle } from './keys.ts';
 export { base64Lines, parsePkcs7Certs, pkcs7CertsOnly, pkcs7CertsOnlyDer } from './pkcs7.ts';
 export {
   type ControllerPki,

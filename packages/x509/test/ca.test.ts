@@ -8,7 +8,7 @@ import {
   loadSigner,
   parsePemChain,
   type Signer,
-} from '../../src/domain/pki/index.ts';
+} from '../src/index.ts';
 import { OpenSsl } from './helpers.ts';
 
 let pki: ControllerPki;
