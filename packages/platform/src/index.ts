@@ -17,3 +17,4 @@ export * from './ids.ts';
 export * from './db/list.ts';
 export * from './maintenance.ts';
 export * from './db/unique.ts';
+export * from './service-main.ts';
