@@ -8,3 +8,4 @@ export * from './openapi.ts';
 export * from './events.ts';
 export * from './maintenance.ts';
 export * from './router-enrollment.ts';
+export * from './links.ts';

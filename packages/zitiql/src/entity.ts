@@ -89,6 +89,15 @@ export const map = (jsonb: SqlFragment): MapField => ({ kind: 'map', sql: jsonb 
 const SYMBOL_RE = /^[A-Za-z][A-Za-z_]*(?:\.[A-Za-z][A-Za-z_]*)*$/;
 const ALIAS_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** The symbols every extended entity has (ZITI-FACTS §3.5): id, createdAt, updatedAt, tags, isSystem. */
+export const baseEntityFields = (alias: string) => ({
+  id: scalar(`${alias}.id`, 'string'),
+  createdAt: scalar(`${alias}.created_at`, 'datetime'),
+  updatedAt: scalar(`${alias}.updated_at`, 'datetime'),
+  tags: map(`${alias}.tags`),
+  isSystem: scalar('false', 'boolean'),
+});
+
 /** Validates and freezes an entity declaration. Declaration mistakes throw plain `Error`s at startup. */
 export function defineQueryEntity(input: QueryEntityInput): QueryEntity {
   if (!ALIAS_RE.test(input.alias)) throw new Error(`zitiql: invalid alias '${input.alias}' for ${input.table}`);

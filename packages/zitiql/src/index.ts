@@ -9,6 +9,7 @@ import { type CompiledQuery, type CompileOptions, compileQuery } from './transla
 export type * from './ast.ts';
 export {
   arraySet,
+  baseEntityFields,
   defineQueryEntity,
   type FieldDef,
   type FieldType,

@@ -43,6 +43,11 @@ export async function listRows<R = Record<string, unknown>>(
   return { rows, totalCount: count[0]?.count ?? 0, pagination: list.pagination, filterableFields: filterableFields(entity) };
 }
 
+/** A listed page mapped to domain records: what stores hand back to the domain. */
+export function toListPage<R, T>(listed: ListedRows<R>, map: (row: R) => T) {
+  return { items: listed.rows.map(map), totalCount: listed.totalCount, pagination: listed.pagination, filterableFields: listed.filterableFields };
+}
+
 /**
  * `roleFilter`/`roleSemantic` of the management lists (ZITI-FACTS §6.4): entities whose role
  * attributes match the `#` entries with the semantic, unioned with the `@id` entries. Use as the

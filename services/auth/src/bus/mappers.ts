@@ -1,3 +1,4 @@
+import { identityLinks } from '@ziti/contracts';
 import type { AuthQuery, PendingEnrollment } from '@ziti/contracts';
 import { type LiveApiSession, pendingAuthQueries } from '@ziti/platform';
 import type { Authenticator, Identity, NamedEntity } from '../domain/model.ts';
@@ -6,24 +7,6 @@ import { isDisabled } from '../domain/model.ts';
 /** Wire shapes of auth's entities (ZITI-FACTS §5.4, §12): one place maps domain → JSON. */
 const ts = (d: Date) => d.toISOString();
 
-export function identityLinks(id: string, authPolicyId: string): Record<string, { href: string }> {
-  const links: Record<string, { href: string }> = { self: { href: `./identities/${id}` } };
-  for (const key of [
-    'edge-router-policies',
-    'edge-routers',
-    'service-policies',
-    'services',
-    'posture-data',
-    'failed-service-requests',
-    'authenticators',
-    'enrollments',
-    'service-configs',
-  ]) {
-    links[key] = { href: `./identities/${id}/${key}` };
-  }
-  links['auth-policies'] = { href: `./auth-policies/${authPolicyId}` };
-  return links;
-}
 
 export function identityRef(i: Pick<Identity, 'id' | 'name' | 'authPolicyId'>) {
   return { id: i.id, name: i.name, entity: 'identities', _links: identityLinks(i.id, i.authPolicyId) };

@@ -1,7 +1,7 @@
 import { type EdgeRouterState, edgeRouterState, eventTypes, inventoryEventTypes, subjects } from '@ziti/contracts';
 import type { Db, EventSink, EventSubscription, Logger } from '@ziti/platform';
 import { defaultAuthPolicyId, identityState } from '../domain/identity-service.ts';
-import type { Identity } from '../domain/model.ts';
+import { type Identity, newIdentity } from '../domain/model.ts';
 import type { IdentityStore, SessionStore } from '../domain/ports.ts';
 
 export const routerIdentityType = 'Router';
@@ -45,29 +45,14 @@ export class RouterIdentities {
     if (deleted || !router.isTunnelerEnabled) return current ? this.remove(s, current) : 'unchanged';
     const name = await this.nameFor(s, router);
     if (!current) {
-      const identity: Identity = {
+      const identity = newIdentity({
         id: router.id,
         name,
         typeId: routerIdentityType,
-        isAdmin: false,
-        isDefaultAdmin: false,
-        roleAttributes: [],
-        externalId: null,
         authPolicyId: defaultAuthPolicyId,
-        disabledAt: null,
-        disabledUntil: null,
-        defaultHostingPrecedence: null,
-        defaultHostingCost: 0,
-        serviceHostingCosts: {},
-        serviceHostingPrecedences: {},
-        appData: {},
-        envInfo: {},
-        sdkInfo: {},
-        tags: {},
         // When the router became tunneler-enabled (the router's clock, like every later change).
         createdAt: routerTime,
-        updatedAt: routerTime,
-      };
+      });
       await s.identities.insert(identity);
       await s.events.emit(eventTypes.identityCreated.type, identityState(identity), eventTypes.identityCreated.version);
       return 'created';

@@ -1,3 +1,4 @@
+import { newIdentity } from './model.ts';
 import { ApiError } from '@ziti/contracts';
 import { base62Uuid, shortId } from '@ziti/platform';
 import { defaultAuthPolicyId, identityState } from './identity-service.ts';
@@ -53,28 +54,14 @@ export async function seedAuthData(work: UnitOfWork, hasher: PasswordHasher, adm
   const hashed = await hasher.hash(admin.password);
   try {
     await work(async (s) => {
-      const identity = {
+      const identity = newIdentity({
         id: shortId(),
         name: admin.name ?? 'Default Admin',
-        typeId: 'Default',
         isAdmin: true,
         isDefaultAdmin: true,
-        roleAttributes: [],
-        externalId: null,
         authPolicyId: defaultAuthPolicyId,
-        disabledAt: null,
-        disabledUntil: null,
-        defaultHostingPrecedence: null,
-        defaultHostingCost: 0,
-        serviceHostingCosts: {},
-        serviceHostingPrecedences: {},
-        appData: {},
-        envInfo: {},
-        sdkInfo: {},
-        tags: {},
         createdAt: now,
-        updatedAt: now,
-      };
+      });
       await s.identities.insert(identity);
       await s.authenticators.insert({
         id: base62Uuid(),

@@ -13,7 +13,7 @@ import { shortId } from '@ziti/platform';
 import { assertPasswordMeetsPolicy, normalizePrimary } from './auth-policy.ts';
 import { certificateFingerprint } from './authenticator-service.ts';
 import { assertRoleAttributes, defaultAuthPolicyId, identityState } from './identity-service.ts';
-import type { Authenticator, Identity } from './model.ts';
+import { type Authenticator, type Identity, newIdentity } from './model.ts';
 import { passwordLimits, usernameLimits } from './password.ts';
 import type { AuthStores, PasswordHasher } from './ports.ts';
 
@@ -251,28 +251,14 @@ export class CredentialService {
         if (!(await s.identities.findByName(candidate))) name = candidate;
       }
       if (name === undefined) throw ApiError.field('name', `no free identity name for ${input.name}`, input.name);
-      const identity: Identity = {
+      const identity = newIdentity({
         id: input.id,
         name,
-        typeId: 'Default',
-        isAdmin: false,
-        isDefaultAdmin: false,
         roleAttributes,
         externalId: input.externalId ?? null,
         authPolicyId: defaultAuthPolicyId,
-        disabledAt: null,
-        disabledUntil: null,
-        defaultHostingPrecedence: null,
-        defaultHostingCost: 0,
-        serviceHostingCosts: {},
-        serviceHostingPrecedences: {},
-        appData: {},
-        envInfo: {},
-        sdkInfo: {},
-        tags: {},
         createdAt: now,
-        updatedAt: now,
-      };
+      });
       await s.identities.insert(identity);
       if (input.certPem && fingerprint) {
         const a: Authenticator = {

@@ -68,6 +68,32 @@ export interface ListPage<T> {
   filterableFields: string[];
 }
 
+/**
+ * A new identity with every field at its default: the one place that knows them, for the API,
+ * the default admin, CA auto-enrollment and router identities.
+ */
+export function newIdentity(fields: Pick<Identity, 'id' | 'name' | 'authPolicyId' | 'createdAt'> & Partial<Identity>): Identity {
+  return {
+    typeId: 'Default',
+    isAdmin: false,
+    isDefaultAdmin: false,
+    roleAttributes: [],
+    externalId: null,
+    disabledAt: null,
+    disabledUntil: null,
+    defaultHostingPrecedence: null,
+    defaultHostingCost: 0,
+    serviceHostingCosts: {},
+    serviceHostingPrecedences: {},
+    appData: {},
+    envInfo: {},
+    sdkInfo: {},
+    tags: {},
+    updatedAt: fields.createdAt,
+    ...fields,
+  };
+}
+
 /** `disabled` as the reference computes it (ZITI-FACTS §11). */
 export function isDisabled(identity: Pick<Identity, 'disabledAt' | 'disabledUntil'>, now = new Date()): boolean {
   return identity.disabledAt !== null && (identity.disabledUntil === null || identity.disabledUntil > now);

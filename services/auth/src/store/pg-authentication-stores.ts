@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/contracts';
-import { type Db, listRows, queryRows, withUniqueFields } from '@ziti/platform';
+import { type Db, listRows, queryRows, withUniqueFields, toListPage } from '@ziti/platform';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { type AuthPolicy, normalizePrimary, normalizeSecondary } from '../domain/auth-policy.ts';
 import type { ExternalJwtSigner } from '../domain/ext-jwt-signer.ts';
@@ -23,22 +23,6 @@ const dateOrNull = (v: unknown) => (v === null || v === undefined ? null : date(
 const json = <T>(v: unknown, fallback: T): T =>
   v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
 
-function page<T>(
-  listed: {
-    rows: Row[];
-    totalCount: number;
-    pagination: { limit: number; offset: number };
-    filterableFields: string[];
-  },
-  map: (r: Row) => T,
-): ListPage<T> {
-  return {
-    items: listed.rows.map(map),
-    totalCount: listed.totalCount,
-    pagination: listed.pagination,
-    filterableFields: listed.filterableFields,
-  };
-}
 
 function policyFromRow(r: Row): AuthPolicy {
   return {
@@ -98,7 +82,7 @@ export class PgAuthPolicyStore implements AuthPolicyStore {
   }
 
   async list(input: ListInput): Promise<ListPage<AuthPolicy>> {
-    return page(await listRows<Row>(this.db, authPolicyQuery, input), policyFromRow);
+    return toListPage(await listRows<Row>(this.db, authPolicyQuery, input), policyFromRow);
   }
 
   async idsReferencingSigner(signerId: string): Promise<string[]> {
@@ -186,7 +170,7 @@ export class PgExternalJwtSignerStore implements ExternalJwtSignerStore {
     const scope = onlyWithAuthUrl
       ? { scope: { sql: "j.enabled and coalesce(j.external_auth_url, '') <> ''", params: [] } }
       : {};
-    return page(await listRows<Row>(this.db, externalJwtSignerQuery, input, scope), signerFromRow);
+    return toListPage(await listRows<Row>(this.db, externalJwtSignerQuery, input, scope), signerFromRow);
   }
 }
 

@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/contracts';
-import { type Db, listRows, roleFilterScope, withUniqueFields } from '@ziti/platform';
+import { type Db, listRows, roleFilterScope, withUniqueFields, toListPage } from '@ziti/platform';
 import { and, eq } from 'drizzle-orm';
 import type { Authenticator, Identity, ListInput, ListPage, NamedEntity, RoleFilter } from '../domain/model.ts';
 import type { AuthenticatorStore, IdentityStore, IdentityTypeStore } from '../domain/ports.ts';
@@ -53,9 +53,6 @@ function authenticatorFromRow(r: Row): Authenticator {
   };
 }
 
-function page<T>(listed: { rows: Row[]; totalCount: number; pagination: { limit: number; offset: number }; filterableFields: string[] }, map: (r: Row) => T): ListPage<T> {
-  return { items: listed.rows.map(map), totalCount: listed.totalCount, pagination: listed.pagination, filterableFields: listed.filterableFields };
-}
 
 export class PgIdentityStore implements IdentityStore {
   constructor(private readonly db: Db) {}
@@ -108,7 +105,7 @@ export class PgIdentityStore implements IdentityStore {
 
   async list(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Identity>> {
     const scope = roleFilter && roleFilter.roles.length > 0 ? roleFilterScope(roleFilter, 'i.role_attributes', 'i.id') : undefined;
-    return page(await listRows<Row>(this.db, identityQuery, input, scope ? { scope } : {}), identityFromRow);
+    return toListPage(await listRows<Row>(this.db, identityQuery, input, scope ? { scope } : {}), identityFromRow);
   }
 }
 
@@ -173,7 +170,7 @@ export class PgAuthenticatorStore implements AuthenticatorStore {
 
   async list(input: ListInput, identityId?: string): Promise<ListPage<Authenticator>> {
     const scope = identityId ? { sql: 'a.identity_id = $1', params: [identityId] } : undefined;
-    return page(await listRows<Row>(this.db, authenticatorQuery, input, scope ? { scope } : {}), authenticatorFromRow);
+    return toListPage(await listRows<Row>(this.db, authenticatorQuery, input, scope ? { scope } : {}), authenticatorFromRow);
   }
 }
 
@@ -186,7 +183,7 @@ export class PgIdentityTypeStore implements IdentityTypeStore {
   }
 
   async list(input: ListInput): Promise<ListPage<NamedEntity>> {
-    return page(await listRows<Row>(this.db, identityTypeQuery, input), (r) => ({
+    return toListPage(await listRows<Row>(this.db, identityTypeQuery, input), (r) => ({
       id: String(r.id),
       name: String(r.name),
       createdAt: date(r.created_at),

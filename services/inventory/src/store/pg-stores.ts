@@ -1,13 +1,5 @@
 import { ApiError } from '@ziti/contracts';
-import {
-  type Db,
-  type ListedRows,
-  listRows,
-  pgErrorOf,
-  queryRows,
-  roleFilterScope,
-  withUniqueFields,
-} from '@ziti/platform';
+import { type Db, listRows, pgErrorOf, queryRows, roleFilterScope, withUniqueFields, toListPage } from '@ziti/platform';
 import type {
   Config,
   ConfigType,
@@ -45,14 +37,6 @@ const json = <T>(v: unknown, fallback: T): T =>
   v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
 const strOrNull = (v: unknown) => (v === null || v === undefined ? null : String(v));
 
-function page<T>(listed: ListedRows<Row>, map: (r: Row) => T): ListPage<T> {
-  return {
-    items: listed.rows.map(map),
-    totalCount: listed.totalCount,
-    pagination: listed.pagination,
-    filterableFields: listed.filterableFields,
-  };
-}
 
 function roleScope(filter: RoleFilter | undefined, alias: string): { sql: string; params: unknown[] } | undefined {
   if (!filter || filter.roles.length === 0) return undefined;
@@ -173,7 +157,7 @@ export class PgConfigTypeStore implements ConfigTypeStore {
   }
 
   async list(input: ListInput): Promise<ListPage<ConfigType>> {
-    return page(await listRows<Row>(this.db, configTypeQuery, input), configTypeFromRow);
+    return toListPage(await listRows<Row>(this.db, configTypeQuery, input), configTypeFromRow);
   }
 
   async configIds(id: string, limit: number): Promise<string[]> {
@@ -264,7 +248,7 @@ export class PgConfigStore implements ConfigStore {
           }
         : undefined,
     ]);
-    return page(await listRows<Row>(this.db, configQuery, input, listOptions(s)), configFromRow);
+    return toListPage(await listRows<Row>(this.db, configQuery, input, listOptions(s)), configFromRow);
   }
 
   async listByType(configTypeId: string, after: string | undefined, limit: number): Promise<Config[]> {
@@ -390,7 +374,7 @@ export class PgServiceStore implements ServiceStore {
           }
         : undefined,
     ]);
-    return page(
+    return toListPage(
       await listRows<Row>(this.db, serviceQuery, input, { ...listOptions(s), columns: serviceColumns }),
       serviceFromRow,
     );
@@ -546,7 +530,7 @@ export class PgRouterStore implements RouterStore {
       kind ? { sql: 'r.kind = $1', params: [kind] } : undefined,
       kind === 'edge' ? roleScope(roleFilter, 'r') : undefined,
     ]);
-    return page(
+    return toListPage(
       await listRows<Row>(this.db, kind === 'edge' ? edgeRouterQuery : transitRouterQuery, input, listOptions(s)),
       routerFromRow,
     );
@@ -639,7 +623,7 @@ export class PgTerminatorStore implements TerminatorStore {
 
   async list(input: ListInput, serviceId?: string): Promise<ListPage<Terminator>> {
     const scope = serviceId !== undefined ? { sql: 't.service_id = $1', params: [serviceId] } : undefined;
-    return page(await listRows<Row>(this.db, terminatorQuery, input, listOptions(scope)), terminatorFromRow);
+    return toListPage(await listRows<Row>(this.db, terminatorQuery, input, listOptions(scope)), terminatorFromRow);
   }
 }
 

@@ -1,12 +1,6 @@
-import { arraySet, defineQueryEntity, map, scalar, set } from '@ziti/zitiql';
+import { arraySet, baseEntityFields, defineQueryEntity, map, scalar, set } from '@ziti/zitiql';
 
-const base = (alias: string) => ({
-  id: scalar(`${alias}.id`, 'string'),
-  createdAt: scalar(`${alias}.created_at`, 'datetime'),
-  updatedAt: scalar(`${alias}.updated_at`, 'datetime'),
-  tags: map(`${alias}.tags`),
-  isSystem: scalar('false', 'boolean'),
-});
+const base = baseEntityFields;
 
 /** Filterable fields per type, as the reference's stores publish them (ZITI-FACTS §3.5). */
 export const configTypeQuery = defineQueryEntity({

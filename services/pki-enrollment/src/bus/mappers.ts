@@ -1,28 +1,10 @@
+import { identityLinks } from '@ziti/contracts';
 import type { IdentitySummary } from '@ziti/contracts';
 import type { Ca, Enrollment, SessionCertificate } from '../domain/model.ts';
 
 /** Wire shapes of pki-enrollment's entities (ZITI-FACTS §5.4, §8.3, §12.7): one place maps domain → JSON. */
 const ts = (d: Date) => d.toISOString();
 
-/** The identity link set (ZITI-FACTS §5.4), used by the entity refs this service embeds. */
-export function identityLinks(id: string, authPolicyId: string): Record<string, { href: string }> {
-  const links: Record<string, { href: string }> = { self: { href: `./identities/${id}` } };
-  for (const key of [
-    'edge-router-policies',
-    'edge-routers',
-    'service-policies',
-    'services',
-    'posture-data',
-    'failed-service-requests',
-    'authenticators',
-    'enrollments',
-    'service-configs',
-  ]) {
-    links[key] = { href: `./identities/${id}/${key}` };
-  }
-  links['auth-policies'] = { href: `./auth-policies/${authPolicyId}` };
-  return links;
-}
 
 export function caLinks(
   ca: Pick<Ca, 'id' | 'isVerified' | 'isAutoCaEnrollmentEnabled'>,

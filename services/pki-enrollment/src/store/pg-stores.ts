@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '@ziti/contracts';
-import { type Db, type SecretBox, listRows, pgErrorOf, queryRows } from '@ziti/platform';
+import { type Db, type SecretBox, listRows, pgErrorOf, queryRows, toListPage } from '@ziti/platform';
 import { and, asc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
 import type {
   Ca,
@@ -26,22 +26,6 @@ export function uniqueViolation(err: unknown): string | undefined {
   return pg?.code === '23505' ? (pg.constraint ?? pg.constraint_name ?? '') : undefined;
 }
 
-function page<T>(
-  listed: {
-    rows: Row[];
-    totalCount: number;
-    pagination: { limit: number; offset: number };
-    filterableFields: string[];
-  },
-  map: (r: Row) => T,
-): ListPage<T> {
-  return {
-    items: listed.rows.map(map),
-    totalCount: listed.totalCount,
-    pagination: listed.pagination,
-    filterableFields: listed.filterableFields,
-  };
-}
 
 // ------------------------------------------------------------------------------------------- CAs
 
@@ -90,7 +74,7 @@ export class PgCaStore implements CaStore {
   }
 
   async list(input: ListInput): Promise<ListPage<Ca>> {
-    return page(await listRows<Row>(this.db, caQuery, input), caFromRow);
+    return toListPage(await listRows<Row>(this.db, caQuery, input), caFromRow);
   }
 
   async insert(ca: Ca): Promise<void> {
@@ -200,7 +184,7 @@ export class PgEnrollmentStore implements EnrollmentStore {
 
   async list(input: ListInput, identityId?: string): Promise<ListPage<Enrollment>> {
     const scope = identityId !== undefined ? { sql: 'e.identity_id = $1', params: [identityId] } : undefined;
-    return page(await listRows<Row>(this.db, enrollmentQuery, input, scope ? { scope } : {}), (r) => this.fromRow(r));
+    return toListPage(await listRows<Row>(this.db, enrollmentQuery, input, scope ? { scope } : {}), (r) => this.fromRow(r));
   }
 
   async listByIdentities(identityIds: string[]): Promise<Enrollment[]> {
@@ -288,7 +272,7 @@ export class PgSessionCertificateStore implements SessionCertificateStore {
       sql: 's.api_session_id = $1 and s.valid_to > $2',
       params: [apiSessionId, this.now().toISOString()],
     };
-    return page(await listRows<Row>(this.db, sessionCertificateQuery, input, { scope }), sessionCertificateFromRow);
+    return toListPage(await listRows<Row>(this.db, sessionCertificateQuery, input, { scope }), sessionCertificateFromRow);
   }
 
   async countBySession(apiSessionId: string): Promise<number> {
