@@ -33,6 +33,8 @@ export interface ClusterOptions {
   replicas?: Partial<Record<ServiceName, number>>;
   env?: Record<string, string>;
   adminPassword?: string;
+  /** Extra arguments for every service's node process (e.g. `--cpu-prof` for profiling). */
+  nodeArgs?: string[];
   /** Drop the databases on stop (tests). */
   dropDatabases?: boolean;
   logDir?: string;
@@ -135,7 +137,7 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
   async function startOne(service: ServiceName, replica: number): Promise<Proc> {
     const healthPort = await freePort();
     const log = createWriteStream(join(logDir, `${service}-${replica}.log`), { flags: 'a' });
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'services', service, 'src', 'main.ts')], {
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(root, 'services', service, 'src', 'main.ts')], {
       cwd: root,
       env: { ...baseEnv, HEALTH_PORT: String(healthPort) },
       stdio: ['ignore', 'pipe', 'pipe'],

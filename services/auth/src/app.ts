@@ -5,7 +5,8 @@ import { CredentialService, type CredentialStores } from './domain/credential-se
 import { PgCredentialStore } from './store/pg-credential-store.ts';
 import { maintenanceCalls } from './bus/maintenance.ts';
 import { RouterIdentities, routerIdentityEventSubscription } from './bus/router-identity-events.ts';
-import { OutboxEventSink, OutboxRelay, createServiceRuntime, createUnitOfWork, readMigrations } from '@ziti/platform';
+import { OutboxEventSink, OutboxRelay, createServiceRuntime, createReader,
+  createUnitOfWork, readMigrations } from '@ziti/platform';
 import { Argon2PasswordHasher } from './adapters/argon2-password-hasher.ts';
 import { authCalls } from './bus/calls.ts';
 import { authOperations } from './bus/operations.ts';
@@ -81,6 +82,7 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
   const relay = new OutboxRelay(deps.database, deps.bus, 'auth', deps.logger);
   const bindStores = bindAuthStores;
   const work = createUnitOfWork<AuthStores>(deps.database, relay, 'auth', bindStores);
+  const read = createReader<AuthStores>(deps.database, bindStores);
   // Enrollment's credentials also touch the certificate columns of authenticators.
   const credentialWork = createUnitOfWork<CredentialStores>(deps.database, relay, 'auth', (tx, events) => ({
     ...bindStores(tx, events),
@@ -89,7 +91,7 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
   const enrollments = new BusEnrollmentPort(deps.bus);
   const hasher = new Argon2PasswordHasher(deps.config.hashConcurrency ?? 4, deps.config.hashQueueLimit ?? 256);
   const ttl = deps.config.sessionTimeoutSeconds;
-  const identities = new IdentityService(work, deps.sessions, ttl, undefined, enrollments);
+  const identities = new IdentityService(work, deps.sessions, ttl, undefined, enrollments, read);
   const credentials = new CredentialService(credentialWork, hasher);
   const authenticators = new AuthenticatorService(work, hasher);
   const pki = new PkiCertificates(deps.bus, deps.logger);
@@ -128,7 +130,7 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     logger: deps.logger,
     migrations,
     relay,
-    operations: authOperations({ identities, authenticators, authentication, work, enrollments, authPolicies, signers, mfa, traces, controllers }),
+    operations: authOperations({ identities, authenticators, authentication, work, read, enrollments, authPolicies, signers, mfa, traces, controllers }),
     calls: {
       ...authCalls({ work, credentials }),
       ...maintenanceCalls(deps.database, { bus: deps.bus, routerIdentities, stores: routerIdentityStores }),

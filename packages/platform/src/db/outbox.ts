@@ -165,3 +165,18 @@ export function createUnitOfWork<S>(
     return result;
   };
 }
+
+/**
+ * Stores bound to the pool, outside any transaction, for reads on the request path: no
+ * BEGIN/COMMIT round trips, and independent reads can run concurrently. Emitting an event here
+ * is a programming error: changes go through `createUnitOfWork`.
+ */
+export function createReader<S>(database: Database, bind: (db: Db, events: EventSink) => S): <T>(fn: (stores: S) => Promise<T>) => Promise<T> {
+  const readOnly: EventSink = {
+    emit: async (type) => {
+      throw new Error(`event ${type} emitted from a read-only context`);
+    },
+  };
+  const stores = bind(database.db, readOnly);
+  return (fn) => fn(stores);
+}

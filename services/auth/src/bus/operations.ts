@@ -14,6 +14,8 @@ export interface AuthOperationDeps {
   authenticators: AuthenticatorService;
   authentication: AuthenticationService;
   work: UnitOfWork;
+  /** Stores outside a transaction, for request-path reads (defaults to `work`). */
+  read?: UnitOfWork;
   /** pki-enrollment's outstanding enrollments, shown in identity details. */
   enrollments?: EnrollmentPort;
 }
@@ -32,26 +34,30 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
   const { identities, authenticators, authentication, work } = deps;
 
   async function detailsOf(list: Identity[]) {
-    const extras = await work(async (s: AuthStores) => {
-      const out = new Map<string, { authenticators: Authenticator[]; authPolicyName: string | null }>();
-      const policyNames = new Map<string, string | null>();
-      for (const i of list) {
-        if (!policyNames.has(i.authPolicyId)) policyNames.set(i.authPolicyId, (await s.authPolicies.get(i.authPolicyId))?.name ?? null);
-        out.set(i.id, { authenticators: await s.authenticators.listByIdentity(i.id), authPolicyName: policyNames.get(i.authPolicyId) ?? null });
-      }
-      return out;
-    });
-    const pending = deps.enrollments && list.length > 0 ? await deps.enrollments.pendingFor(list.map((i) => i.id)) : {};
-    const withMfa = deps.mfa ? await deps.mfa.verifiedAmong(list.map((i) => i.id)) : new Set<string>();
-    return Promise.all(
-      list.map(async (i) =>
-        identityDetail(i, {
-          ...extras.get(i.id)!,
-          hasApiSession: await authentication.hasApiSession(i.id),
-          enrollments: pending[i.id] ?? [],
-          isMfaEnabled: withMfa.has(i.id),
-        }),
-      ),
+    if (list.length === 0) return [];
+    const reader = deps.read ?? work;
+    const ids = list.map((i) => i.id);
+    // Independent lookups, concurrently: names of the auth policies, authenticators, pending
+    // enrollments (pki-enrollment), verified MFA and live API sessions.
+    const [policyNames, authenticatorsById, pending, withMfa, sessions] = await Promise.all([
+      reader(async (s: AuthStores) => {
+        const names = new Map<string, string | null>();
+        for (const policyId of new Set(list.map((i) => i.authPolicyId))) names.set(policyId, (await s.authPolicies.get(policyId))?.name ?? null);
+        return names;
+      }),
+      reader(async (s: AuthStores) => new Map(await Promise.all(list.map(async (i) => [i.id, await s.authenticators.listByIdentity(i.id)] as const)))),
+      deps.enrollments ? deps.enrollments.pendingFor(ids) : Promise.resolve({} as Record<string, never[]>),
+      reader((s: AuthStores) => s.mfa.verifiedAmong(ids)),
+      Promise.all(list.map((i) => authentication.hasApiSession(i.id))),
+    ]);
+    return list.map((i, n) =>
+      identityDetail(i, {
+        authenticators: authenticatorsById.get(i.id) ?? [],
+        authPolicyName: policyNames.get(i.authPolicyId) ?? null,
+        hasApiSession: sessions[n]!,
+        enrollments: pending[i.id] ?? [],
+        isMfaEnabled: withMfa.has(i.id),
+      }),
     );
   }
 

@@ -74,10 +74,12 @@ export class IdentityService {
     private readonly now: () => Date = () => new Date(),
     /** pki-enrollment, which creates the enrollments an identity is created with. */
     private readonly enrollments?: EnrollmentPort,
+    /** Stores outside a transaction, for reads on the request path (defaults to `work`). */
+    private readonly read: UnitOfWork = work,
   ) {}
 
   async get(id: string): Promise<Identity> {
-    return this.work(async (s) => this.load(s, id));
+    return this.read(async (s) => this.load(s, id));
   }
 
   async list(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Identity>> {
