@@ -21,7 +21,7 @@ const services = ['gateway', 'auth', 'pki-enrollment', 'policy', 'inventory'] as
 type ServiceName = (typeof services)[number];
 
 /** The runtime contract: what each service must be given. */
-const common = ['NATS_URL', 'LOG_LEVEL', 'HEALTH_PORT'];
+const common = ['NATS_URL', 'LOG_LEVEL', 'HEALTH_PORT', 'ZITI_SNAPSHOT_DIR'];
 const contract: Record<ServiceName, string[]> = {
   gateway: [
     ...common,
@@ -39,6 +39,7 @@ const contract: Record<ServiceName, string[]> = {
     'ZITI_ADMIN_USERNAME',
     'ZITI_ADMIN_PASSWORD',
     'ZITI_SESSION_TIMEOUT_MINUTES',
+    'ZITI_ADVERTISED_ADDRESS',
   ],
   'pki-enrollment': [...common, 'PKI_DATABASE_URL', 'ZITI_SECRET_KEY', 'ZITI_ADVERTISED_ADDRESS'],
   policy: [...common, 'POLICY_DATABASE_URL'],
@@ -51,6 +52,15 @@ const optional = new Set([
   'ZITI_PKI_SIGNER_CERT_FILE',
   'ZITI_PKI_SIGNER_KEY_FILE',
   'ZITI_SERVER_CERT_DAYS',
+  'ZITI_IDENTITY_CERT_DAYS',
+  'ZITI_ENROLLMENT_DURATION_MINUTES',
+  'ZITI_AUTH_RATE_LIMIT',
+  'ZITI_AUTH_RATE_BURST',
+  'ZITI_HASH_CONCURRENCY',
+  'ZITI_HASH_QUEUE_LIMIT',
+  'ZITI_TOTP_ISSUER',
+  'ZITI_REVISION',
+  'ZITI_BUILD_DATE',
   'ZITI_BUS_NAMESPACE',
   'REDIS_KEY_PREFIX',
   'DATABASE_POOL_SIZE',

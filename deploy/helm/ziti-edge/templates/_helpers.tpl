@@ -78,7 +78,7 @@ auth:
   redis: true
   secretKey: true
   admin: true
-  advertised: false
+  advertised: true
   https: false
   signer: false
 pki-enrollment:
@@ -144,6 +144,8 @@ inventory:
   value: "8080"
 - name: HEALTH_BIND
   value: "0.0.0.0"
+- name: ZITI_SNAPSHOT_DIR
+  value: /var/lib/ziti/snapshots
 {{ include "ziti-edge.secretEnv" (dict "root" $root "key" "NATS_URL") }}
 {{- if $traits.redis }}
 {{ include "ziti-edge.secretEnv" (dict "root" $root "key" "REDIS_URL") }}
@@ -191,6 +193,14 @@ the PKI signer. Context: dict "root" $ "name" "<service>". */}}
 - name: tmp
   emptyDir:
     sizeLimit: 256Mi
+- name: snapshots
+{{- if .root.Values.snapshots.existingClaim }}
+  persistentVolumeClaim:
+    claimName: {{ .root.Values.snapshots.existingClaim }}
+{{- else }}
+  emptyDir:
+    sizeLimit: {{ .root.Values.snapshots.sizeLimit }}
+{{- end }}
 {{- if and $traits.signer .root.Values.pki.signer.existingSecret }}
 - name: pki-signer
   secret:
@@ -209,6 +219,8 @@ the PKI signer. Context: dict "root" $ "name" "<service>". */}}
 {{- $traits := include "ziti-edge.serviceTraits" . | fromYaml -}}
 - name: tmp
   mountPath: /tmp
+- name: snapshots
+  mountPath: /var/lib/ziti/snapshots
 {{- if and $traits.signer .root.Values.pki.signer.existingSecret }}
 - name: pki-signer
   mountPath: {{ include "ziti-edge.signerDir" .root }}
