@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config';
 // beside the unit tests under `*.int.test.ts` and run in the `unit` project's process pool.
 export default defineConfig({
   test: {
+    globalSetup: ['./test/global-setup.ts'],
     projects: [
       {
         extends: true,

@@ -1,6 +1,6 @@
 import { type LocalCluster, startLocalCluster } from '../../deploy/local-cluster.ts';
 import { type HttpRequest, type HttpResponse, createHttpClient } from './http.ts';
-import { uniqueName } from './infra.ts';
+import { infra, uniqueName } from './infra.ts';
 import { certificatesFromPkcs7Base64 } from './pkcs7.ts';
 import { loadSpecValidator } from './spec-validator.ts';
 
@@ -15,6 +15,9 @@ export const base: Record<Api, string> = { client: '/edge/client/v1', management
 export async function startE2e(options: Parameters<typeof startLocalCluster>[0] = {}) {
   const cluster: LocalCluster = await startLocalCluster({
     namespace: uniqueName('e2e'),
+    postgresUrl: infra.postgresUrl,
+    redisUrl: infra.redisUrl,
+    natsUrl: infra.natsUrl,
     dropDatabases: true,
     adminPassword: uniqueName('pw'),
     ...options,
