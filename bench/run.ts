@@ -40,14 +40,24 @@ async function measure(name: string, url: string, headers: Record<string, string
     errors: r.errors,
     non2xx: r.non2xx,
   };
-  console.log(`${name.padEnd(38)} ${String(result.requestsPerSecond).padStart(7)} req/s  p50 ${result.latencyP50} ms  p99 ${result.latencyP99} ms  errors ${result.errors}  non-2xx ${result.non2xx}`);
+  console.log(
+    `${name.padEnd(38)} ${String(result.requestsPerSecond).padStart(7)} req/s  p50 ${result.latencyP50} ms  p99 ${result.latencyP99} ms  errors ${result.errors}  non-2xx ${result.non2xx}`,
+  );
   return result;
 }
 
-async function startBaseline(kind: 'node' | 'express', cert: string, key: string): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench', 'baseline-server.ts'), kind, cert, key], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+async function startBaseline(
+  kind: 'node' | 'express',
+  cert: string,
+  key: string,
+): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(root, 'bench', 'baseline-server.ts'), kind, cert, key],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
       const m = /listening (\d+)/.exec(d.toString());
@@ -59,7 +69,27 @@ async function startBaseline(kind: 'node' | 'express', cert: string, key: string
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-'));
-execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=localhost', '-days', '1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+execFileSync(
+  'openssl',
+  [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    '/CN=localhost',
+    '-days',
+    '1',
+    '-keyout',
+    join(dir, 'key.pem'),
+    '-out',
+    join(dir, 'cert.pem'),
+  ],
+  { stdio: 'ignore' },
+);
 
 const namespace = `bench_${Date.now().toString(36)}`;
 const cluster = await startLocalCluster({ namespace, dropDatabases: true, env: { LOG_LEVEL: 'warn' } });
@@ -80,7 +110,11 @@ try {
   results.push(await measure('bare node https', `https://127.0.0.1:${node.port}/`));
   results.push(await measure('express hello-world (https)', `https://127.0.0.1:${exp.port}/`));
   results.push(await measure('gateway GET /version (no session)', `${cluster.baseUrl}/edge/client/v1/version`));
-  results.push(await measure('gateway GET /current-identity (auth)', `${cluster.baseUrl}/edge/client/v1/current-identity`, { 'zt-session': token }));
+  results.push(
+    await measure('gateway GET /current-identity (auth)', `${cluster.baseUrl}/edge/client/v1/current-identity`, {
+      'zt-session': token,
+    }),
+  );
 
   const gateway = results[3]!;
   const summary = {
@@ -94,9 +128,14 @@ try {
       currentIdentityVsNode: +(gateway.requestsPerSecond / results[0]!.requestsPerSecond).toFixed(3),
     },
   };
-  console.log(`\n/current-identity through the gateway: ${(summary.ratios.currentIdentityVsExpress * 100).toFixed(1)}% of express, ${(summary.ratios.currentIdentityVsNode * 100).toFixed(1)}% of bare node`);
+  console.log(
+    `\n/current-identity through the gateway: ${(summary.ratios.currentIdentityVsExpress * 100).toFixed(1)}% of express, ${(summary.ratios.currentIdentityVsNode * 100).toFixed(1)}% of bare node`,
+  );
   mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-  writeFileSync(join(root, 'bench', 'results', `${summary.date.slice(0, 19).replace(/:/g, '-')}.json`), `${JSON.stringify(summary, null, 2)}\n`);
+  writeFileSync(
+    join(root, 'bench', 'results', `${summary.date.slice(0, 19).replace(/:/g, '-')}.json`),
+    `${JSON.stringify(summary, null, 2)}\n`,
+  );
 } finally {
   for (const b of baselines) b.kill('SIGTERM');
   await cluster.stop();

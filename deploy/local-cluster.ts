@@ -75,7 +75,12 @@ function probe(port: number, path: string): Promise<number> {
   });
 }
 
-async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs: number, failFast?: () => string | undefined) {
+async function waitUntil(
+  check: () => Promise<boolean>,
+  what: string,
+  timeoutMs: number,
+  failFast?: () => string | undefined,
+) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;
@@ -94,7 +99,8 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
   const port = options.port ?? (await freePort());
   const logDir = options.logDir ?? join(tmpdir(), `ziti-cluster-${namespace || 'default'}`);
   mkdirSync(logDir, { recursive: true });
-  const adminPassword = options.adminPassword ?? process.env.ZITI_ADMIN_PASSWORD ?? randomBytes(12).toString('base64url');
+  const adminPassword =
+    options.adminPassword ?? process.env.ZITI_ADMIN_PASSWORD ?? randomBytes(12).toString('base64url');
   const secretKey = process.env.ZITI_SECRET_KEY ?? randomBytes(32).toString('base64url');
 
   const dbPrefix = (namespace || 'ziti').toLowerCase().replace(/[^a-z0-9_]/g, '_');
@@ -137,11 +143,15 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
   async function startOne(service: ServiceName, replica: number): Promise<Proc> {
     const healthPort = await freePort();
     const log = createWriteStream(join(logDir, `${service}-${replica}.log`), { flags: 'a' });
-    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(root, 'services', service, 'src', 'main.ts')], {
-      cwd: root,
-      env: { ...baseEnv, HEALTH_PORT: String(healthPort) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [...(options.nodeArgs ?? []), '--import', 'tsx', join(root, 'services', service, 'src', 'main.ts')],
+      {
+        cwd: root,
+        env: { ...baseEnv, HEALTH_PORT: String(healthPort) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -152,7 +162,10 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
 
   function logTail(p: Proc): string {
     try {
-      return readFileSync(join(logDir, `${p.service}-${p.replica}.log`), 'utf8').split('\n').slice(-15).join('\n');
+      return readFileSync(join(logDir, `${p.service}-${p.replica}.log`), 'utf8')
+        .split('\n')
+        .slice(-15)
+        .join('\n');
     } catch {
       return '';
     }
@@ -173,7 +186,8 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
 
   async function startService(service: ServiceName, count = options.replicas?.[service] ?? 1): Promise<void> {
     const started: Proc[] = [];
-    for (let i = 0; i < count; i++) started.push(await startOne(service, procs.filter((p) => p.service === service).length));
+    for (let i = 0; i < count; i++)
+      started.push(await startOne(service, procs.filter((p) => p.service === service).length));
     await Promise.all(started.map(awaitReady));
   }
 
@@ -194,7 +208,8 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
       const c = new pg.Client({ connectionString: postgresUrl });
       await c.connect();
       try {
-        for (const url of Object.values(databases)) await c.query(`drop database if exists "${new URL(url).pathname.slice(1)}" with (force)`);
+        for (const url of Object.values(databases))
+          await c.query(`drop database if exists "${new URL(url).pathname.slice(1)}" with (force)`);
       } finally {
         await c.end();
       }

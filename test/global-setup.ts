@@ -8,7 +8,11 @@ import { Socket } from 'node:net';
  * is a container started with testcontainers (and stopped after the run).
  */
 const services = [
-  { env: 'TEST_POSTGRES_URL', port: 5432, url: (host: string, port: number) => `postgres://postgres@${host}:${port}/postgres` },
+  {
+    env: 'TEST_POSTGRES_URL',
+    port: 5432,
+    url: (host: string, port: number) => `postgres://postgres@${host}:${port}/postgres`,
+  },
   { env: 'TEST_REDIS_URL', port: 6379, url: (host: string, port: number) => `redis://${host}:${port}` },
   { env: 'TEST_NATS_URL', port: 4222, url: (host: string, port: number) => `nats://${host}:${port}` },
 ] as const;
@@ -41,10 +45,14 @@ export default async function setup(): Promise<() => Promise<void>> {
       );
     }
     const { GenericContainer, Wait } = await import('testcontainers');
-    const image = { TEST_POSTGRES_URL: 'postgres:15', TEST_REDIS_URL: 'redis:7', TEST_NATS_URL: 'nats:2.9' }[service.env];
+    const image = { TEST_POSTGRES_URL: 'postgres:15', TEST_REDIS_URL: 'redis:7', TEST_NATS_URL: 'nats:2.9' }[
+      service.env
+    ];
     let container = new GenericContainer(image).withExposedPorts(service.port);
     if (service.env === 'TEST_POSTGRES_URL') {
-      container = container.withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' }).withWaitStrategy(Wait.forListeningPorts());
+      container = container
+        .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' })
+        .withWaitStrategy(Wait.forListeningPorts());
     }
     if (service.env === 'TEST_NATS_URL') container = container.withCommand(['-js']);
     const started = await container.start();

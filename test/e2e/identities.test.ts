@@ -20,7 +20,8 @@ afterAll(async () => {
   await e?.stop();
 });
 
-const ident = (token: string, path: string, init: Record<string, unknown> = {}) => e.call('management', { path, token, ...init });
+const ident = (token: string, path: string, init: Record<string, unknown> = {}) =>
+  e.call('management', { path, token, ...init });
 
 /** A self-signed certificate made in the test, for cert authenticators. */
 function selfSignedCert(cn: string): string {
@@ -28,7 +29,19 @@ function selfSignedCert(cn: string): string {
   try {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     writeFileSync(join(dir, 'key.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
-    execFileSync('openssl', ['req', '-new', '-x509', '-key', join(dir, 'key.pem'), '-subj', `/CN=${cn}`, '-days', '1', '-out', join(dir, 'cert.pem')]);
+    execFileSync('openssl', [
+      'req',
+      '-new',
+      '-x509',
+      '-key',
+      join(dir, 'key.pem'),
+      '-subj',
+      `/CN=${cn}`,
+      '-days',
+      '1',
+      '-out',
+      join(dir, 'cert.pem'),
+    ]);
     return readFileSync(join(dir, 'cert.pem'), 'utf8');
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -38,7 +51,11 @@ function selfSignedCert(cn: string): string {
 describe('password authentication and API sessions', () => {
   for (const api of ['client', 'management'] as const) {
     it(`POST ${api} /authenticate?method=password answers the session, with the token header`, async () => {
-      const res = await e.call(api, { method: 'POST', path: '/authenticate?method=password', body: { username: user.username, password: user.password } });
+      const res = await e.call(api, {
+        method: 'POST',
+        path: '/authenticate?method=password',
+        body: { username: user.username, password: user.password },
+      });
       expect(res.status).toBe(200);
       const s = res.json.data;
       expect(res.headers['zt-session']).toBe(s.token);
@@ -69,7 +86,11 @@ describe('password authentication and API sessions', () => {
       expect(res.status).toBe(401);
       expect(res.json.error.code).toBe('INVALID_AUTH');
     }
-    const missing = await e.call('client', { method: 'POST', path: '/authenticate?method=password', body: { username: user.username } });
+    const missing = await e.call('client', {
+      method: 'POST',
+      path: '/authenticate?method=password',
+      body: { username: user.username },
+    });
     expect(missing.status).toBe(400);
     expect(missing.json.error.code).toBe('COULD_NOT_VALIDATE');
     const badMethod = await e.call('client', { method: 'POST', path: '/authenticate?method=magic', body: {} });
@@ -113,7 +134,12 @@ describe('password authentication and API sessions', () => {
     for (const api of ['client', 'management'] as const) {
       const res = await e.call(api, { path: '/current-identity', token: user.token });
       expect(res.status).toBe(200);
-      expect(res.json.data).toMatchObject({ id: user.id, isAdmin: false, hasApiSession: true, _links: { self: { href: './current-identity' } } });
+      expect(res.json.data).toMatchObject({
+        id: user.id,
+        isAdmin: false,
+        hasApiSession: true,
+        _links: { self: { href: './current-identity' } },
+      });
     }
   });
 });
@@ -177,23 +203,44 @@ describe('identities', () => {
     await e.createIdentity({ name, externalId });
     const dupName = await ident(admin, '/identities', { method: 'POST', body: { name, type: 'User', isAdmin: false } });
     expect(dupName.status).toBe(400);
-    expect(dupName.json.error.cause).toMatchObject({ field: 'name', reason: `duplicate value '${name}' in unique index on identities store` });
-    const dupExt = await ident(admin, '/identities', { method: 'POST', body: { name: uniqueName('x'), type: 'User', isAdmin: false, externalId } });
+    expect(dupName.json.error.cause).toMatchObject({
+      field: 'name',
+      reason: `duplicate value '${name}' in unique index on identities store`,
+    });
+    const dupExt = await ident(admin, '/identities', {
+      method: 'POST',
+      body: { name: uniqueName('x'), type: 'User', isAdmin: false, externalId },
+    });
     expect(dupExt.status).toBe(400);
     expect(dupExt.json.error.cause.field).toBe('externalId');
     const noName = await ident(admin, '/identities', { method: 'POST', body: { type: 'User', isAdmin: false } });
     expect(noName.status).toBe(400);
     expect(noName.json.error).toMatchObject({ code: 'COULD_NOT_VALIDATE', cause: { field: 'name' } });
-    const badType = await ident(admin, '/identities', { method: 'POST', body: { name: uniqueName('x'), type: 'Robot', isAdmin: false } });
+    const badType = await ident(admin, '/identities', {
+      method: 'POST',
+      body: { name: uniqueName('x'), type: 'Robot', isAdmin: false },
+    });
     expect(badType.status).toBe(400);
     expect(badType.json.error.cause.field).toBe('type');
-    const badRole = await ident(admin, '/identities', { method: 'POST', body: { name: uniqueName('x'), type: 'User', isAdmin: false, roleAttributes: ['#eng'] } });
+    const badRole = await ident(admin, '/identities', {
+      method: 'POST',
+      body: { name: uniqueName('x'), type: 'User', isAdmin: false, roleAttributes: ['#eng'] },
+    });
     expect(badRole.status).toBe(400);
     expect(badRole.json.error.cause.field).toBe('roleAttributes');
-    const badPolicy = await ident(admin, '/identities', { method: 'POST', body: { name: uniqueName('x'), type: 'User', isAdmin: false, authPolicyId: 'nope' } });
+    const badPolicy = await ident(admin, '/identities', {
+      method: 'POST',
+      body: { name: uniqueName('x'), type: 'User', isAdmin: false, authPolicyId: 'nope' },
+    });
     expect(badPolicy.status).toBe(400);
     expect(badPolicy.json.error.cause.field).toBe('authPolicyId');
-    const notJson = await e.call('management', { method: 'POST', path: '/identities', token: admin, rawBody: '{"name":', headers: { 'content-type': 'application/json' } });
+    const notJson = await e.call('management', {
+      method: 'POST',
+      path: '/identities',
+      token: admin,
+      rawBody: '{"name":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(notJson.status).toBe(400);
     expect(notJson.json.error.code).toBe('COULD_NOT_PARSE_BODY');
   });
@@ -219,7 +266,8 @@ describe('identities', () => {
     expect((await ident(admin, `/identities/${u.id}`, { method: 'DELETE' })).status).toBe(200);
     expect((await ident(admin, `/identities/${u.id}`)).status).toBe(404);
     expect((await e.call('client', { path: '/current-api-session', token: u.token })).status).toBe(401);
-    const defaultAdmin = (await ident(admin, `/identities?filter=${encodeURIComponent('isDefaultAdmin = true')}`)).json.data[0];
+    const defaultAdmin = (await ident(admin, `/identities?filter=${encodeURIComponent('isDefaultAdmin = true')}`)).json
+      .data[0];
     const refused = await ident(admin, `/identities/${defaultAdmin.id}`, { method: 'DELETE' });
     expect(refused.status).toBe(400);
     expect(refused.json.error.code).toBe('ENTITY_CAN_NOT_BE_DELETED');
@@ -234,7 +282,11 @@ describe('identities', () => {
     expect(d.disabledAt).toBeDefined();
     expect(d.disabledUntil).toBeUndefined();
     expect((await e.call('client', { path: '/current-api-session', token: u.token })).status).toBe(401);
-    const refused = await e.call('client', { method: 'POST', path: '/authenticate?method=password', body: { username: u.username, password: u.password } });
+    const refused = await e.call('client', {
+      method: 'POST',
+      path: '/authenticate?method=password',
+      body: { username: u.username, password: u.password },
+    });
     expect(refused.status).toBe(401);
     expect((await ident(admin, `/identities/${u.id}/enable`, { method: 'POST' })).status).toBe(200);
     expect((await ident(admin, `/identities/${u.id}`)).json.data.disabled).toBe(false);
@@ -257,47 +309,93 @@ describe('authenticators', () => {
   it('creates updb and cert authenticators, one per method, and shows them on the identity', async () => {
     const id = await e.createIdentity();
     const username = uniqueName('u');
-    const updb = await ident(admin, '/authenticators', { method: 'POST', body: { method: 'updb', identityId: id, username, password: 'secret-1' } });
+    const updb = await ident(admin, '/authenticators', {
+      method: 'POST',
+      body: { method: 'updb', identityId: id, username, password: 'secret-1' },
+    });
     expect(updb.status).toBe(201);
-    const second = await ident(admin, '/authenticators', { method: 'POST', body: { method: 'updb', identityId: id, username: uniqueName('u'), password: 'secret-1' } });
+    const second = await ident(admin, '/authenticators', {
+      method: 'POST',
+      body: { method: 'updb', identityId: id, username: uniqueName('u'), password: 'secret-1' },
+    });
     expect(second.status).toBe(409);
     expect(second.json.error.code).toBe('MAX_AUTHENTICATOR_METHODS_REACHED');
     const certPem = selfSignedCert(uniqueName('cn'));
     const fingerprint = new X509Certificate(certPem).fingerprint.replace(/:/g, '').toLowerCase();
-    const cert = await ident(admin, '/authenticators', { method: 'POST', body: { method: 'cert', identityId: id, certPem } });
+    const cert = await ident(admin, '/authenticators', {
+      method: 'POST',
+      body: { method: 'cert', identityId: id, certPem },
+    });
     expect(cert.status).toBe(201);
     const other = await e.createIdentity();
-    const reused = await ident(admin, '/authenticators', { method: 'POST', body: { method: 'cert', identityId: other, certPem } });
+    const reused = await ident(admin, '/authenticators', {
+      method: 'POST',
+      body: { method: 'cert', identityId: other, certPem },
+    });
     expect(reused.status).toBe(409);
     expect(reused.json.error.code).toBe('CERT_IN_USE');
     const detail = (await ident(admin, `/identities/${id}`)).json.data;
-    expect(detail.authenticators).toEqual({ updb: { id: updb.json.data.id, username }, cert: { id: cert.json.data.id, fingerprint } });
+    expect(detail.authenticators).toEqual({
+      updb: { id: updb.json.data.id, username },
+      cert: { id: cert.json.data.id, fingerprint },
+    });
     const list = await ident(admin, `/identities/${id}/authenticators`);
     expect(list.json.data.map((a: { method: string }) => a.method).sort()).toEqual(['cert', 'updb']);
     const one = await ident(admin, `/authenticators/${cert.json.data.id}`);
     expect(one.json.data).toMatchObject({ method: 'cert', identityId: id, fingerprint, certPem, identity: { id } });
-    const bad = await ident(admin, '/authenticators', { method: 'POST', body: { method: 'cert', identityId: id, certPem: 'nope' } });
+    const bad = await ident(admin, '/authenticators', {
+      method: 'POST',
+      body: { method: 'cert', identityId: id, certPem: 'nope' },
+    });
     expect(bad.status).toBe(400);
-    const unknownIdentity = await ident(admin, '/authenticators', { method: 'POST', body: { method: 'updb', identityId: uniqueName('x'), username: uniqueName('u'), password: 'secret-1' } });
+    const unknownIdentity = await ident(admin, '/authenticators', {
+      method: 'POST',
+      body: { method: 'updb', identityId: uniqueName('x'), username: uniqueName('u'), password: 'secret-1' },
+    });
     expect(unknownIdentity.status).toBe(400);
     expect(unknownIdentity.json.error.cause.field).toBe('identityId');
-    const shortPassword = await ident(admin, '/authenticators', { method: 'POST', body: { method: 'updb', identityId: other, username: uniqueName('u'), password: 'abc' } });
+    const shortPassword = await ident(admin, '/authenticators', {
+      method: 'POST',
+      body: { method: 'updb', identityId: other, username: uniqueName('u'), password: 'abc' },
+    });
     expect(shortPassword.status).toBe(400);
     expect(shortPassword.json.error.cause.field).toBe('password');
   });
 
   it('updates a password (PUT), patches a username, and deletes', async () => {
     const u = await e.createUser();
-    const put = await ident(admin, `/authenticators/${u.authenticatorId}`, { method: 'PUT', body: { username: u.username, password: 'new-secret-1' } });
+    const put = await ident(admin, `/authenticators/${u.authenticatorId}`, {
+      method: 'PUT',
+      body: { username: u.username, password: 'new-secret-1' },
+    });
     expect(put.status).toBe(200);
-    expect((await e.call('client', { method: 'POST', path: '/authenticate?method=password', body: { username: u.username, password: u.password } })).status).toBe(401);
+    expect(
+      (
+        await e.call('client', {
+          method: 'POST',
+          path: '/authenticate?method=password',
+          body: { username: u.username, password: u.password },
+        })
+      ).status,
+    ).toBe(401);
     await e.login(u.username, 'new-secret-1');
     const newName = uniqueName('renamed');
-    expect((await ident(admin, `/authenticators/${u.authenticatorId}`, { method: 'PATCH', body: { username: newName } })).status).toBe(200);
+    expect(
+      (await ident(admin, `/authenticators/${u.authenticatorId}`, { method: 'PATCH', body: { username: newName } }))
+        .status,
+    ).toBe(200);
     await e.login(newName, 'new-secret-1');
     expect((await ident(admin, `/authenticators/${u.authenticatorId}`, { method: 'DELETE' })).status).toBe(200);
     expect((await ident(admin, `/authenticators/${u.authenticatorId}`)).status).toBe(404);
-    expect((await e.call('client', { method: 'POST', path: '/authenticate?method=password', body: { username: newName, password: 'new-secret-1' } })).status).toBe(401);
+    expect(
+      (
+        await e.call('client', {
+          method: 'POST',
+          path: '/authenticate?method=password',
+          body: { username: newName, password: 'new-secret-1' },
+        })
+      ).status,
+    ).toBe(401);
   });
 
   it('finds authenticators the way the CLI does', async () => {
@@ -319,7 +417,10 @@ describe('lists filter, sort and page like the original', () => {
 
   beforeAll(async () => {
     for (const [i, name] of names.entries()) {
-      ids[name] = await e.createIdentity({ name, roleAttributes: i < 3 ? ['web', prefix.toLowerCase().replace(/[^a-z]/g, '')] : ['db'] });
+      ids[name] = await e.createIdentity({
+        name,
+        roleAttributes: i < 3 ? ['web', prefix.toLowerCase().replace(/[^a-z]/g, '')] : ['db'],
+      });
     }
   });
 
@@ -338,12 +439,18 @@ describe('lists filter, sort and page like the original', () => {
   });
 
   it('anyOf(roleAttributes), contains with ZAC paging params, sort by, skip and limit', async () => {
-    const web = await list(`${f(`anyOf(roleAttributes)="web" and name contains "${prefix}"`)}&sort=${encodeURIComponent('name DESC')}`);
+    const web = await list(
+      `${f(`anyOf(roleAttributes)="web" and name contains "${prefix}"`)}&sort=${encodeURIComponent('name DESC')}`,
+    );
     expect(web.data.map((i: { name: string }) => i.name)).toEqual([names[2], names[1], names[0]]);
-    const zac = await list(`${f(`(name contains "${prefix}-web")`)}&limit=2&offset=1&sort=${encodeURIComponent('name ASC')}`);
+    const zac = await list(
+      `${f(`(name contains "${prefix}-web")`)}&limit=2&offset=1&sort=${encodeURIComponent('name ASC')}`,
+    );
     expect(zac.data.map((i: { name: string }) => i.name)).toEqual([names[1], names[2]]);
     expect(zac.meta.pagination).toEqual({ limit: 2, offset: 1, totalCount: 3 });
-    expect(zac.meta.filterableFields).toEqual(expect.arrayContaining(['id', 'name', 'roleAttributes', 'isAdmin', 'tags']));
+    expect(zac.meta.filterableFields).toEqual(
+      expect.arrayContaining(['id', 'name', 'roleAttributes', 'isAdmin', 'tags']),
+    );
     const cli = await list(f(`name contains "${prefix}" sort by name skip 1 limit 2`));
     expect(cli.data.map((i: { name: string }) => i.name)).toEqual([...names].sort().slice(1, 3));
     expect(cli.meta.pagination).toEqual({ limit: 2, offset: 1, totalCount: 5 });
@@ -358,7 +465,10 @@ describe('lists filter, sort and page like the original', () => {
     expect((await list('limit=100000')).meta.pagination.limit).toBe(500);
     expect((await list('limit=0')).meta.pagination.limit).toBe(10);
     expect((await list('limit=-1')).meta.pagination.limit).toBe(-1);
-    expect((await list(`${f('true skip 2 limit 1')}&limit=50&offset=0`)).meta.pagination).toMatchObject({ limit: 1, offset: 2 });
+    expect((await list(`${f('true skip 2 limit 1')}&limit=50&offset=0`)).meta.pagination).toMatchObject({
+      limit: 1,
+      offset: 2,
+    });
   });
 
   it('rejects invalid filters and sorts with 400', async () => {
@@ -382,7 +492,9 @@ describe('lists filter, sort and page like the original', () => {
     const tag = prefix.toLowerCase().replace(/[^a-z]/g, '');
     const allOf = await list(`roleFilter=%23web&roleFilter=%23${tag}&${f(`name contains "${prefix}"`)}`);
     expect(allOf.data).toHaveLength(3);
-    const anyOf = await list(`roleFilter=%23${tag}&roleFilter=%23db&roleSemantic=AnyOf&${f(`name contains "${prefix}"`)}&limit=100`);
+    const anyOf = await list(
+      `roleFilter=%23${tag}&roleFilter=%23db&roleSemantic=AnyOf&${f(`name contains "${prefix}"`)}&limit=100`,
+    );
     expect(anyOf.data).toHaveLength(5);
     const byId = await list(`roleFilter=%40${ids[names[4]!]}&roleFilter=%23nomatch&roleSemantic=AnyOf`);
     expect(byId.data.map((i: { id: string }) => i.id)).toEqual([ids[names[4]!]]);
@@ -406,14 +518,23 @@ describe('identity events reach the policy service', () => {
     const a = uniqueName('offline').toLowerCase();
     const b = uniqueName('gone').toLowerCase();
     const id = await e.createIdentity({ roleAttributes: [a, b] });
-    expect((await ident(admin, `/identities/${id}`, { method: 'PATCH', body: { roleAttributes: [a] } })).status).toBe(200);
+    expect((await ident(admin, `/identities/${id}`, { method: 'PATCH', body: { roleAttributes: [a] } })).status).toBe(
+      200,
+    );
     const down = await ident(admin, '/identity-role-attributes');
     expect(down.status).toBe(503);
     await e.cluster.startService('policy');
-    await waitFor(async () => {
-      const res = await ident(admin, `/identity-role-attributes?filter=${encodeURIComponent(`id = "${a}" or id = "${b}"`)}`);
-      return res.status === 200 && JSON.stringify(res.json.data) === JSON.stringify([a]);
-    }, 'the read model to converge', 30_000);
+    await waitFor(
+      async () => {
+        const res = await ident(
+          admin,
+          `/identity-role-attributes?filter=${encodeURIComponent(`id = "${a}" or id = "${b}"`)}`,
+        );
+        return res.status === 200 && JSON.stringify(res.json.data) === JSON.stringify([a]);
+      },
+      'the read model to converge',
+      30_000,
+    );
   });
 });
 
@@ -446,7 +567,12 @@ describe('caller matrix', () => {
     for (const [method, path] of adminOnly) {
       const body = method === 'GET' || method === 'DELETE' ? undefined : {};
       for (const token of [undefined, user.token]) {
-        const res = await e.call('management', { method, path, ...(token ? { token } : {}), ...(body ? { body } : {}) });
+        const res = await e.call('management', {
+          method,
+          path,
+          ...(token ? { token } : {}),
+          ...(body ? { body } : {}),
+        });
         expect(res.status, `${method} ${path} as ${token ? 'non-admin' : 'anonymous'}`).toBe(401);
         expect(res.json.error.code).toBe('UNAUTHORIZED');
       }

@@ -24,8 +24,11 @@ describe('informational operations', () => {
       const { apiVersions, version, capabilities } = res.json.data;
       expect(version).toMatch(/^v\d+\.\d+\.\d+/);
       expect(capabilities).toEqual([]);
-      for (const key of ['edge', 'edge-client', 'edge-management']) expect(apiVersions[key].v1.path).toMatch(/^\/edge\//);
-      expect(apiVersions['edge-management'].v1.apiBaseUrls).toEqual([`https://localhost:${e.cluster.port}/edge/management/v1`]);
+      for (const key of ['edge', 'edge-client', 'edge-management'])
+        expect(apiVersions[key].v1.path).toMatch(/^\/edge\//);
+      expect(apiVersions['edge-management'].v1.apiBaseUrls).toEqual([
+        `https://localhost:${e.cluster.port}/edge/management/v1`,
+      ]);
     });
 
     it(`GET ${api} / answers the version too`, async () => {
@@ -43,7 +46,10 @@ describe('informational operations', () => {
       const list = await e.call(api, { path: '/specs' });
       expect(list.json.data.map((s: { id: string }) => s.id)).toEqual(['edge-client']);
       const detail = await e.call(api, { path: '/specs/edge-management' });
-      expect(detail.json.data).toMatchObject({ id: 'edge-management', _links: { spec: { href: './specs/edge-management/spec' } } });
+      expect(detail.json.data).toMatchObject({
+        id: 'edge-management',
+        _links: { spec: { href: './specs/edge-management/spec' } },
+      });
       const body = await e.call(api, { path: '/specs/edge-management/spec' });
       expect(body.status).toBe(200);
       const doc = JSON.parse(body.json.data);
@@ -62,7 +68,11 @@ describe('informational operations', () => {
   });
 
   it('serves the controller CA chain as base64 PKCS#7 and the server certificate chains to it', async () => {
-    for (const path of ['/.well-known/est/cacerts', `${base.client}/.well-known/est/cacerts`, `${base.management}/.well-known/est/cacerts`]) {
+    for (const path of [
+      '/.well-known/est/cacerts',
+      `${base.client}/.well-known/est/cacerts`,
+      `${base.management}/.well-known/est/cacerts`,
+    ]) {
       const res = await e.http({ path });
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toMatch(/^application\/pkcs7-mime/);
@@ -99,7 +109,11 @@ describe('edge behaviour', () => {
   });
 
   it('answers CORS preflights and marks responses for any origin', async () => {
-    const pre = await e.http({ method: 'OPTIONS', path: `${base.management}/identities`, headers: { origin: 'https://console.example' } });
+    const pre = await e.http({
+      method: 'OPTIONS',
+      path: `${base.management}/identities`,
+      headers: { origin: 'https://console.example' },
+    });
     expect(pre.status).toBe(200);
     expect(pre.headers['access-control-allow-origin']).toBe('https://console.example');
     expect(pre.headers['access-control-allow-credentials']).toBe('true');
@@ -124,7 +138,9 @@ describe('edge behaviour', () => {
       const res = await e.call('management', { path: '/identities', ...(token ? { token } : {}) });
       expect(res.status).toBe(401);
       expect(res.json.error.code).toBe('UNAUTHORIZED');
-      expect(res.json.error.message).toBe('The request could not be completed. The session is not authorized or the credentials are invalid');
+      expect(res.json.error.message).toBe(
+        'The request could not be completed. The session is not authorized or the credentials are invalid',
+      );
     }
   });
 
@@ -133,9 +149,14 @@ describe('edge behaviour', () => {
     const open = operations.filter((o) => o.access === 'none');
     for (const op of open) {
       const path = base[op.api] + op.path.replace(/\{[^}]+\}/g, 'x');
-      const res = await e.http({ method: op.method, path, ...(op.method === 'GET' || op.method === 'DELETE' ? {} : { body: {} }) });
+      const res = await e.http({
+        method: op.method,
+        path,
+        ...(op.method === 'GET' || op.method === 'DELETE' ? {} : { body: {} }),
+      });
       expect(res.status, `${op.method} ${path}`).not.toBe(405);
-      if (res.status === 404) expect(res.json?.error?.cause?.message ?? '', `${op.method} ${path}`).not.toMatch(/^path /);
+      if (res.status === 404)
+        expect(res.json?.error?.cause?.message ?? '', `${op.method} ${path}`).not.toMatch(/^path /);
       if (!implemented.has(`${op.api}.${op.operationId}`)) {
         // Input is validated at the edge before dispatch, so an empty request may stop there.
         const expected = res.status === 400 ? 'COULD_NOT_VALIDATE' : 'NOT_IMPLEMENTED';

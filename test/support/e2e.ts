@@ -29,20 +29,34 @@ export async function startE2e(options: Parameters<typeof startLocalCluster>[0] 
   const validator = loadSpecValidator();
 
   /** Sends a request to one API and validates the response against that API's spec. */
-  async function call(api: Api, req: HttpRequest & { token?: string; skipValidation?: boolean }): Promise<HttpResponse> {
+  async function call(
+    api: Api,
+    req: HttpRequest & { token?: string; skipValidation?: boolean },
+  ): Promise<HttpResponse> {
     const headers = { ...(req.headers ?? {}) };
     if (req.token) headers['zt-session'] = req.token;
     const path = req.path.startsWith('/edge/') ? req.path : base[api] + req.path;
     const res = await http({ ...req, path, headers });
     if (!req.skipValidation) {
-      validator.validate(api, req.method ?? 'GET', path, res.status, res.json ?? (res.text || undefined), String(res.headers['content-type'] ?? ''));
+      validator.validate(
+        api,
+        req.method ?? 'GET',
+        path,
+        res.status,
+        res.json ?? (res.text || undefined),
+        String(res.headers['content-type'] ?? ''),
+      );
     }
     return res;
   }
 
   /** Logs in with a password on one API; returns the token (asserts success). */
   async function login(username: string, password: string, api: Api = 'management'): Promise<string> {
-    const res = await call(api, { method: 'POST', path: '/authenticate?method=password', body: { username, password } });
+    const res = await call(api, {
+      method: 'POST',
+      path: '/authenticate?method=password',
+      body: { username, password },
+    });
     if (res.status !== 200) throw new Error(`login of ${username} failed: ${res.status} ${res.text}`);
     return res.json.data.token as string;
   }
@@ -65,7 +79,10 @@ export async function startE2e(options: Parameters<typeof startLocalCluster>[0] 
   async function createUser(options: { isAdmin?: boolean; roleAttributes?: string[] } = {}) {
     const username = uniqueName('user');
     const password = `pw-${uniqueName('x')}`;
-    const id = await createIdentity({ isAdmin: options.isAdmin ?? false, roleAttributes: options.roleAttributes ?? [] });
+    const id = await createIdentity({
+      isAdmin: options.isAdmin ?? false,
+      roleAttributes: options.roleAttributes ?? [],
+    });
     const res = await call('management', {
       method: 'POST',
       path: '/authenticators',
@@ -77,7 +94,18 @@ export async function startE2e(options: Parameters<typeof startLocalCluster>[0] 
     return { id, username, password, token, authenticatorId: res.json.data.id as string };
   }
 
-  return { cluster, http, call, caPems, validator, login, adminToken, createIdentity, createUser, stop: () => cluster.stop() };
+  return {
+    cluster,
+    http,
+    call,
+    caPems,
+    validator,
+    login,
+    adminToken,
+    createIdentity,
+    createUser,
+    stop: () => cluster.stop(),
+  };
 }
 
 export type E2e = Awaited<ReturnType<typeof startE2e>>;

@@ -26,7 +26,11 @@ export function createHttpClient(baseUrl: string, ca: string | undefined) {
   if (!['127.0.0.1', 'localhost', '[::1]'].includes(base.hostname)) throw new Error('tests talk to loopback only');
   return async function send(req: HttpRequest): Promise<HttpResponse> {
     const body =
-      req.rawBody !== undefined ? Buffer.from(req.rawBody) : req.body !== undefined ? Buffer.from(JSON.stringify(req.body)) : undefined;
+      req.rawBody !== undefined
+        ? Buffer.from(req.rawBody)
+        : req.body !== undefined
+          ? Buffer.from(JSON.stringify(req.body))
+          : undefined;
     const headers: Record<string, string> = { ...(req.headers ?? {}) };
     if (req.body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
       headers['content-type'] = 'application/json';

@@ -23,7 +23,9 @@ function withDatabase(url: string, name: string): string {
 }
 
 /** Creates a fresh database and returns its URL with a function that drops it. */
-export async function createTestDatabase(prefix = 'zt'): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+export async function createTestDatabase(
+  prefix = 'zt',
+): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
   const name = uniqueName(prefix).toLowerCase();
   const admin = new pg.Client({ connectionString: infra.postgresUrl });
   await admin.connect();
@@ -48,7 +50,12 @@ export async function createTestDatabase(prefix = 'zt'): Promise<{ url: string; 
 }
 
 /** Polls `check` until it returns a truthy value or the deadline passes. No fixed sleeps. */
-export async function waitFor<T>(check: () => Promise<T> | T, what: string, timeoutMs = 15_000, everyMs = 50): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  check: () => Promise<T> | T,
+  what: string,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {

@@ -244,7 +244,10 @@ export function createSpecValidator(docs: Record<ApiName, SwaggerDoc>): SpecVali
         if (status >= 400 && state.doc.definitions?.apiErrorEnvelope) {
           const envelope = compiledFor(state, 'undeclared-error', { $ref: '#/definitions/apiErrorEnvelope' });
           if (!envelope || envelope(body)) return;
-          return fail('undeclared error status whose body is not the error envelope', formatErrors(envelope.errors ?? [], body, state.origins));
+          return fail(
+            'undeclared error status whose body is not the error envelope',
+            formatErrors(envelope.errors ?? [], body, state.origins),
+          );
         }
         return fail(
           `status ${status} is not declared by the operation (declared: ${Object.keys(responses).join(', ')})`,

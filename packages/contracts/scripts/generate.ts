@@ -233,7 +233,8 @@ function closure(roots: Iterable<string>, defs: Record<string, Schema>, disc: Ma
 function emitOrder(names: Set<string>, defs: Record<string, Schema>, disc: Map<string, Discriminated>) {
   const parentOf = new Map<string, string>();
   for (const [base, d] of disc) for (const [, sub] of d.subtypes) parentOf.set(sub, base);
-  const baseOf = (node: string) => (node.endsWith('Base') && disc.has(node.slice(0, -4)) ? node.slice(0, -4) : undefined);
+  const baseOf = (node: string) =>
+    node.endsWith('Base') && disc.has(node.slice(0, -4)) ? node.slice(0, -4) : undefined;
 
   const edges = (node: string): { hard: string[]; soft: string[] } => {
     const base = baseOf(node);
@@ -568,7 +569,9 @@ function renderSchemas(defs: Record<string, Schema>, names: Set<string>, disc: M
       return `  ${name}: {\n    property: ${str(d.property)},\n    base: ${name}Base,\n    subtypes: {\n${subs.replace(/^/gm, '  ')}\n    },\n  },`;
     });
   return [
-    header('One zod schema per swagger definition an operation of either API uses (bodies, success and error responses).'),
+    header(
+      'One zod schema per swagger definition an operation of either API uses (bodies, success and error responses).',
+    ),
     "import { z } from 'zod';",
     '',
     blocks.join('\n\n'),

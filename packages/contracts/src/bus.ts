@@ -147,7 +147,13 @@ export const identityEnrollmentMethodSchema = z.enum(['ott', 'ottca', 'updb']);
 export const createIdentityEnrollmentsRequestSchema = z.object({
   identityId: z.string().min(1),
   enrollments: z
-    .array(z.object({ method: identityEnrollmentMethodSchema, caId: z.string().optional(), username: z.string().optional() }))
+    .array(
+      z.object({
+        method: identityEnrollmentMethodSchema,
+        caId: z.string().optional(),
+        username: z.string().optional(),
+      }),
+    )
     .max(3),
 });
 export type CreateIdentityEnrollmentsRequest = z.infer<typeof createIdentityEnrollmentsRequestSchema>;

@@ -72,9 +72,9 @@ describe('generated schemas', () => {
       meta: { apiVersion: '0.0.1', apiEnrollmentVersion: '0.0.1' },
     };
     expect(apiErrorEnvelope.parse(error)).toEqual(error);
-    expect(apiErrorEnvelope.safeParse({ ...error, error: { ...error.error, cause: { cause: { code: 7 } } } }).success).toBe(
-      false,
-    );
+    expect(
+      apiErrorEnvelope.safeParse({ ...error, error: { ...error.error, cause: { cause: { code: 7 } } } }).success,
+    ).toBe(false);
   });
 
   it('read tags as a nullable map of any values', () => {

@@ -33,7 +33,10 @@ export const env = {
       if (fallback !== undefined) return fallback;
       throw new Error(`${name} is required`);
     },
-  optional: () => (raw: string | undefined): string | undefined => raw,
+  optional:
+    () =>
+    (raw: string | undefined): string | undefined =>
+      raw,
   int:
     (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
     (raw: string | undefined, name: string): number => {

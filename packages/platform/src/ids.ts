@@ -35,6 +35,9 @@ export function cuid(): string {
   counter = (counter + 1) % 1679616;
   const time = Date.now().toString(36).padStart(8, '0');
   const count = counter.toString(36).padStart(4, '0');
-  const rand = BigInt(`0x${randomBytes(8).toString('hex')}`).toString(36).padStart(12, '0').slice(0, 12);
+  const rand = BigInt(`0x${randomBytes(8).toString('hex')}`)
+    .toString(36)
+    .padStart(12, '0')
+    .slice(0, 12);
   return `c${time}${count}${rand}`;
 }

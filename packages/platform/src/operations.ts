@@ -29,7 +29,8 @@ export function serveOperations(bus: Bus, owner: Owner, handlers: OperationHandl
   return bus.serve(subjects.operations(owner), queueGroup(owner), async (payload, subject) => {
     const key = subject.slice(prefix.length);
     const handler = handlers[key];
-    if (!handler) throw new ApiError('NOT_IMPLEMENTED', { code: 'NOT_IMPLEMENTED', message: `${key} is not implemented` });
+    if (!handler)
+      throw new ApiError('NOT_IMPLEMENTED', { code: 'NOT_IMPLEMENTED', message: `${key} is not implemented` });
     const parsed = operationRequestSchema.safeParse(payload);
     if (!parsed.success) {
       logger.error({ subject, issues: parsed.error.issues.slice(0, 3) }, 'malformed operation request');
@@ -49,7 +50,8 @@ export function serveCalls(
   return bus.serve(subjects.calls(owner), queueGroup(owner), async (payload, subject) => {
     const action = subject.slice(prefix.length);
     const handler = handlers[action];
-    if (!handler) throw new ApiError('NOT_IMPLEMENTED', { code: 'NOT_IMPLEMENTED', message: `${action} is not served` });
+    if (!handler)
+      throw new ApiError('NOT_IMPLEMENTED', { code: 'NOT_IMPLEMENTED', message: `${action} is not served` });
     return handler(payload);
   });
 }
@@ -59,7 +61,12 @@ export const reply = {
   json: (body: unknown, status = 200): OperationReply => ({ status, body }),
   created: (id: string, collection: string): OperationReply => ({ status: 201, body: createdEnvelope(id, collection) }),
   empty: (status = 200): OperationReply => ({ status, body: emptyEnvelope() }),
-  raw: (contentType: string, content: string | Uint8Array, status = 200, headers?: Record<string, string>): OperationReply => ({
+  raw: (
+    contentType: string,
+    content: string | Uint8Array,
+    status = 200,
+    headers?: Record<string, string>,
+  ): OperationReply => ({
     status,
     contentType,
     rawBody: Buffer.from(content).toString('base64'),
@@ -73,7 +80,12 @@ export const firstQueryValue = (v: unknown): string | undefined => {
 };
 
 /** The list parameters of a request (`filter`, `limit`, `offset`, `sort`), as ZitiQL lists take them. */
-export function listInputOf(request: OperationRequest): { filter?: string; limit?: string; offset?: string; sort?: string } {
+export function listInputOf(request: OperationRequest): {
+  filter?: string;
+  limit?: string;
+  offset?: string;
+  sort?: string;
+} {
   const out: { filter?: string; limit?: string; offset?: string; sort?: string } = {};
   for (const key of ['filter', 'limit', 'offset', 'sort'] as const) {
     const value = firstQueryValue(request.query[key]);

@@ -50,7 +50,9 @@ export function createServiceRuntime(o: ServiceRuntimeOptions): RunnableService 
       if (applied.length > 0) o.logger.info({ applied }, 'migrations applied');
       await o.onStart?.();
       for (const s of o.subscriptions ?? []) {
-        consumers.push(await startEventConsumer(o.bus, o.database, { durable: s.durable, subject: s.subject, handle: s.handle }));
+        consumers.push(
+          await startEventConsumer(o.bus, o.database, { durable: s.durable, subject: s.subject, handle: s.handle }),
+        );
       }
       o.relay.start();
       served.push(serveOperations(o.bus, o.owner, o.operations, o.logger));

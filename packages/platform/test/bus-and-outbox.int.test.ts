@@ -125,11 +125,18 @@ for (const [name, make] of Object.entries(setups)) {
         }),
       ).rejects.toThrow();
       relay.start();
-      await waitFor(async () => (await queryRows(s.consumer.db, 'select * from seen where id = $1', [id])).length === 1, 'event');
+      await waitFor(
+        async () => (await queryRows(s.consumer.db, 'select * from seen where id = $1', [id])).length === 1,
+        'event',
+      );
       // Re-deliver the same event: the consumer must not apply it twice.
       await s.bus.publish('ziti.evt.auth.thing.created', received[0]!);
       await relay.flushAll();
-      const rows = await queryRows(s.consumer.db, 'select count(*)::int as n from processed_events where consumer = $1', [durable]);
+      const rows = await queryRows(
+        s.consumer.db,
+        'select count(*)::int as n from processed_events where consumer = $1',
+        [durable],
+      );
       expect(rows[0]).toEqual({ n: 1 });
       expect(received.map((e) => e.data)).toEqual([{ id, name: 'one' }]);
       expect(received[0]).toMatchObject({ type: 'thing.created', source: 'auth', version: 1 });

@@ -54,10 +54,33 @@ const db = (name: string) => openDatabase({ pgliteDir: join(dataDir, name) });
 
 const gatewayConfig = readGatewayConfig(env);
 const services: RunnableService[] = [
-  createPkiService({ config: readPkiConfig(env), database: await db('pki'), bus, logger: logger.child({ service: 'pki-enrollment' }), ownsBus: false }),
-  createAuthService({ config: readAuthConfig(env), database: await db('auth'), bus, sessions, logger: logger.child({ service: 'auth' }), ownsBus: false }),
-  createPolicyService({ database: await db('policy'), bus, logger: logger.child({ service: 'policy' }), ownsBus: false }),
-  createInventoryService({ database: await db('inventory'), bus, logger: logger.child({ service: 'inventory' }), ownsBus: false }),
+  createPkiService({
+    config: readPkiConfig(env),
+    database: await db('pki'),
+    bus,
+    logger: logger.child({ service: 'pki-enrollment' }),
+    ownsBus: false,
+  }),
+  createAuthService({
+    config: readAuthConfig(env),
+    database: await db('auth'),
+    bus,
+    sessions,
+    logger: logger.child({ service: 'auth' }),
+    ownsBus: false,
+  }),
+  createPolicyService({
+    database: await db('policy'),
+    bus,
+    logger: logger.child({ service: 'policy' }),
+    ownsBus: false,
+  }),
+  createInventoryService({
+    database: await db('inventory'),
+    bus,
+    logger: logger.child({ service: 'inventory' }),
+    ownsBus: false,
+  }),
 ];
 const gateway = createGateway({ config: gatewayConfig, bus, sessions, logger: logger.child({ service: 'gateway' }) });
 

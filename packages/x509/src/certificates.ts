@@ -132,7 +132,7 @@ export function formatIp(bytes: Uint8Array): string {
   // RFC 5952: compress the longest run (≥ 2) of zero groups, lower-case hex
   let bestStart = -1;
   let bestLen = 0;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;

@@ -53,9 +53,7 @@ export async function exportPkcs8Pem(key: CryptoKey): Promise<string> {
 
 /** Key description as webcrypto sees it. */
 export type KeyDescription =
-  | { kind: 'ec'; curve: CurveName }
-  | { kind: 'rsa'; modulusLength: number }
-  | { kind: 'ed25519' };
+  { kind: 'ec'; curve: CurveName } | { kind: 'rsa'; modulusLength: number } | { kind: 'ed25519' };
 
 export function signingAlgorithmFor(key: KeyDescription): SigningAlgorithm {
   switch (key.kind) {

@@ -5,8 +5,14 @@ import { CredentialService, type CredentialStores } from './domain/credential-se
 import { PgCredentialStore } from './store/pg-credential-store.ts';
 import { maintenanceCalls } from './bus/maintenance.ts';
 import { RouterIdentities, routerIdentityEventSubscription } from './bus/router-identity-events.ts';
-import { OutboxEventSink, OutboxRelay, createServiceRuntime, createReader,
-  createUnitOfWork, readMigrations } from '@ziti/platform';
+import {
+  OutboxEventSink,
+  OutboxRelay,
+  createServiceRuntime,
+  createReader,
+  createUnitOfWork,
+  readMigrations,
+} from '@ziti/platform';
 import { Argon2PasswordHasher } from './adapters/argon2-password-hasher.ts';
 import { authCalls } from './bus/calls.ts';
 import { authOperations } from './bus/operations.ts';
@@ -110,10 +116,17 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
   });
   const authPolicies = new AuthPolicyService(work, sync);
   const signers = new ExternalJwtSignerService(work, sync);
-  const mfa = new MfaService(work, deps.sessions, new OtplibTotp(), new PngQrCodes(), new SecretBox(deps.config.secretKey), {
-    issuer: deps.config.totpIssuer ?? 'openziti.io',
-    sessionTtlSeconds: ttl,
-  });
+  const mfa = new MfaService(
+    work,
+    deps.sessions,
+    new OtplibTotp(),
+    new PngQrCodes(),
+    new SecretBox(deps.config.secretKey),
+    {
+      issuer: deps.config.totpIssuer ?? 'openziti.io',
+      sessionTtlSeconds: ttl,
+    },
+  );
   const traces = new IdentityTraceService(work);
   const controllers = new ControllerService(
     async () => (await pki.serverIdentity()).certChainPem,
@@ -122,7 +135,10 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
   );
   // Router identities follow inventory's edge routers (events, and the integrity check's repairs).
   const routerIdentities = new RouterIdentities(deps.sessions);
-  const routerIdentityStores = (tx: Db) => ({ identities: new PgIdentityStore(tx), events: new OutboxEventSink(tx, 'auth') });
+  const routerIdentityStores = (tx: Db) => ({
+    identities: new PgIdentityStore(tx),
+    events: new OutboxEventSink(tx, 'auth'),
+  });
   return createServiceRuntime({
     owner: 'auth',
     database: deps.database,
@@ -130,7 +146,19 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     logger: deps.logger,
     migrations,
     relay,
-    operations: authOperations({ identities, authenticators, authentication, work, read, enrollments, authPolicies, signers, mfa, traces, controllers }),
+    operations: authOperations({
+      identities,
+      authenticators,
+      authentication,
+      work,
+      read,
+      enrollments,
+      authPolicies,
+      signers,
+      mfa,
+      traces,
+      controllers,
+    }),
     calls: {
       ...authCalls({ work, credentials }),
       ...maintenanceCalls(deps.database, { bus: deps.bus, routerIdentities, stores: routerIdentityStores }),

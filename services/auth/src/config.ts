@@ -24,6 +24,8 @@ export function readAuthConfig(source: NodeJS.ProcessEnv = process.env): AuthCon
     secretKey: raw.ZITI_SECRET_KEY,
     totpIssuer: raw.ZITI_TOTP_ISSUER,
     advertisedAddress: raw.ZITI_ADVERTISED_ADDRESS ?? `localhost:${raw.ZITI_PORT}`,
-    ...(raw.ZITI_ADMIN_PASSWORD ? { admin: { username: raw.ZITI_ADMIN_USERNAME, password: raw.ZITI_ADMIN_PASSWORD } } : {}),
+    ...(raw.ZITI_ADMIN_PASSWORD
+      ? { admin: { username: raw.ZITI_ADMIN_USERNAME, password: raw.ZITI_ADMIN_PASSWORD } }
+      : {}),
   };
 }

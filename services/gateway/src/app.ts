@@ -34,7 +34,9 @@ export async function fetchServerIdentity(bus: Bus, logger: Logger, timeoutMs = 
   let delay = 100;
   for (;;) {
     try {
-      return serverIdentitySchema.parse(await bus.request(subjects.call('pki-enrollment', calls.serverIdentity), {}, { timeoutMs: 5_000 }));
+      return serverIdentitySchema.parse(
+        await bus.request(subjects.call('pki-enrollment', calls.serverIdentity), {}, { timeoutMs: 5_000 }),
+      );
     } catch (err) {
       if (Date.now() > deadline) throw err;
       logger.info({ err: (err as Error).message }, 'waiting for pki-enrollment to provide the server certificate');
@@ -108,7 +110,10 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     sendError(
       req,
       res,
-      new ApiError(tooLarge ? 'COULD_NOT_VALIDATE' : 'COULD_NOT_READ_BODY', tooLarge ? { field: 'body', reason: 'request body too large' } : 'could not read the request body'),
+      new ApiError(
+        tooLarge ? 'COULD_NOT_VALIDATE' : 'COULD_NOT_READ_BODY',
+        tooLarge ? { field: 'body', reason: 'request body too large' } : 'could not read the request body',
+      ),
       newRequestId(),
     );
   });
@@ -116,7 +121,9 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
 }
 
 /** The gateway process: HTTPS on the configured address with the controller-issued certificate. */
-export function createGateway(deps: GatewayDeps & { onListening?: (port: number) => void }): RunnableService & { port(): number } {
+export function createGateway(
+  deps: GatewayDeps & { onListening?: (port: number) => void },
+): RunnableService & { port(): number } {
   let server: Server | undefined;
   let started = false;
   return {

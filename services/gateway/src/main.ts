@@ -11,6 +11,11 @@ const infra = readEnv({
   ZITI_BUS_NAMESPACE: env.string(''),
   REDIS_KEY_PREFIX: env.string('ziti:'),
 });
-const bus = await NatsBus.connect({ url: infra.NATS_URL, name: 'gateway', namespace: infra.ZITI_BUS_NAMESPACE, logger });
+const bus = await NatsBus.connect({
+  url: infra.NATS_URL,
+  name: 'gateway',
+  namespace: infra.ZITI_BUS_NAMESPACE,
+  logger,
+});
 const sessions = new RedisApiSessionStore(infra.REDIS_URL, infra.REDIS_KEY_PREFIX);
 await runProcess(createGateway({ config, bus, sessions, logger }), logger, config.healthPort);

@@ -45,7 +45,9 @@ export class NatsBus implements Bus {
     private readonly options: NatsBusOptions,
   ) {
     this.js = nc.jetstream();
-    this.streamName = options.namespace ? `${eventStream.name}_${options.namespace.replace(/[^A-Za-z0-9_-]/g, '_')}` : eventStream.name;
+    this.streamName = options.namespace
+      ? `${eventStream.name}_${options.namespace.replace(/[^A-Za-z0-9_-]/g, '_')}`
+      : eventStream.name;
   }
 
   static async connect(options: NatsBusOptions): Promise<NatsBus> {

@@ -18,7 +18,11 @@ export async function listRows<R = Record<string, unknown>>(
   db: Db,
   entity: QueryEntity,
   input: ListQueryInput,
-  options: { scope?: { sql: string; params: unknown[] }; columns?: string; with?: { sql: string; params: unknown[] } } = {},
+  options: {
+    scope?: { sql: string; params: unknown[] };
+    columns?: string;
+    with?: { sql: string; params: unknown[] };
+  } = {},
 ): Promise<ListedRows<R>> {
   const fixed = [...(options.with?.params ?? []), ...(options.scope?.params ?? [])];
   const list = buildListQuery(entity, input, { paramOffset: fixed.length });
@@ -40,12 +44,22 @@ export async function listRows<R = Record<string, unknown>>(
     queryRows<R>(db, text, pageParams),
     queryRows<{ count: number }>(db, `${withSql}select count(*)::int as count ${from}`, params),
   ]);
-  return { rows, totalCount: count[0]?.count ?? 0, pagination: list.pagination, filterableFields: filterableFields(entity) };
+  return {
+    rows,
+    totalCount: count[0]?.count ?? 0,
+    pagination: list.pagination,
+    filterableFields: filterableFields(entity),
+  };
 }
 
 /** A listed page mapped to domain records: what stores hand back to the domain. */
 export function toListPage<R, T>(listed: ListedRows<R>, map: (row: R) => T) {
-  return { items: listed.rows.map(map), totalCount: listed.totalCount, pagination: listed.pagination, filterableFields: listed.filterableFields };
+  return {
+    items: listed.rows.map(map),
+    totalCount: listed.totalCount,
+    pagination: listed.pagination,
+    filterableFields: listed.filterableFields,
+  };
 }
 
 /**
@@ -75,7 +89,9 @@ export function roleFilterScope(
   const params: unknown[] = [];
   if (attrs.length > 0) {
     params.push(attrs);
-    parts.push(filter.semantic === 'AnyOf' ? `${column} && $${params.length}::text[]` : `${column} @> $${params.length}::text[]`);
+    parts.push(
+      filter.semantic === 'AnyOf' ? `${column} && $${params.length}::text[]` : `${column} @> $${params.length}::text[]`,
+    );
   }
   if (ids.length > 0) {
     params.push(ids);

@@ -38,7 +38,9 @@ export async function migrate(database: Database, migrations: Migration[]): Prom
         `create table if not exists schema_migrations (
            version text primary key, checksum text not null, applied_at timestamptz not null default now())`,
       );
-      const rows = await conn.query<{ version: string; checksum: string }>('select version, checksum from schema_migrations');
+      const rows = await conn.query<{ version: string; checksum: string }>(
+        'select version, checksum from schema_migrations',
+      );
       const done = new Map(rows.map((r) => [r.version, r.checksum]));
       for (const m of all) {
         const sum = checksum(m.sql);

@@ -171,7 +171,10 @@ export function createUnitOfWork<S>(
  * BEGIN/COMMIT round trips, and independent reads can run concurrently. Emitting an event here
  * is a programming error: changes go through `createUnitOfWork`.
  */
-export function createReader<S>(database: Database, bind: (db: Db, events: EventSink) => S): <T>(fn: (stores: S) => Promise<T>) => Promise<T> {
+export function createReader<S>(
+  database: Database,
+  bind: (db: Db, events: EventSink) => S,
+): <T>(fn: (stores: S) => Promise<T>) => Promise<T> {
   const readOnly: EventSink = {
     emit: async (type) => {
       throw new Error(`event ${type} emitted from a read-only context`);

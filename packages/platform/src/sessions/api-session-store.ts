@@ -58,7 +58,12 @@ export interface ApiSessionStore {
   close(): Promise<void>;
 }
 
-export function liveSession(record: ApiSessionRecord, remainingMs: number, ttlSeconds: number, now = Date.now()): LiveApiSession {
+export function liveSession(
+  record: ApiSessionRecord,
+  remainingMs: number,
+  ttlSeconds: number,
+  now = Date.now(),
+): LiveApiSession {
   const lastActivity = now - (ttlSeconds * 1000 - Math.max(0, remainingMs));
   const last = Math.max(lastActivity, Date.parse(record.createdAt) || lastActivity);
   return {
@@ -81,7 +86,12 @@ export const mfaAuthQuery: AuthQuery = {
 
 /** The EXT-JWT auth query of a session that must present a JWT of `signer` (ZITI-FACTS §9.3). */
 export function extJwtAuthQuery(signer: RequiredExtJwtSigner): AuthQuery {
-  return { typeId: 'EXT-JWT', provider: 'url', id: signer.id, ...(signer.externalAuthUrl ? { httpUrl: signer.externalAuthUrl } : {}) };
+  return {
+    typeId: 'EXT-JWT',
+    provider: 'url',
+    id: signer.id,
+    ...(signer.externalAuthUrl ? { httpUrl: signer.externalAuthUrl } : {}),
+  };
 }
 
 /**

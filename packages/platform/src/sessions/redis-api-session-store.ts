@@ -20,7 +20,10 @@ return v`;
 export class RedisApiSessionStore implements ApiSessionStore {
   private readonly redis: Redis;
 
-  constructor(url: string, private readonly prefix = 'ziti:') {
+  constructor(
+    url: string,
+    private readonly prefix = 'ziti:',
+  ) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true, lazyConnect: false });
     this.redis.defineCommand('zitiTouch', { numberOfKeys: 1, lua: touchScript });
   }
@@ -52,7 +55,10 @@ export class RedisApiSessionStore implements ApiSessionStore {
   async getById(id: string, ttlSeconds: number): Promise<LiveApiSession | null> {
     const token = await this.redis.get(this.k('id', id));
     if (!token) return null;
-    const [raw, pttl] = await Promise.all([this.redis.get(this.k('tok', token)), this.redis.pttl(this.k('tok', token))]);
+    const [raw, pttl] = await Promise.all([
+      this.redis.get(this.k('tok', token)),
+      this.redis.pttl(this.k('tok', token)),
+    ]);
     if (!raw) return null;
     return liveSession(JSON.parse(raw) as ApiSessionRecord, pttl, ttlSeconds);
   }

@@ -35,7 +35,10 @@ export class Argon2PasswordHasher implements PasswordHasher {
       this.peak = Math.max(this.peak, this.active);
     } else {
       if (this.waiting.length >= this.queueLimit) {
-        throw new ApiError('SERVER_TOO_MANY_REQUESTS', { code: 'RATE_LIMITED', message: 'too many password checks in progress, retry later' });
+        throw new ApiError('SERVER_TOO_MANY_REQUESTS', {
+          code: 'RATE_LIMITED',
+          message: 'too many password checks in progress, retry later',
+        });
       }
       // The slot is handed over with `active` unchanged.
       await new Promise<void>((resolve) => this.waiting.push(resolve));

@@ -7,7 +7,6 @@ import { isDisabled } from '../domain/model.ts';
 /** Wire shapes of auth's entities (ZITI-FACTS §5.4, §12): one place maps domain → JSON. */
 const ts = (d: Date) => d.toISOString();
 
-
 export function identityRef(i: Pick<Identity, 'id' | 'name' | 'authPolicyId'>) {
   return { id: i.id, name: i.name, entity: 'identities', _links: identityLinks(i.id, i.authPolicyId) };
 }
@@ -32,7 +31,15 @@ export function identityEnrollment(list: PendingEnrollment[] | undefined): Recor
       out.ottca = {
         ...base,
         ...(e.caId
-          ? { caId: e.caId, ca: { id: e.caId, ...(e.caName ? { name: e.caName } : {}), entity: 'cas', _links: { self: { href: `./cas/${e.caId}` } } } }
+          ? {
+              caId: e.caId,
+              ca: {
+                id: e.caId,
+                ...(e.caName ? { name: e.caName } : {}),
+                entity: 'cas',
+                _links: { self: { href: `./cas/${e.caId}` } },
+              },
+            }
           : {}),
       };
     }
@@ -53,7 +60,12 @@ export function identityDetail(i: Identity, x: IdentityExtras, now = new Date())
     tags: i.tags,
     _links: identityLinks(i.id, i.authPolicyId),
     name: i.name,
-    type: { id: i.typeId, name: i.typeId, entity: 'identity-types', _links: { self: { href: `./identity-types/${i.typeId}` } } },
+    type: {
+      id: i.typeId,
+      name: i.typeId,
+      entity: 'identity-types',
+      _links: { self: { href: `./identity-types/${i.typeId}` } },
+    },
     typeId: i.typeId,
     isAdmin: i.isAdmin,
     isDefaultAdmin: i.isDefaultAdmin,
@@ -65,7 +77,12 @@ export function identityDetail(i: Identity, x: IdentityExtras, now = new Date())
     authPolicy:
       x.authPolicyName === null
         ? null
-        : { id: i.authPolicyId, name: x.authPolicyName, entity: 'auth-policies', _links: { self: { href: `./auth-policies/${i.authPolicyId}` } } },
+        : {
+            id: i.authPolicyId,
+            name: x.authPolicyName,
+            entity: 'auth-policies',
+            _links: { self: { href: `./auth-policies/${i.authPolicyId}` } },
+          },
     disabled: isDisabled(i, now),
     ...(i.disabledAt ? { disabledAt: ts(i.disabledAt) } : {}),
     ...(i.disabledUntil ? { disabledUntil: ts(i.disabledUntil) } : {}),
@@ -82,7 +99,10 @@ export function identityDetail(i: Identity, x: IdentityExtras, now = new Date())
   };
 }
 
-export function authenticatorDetail(a: Authenticator, identity: Pick<Identity, 'id' | 'name' | 'authPolicyId'> | undefined) {
+export function authenticatorDetail(
+  a: Authenticator,
+  identity: Pick<Identity, 'id' | 'name' | 'authPolicyId'> | undefined,
+) {
   return {
     id: a.id,
     createdAt: ts(a.createdAt),
@@ -91,7 +111,9 @@ export function authenticatorDetail(a: Authenticator, identity: Pick<Identity, '
     _links: { self: { href: `./authenticators/${a.id}` }, identities: { href: `./identities/${a.identityId}` } },
     method: a.method,
     identityId: a.identityId,
-    identity: identity ? identityRef(identity) : { id: a.identityId, entity: 'identities', _links: identityLinks(a.identityId, 'default') },
+    identity: identity
+      ? identityRef(identity)
+      : { id: a.identityId, entity: 'identities', _links: identityLinks(a.identityId, 'default') },
     ...(a.method === 'updb' ? { username: a.username ?? '' } : {}),
     ...(a.method === 'cert' ? { certPem: a.certPem ?? '', fingerprint: a.certFingerprint ?? '' } : {}),
   };
@@ -108,7 +130,10 @@ export function identityTypeDetail(t: NamedEntity) {
   };
 }
 
-export function apiSessionDetail(s: LiveApiSession, identity: Pick<Identity, 'id' | 'name' | 'authPolicyId'> | undefined) {
+export function apiSessionDetail(
+  s: LiveApiSession,
+  identity: Pick<Identity, 'id' | 'name' | 'authPolicyId'> | undefined,
+) {
   return {
     id: s.id,
     createdAt: s.createdAt,
@@ -119,7 +144,12 @@ export function apiSessionDetail(s: LiveApiSession, identity: Pick<Identity, 'id
     identityId: s.identityId,
     identity: identity
       ? identityRef(identity)
-      : { id: s.identityId, name: s.identityName, entity: 'identities', _links: identityLinks(s.identityId, 'default') },
+      : {
+          id: s.identityId,
+          name: s.identityName,
+          entity: 'identities',
+          _links: identityLinks(s.identityId, 'default'),
+        },
     authenticatorId: s.authenticatorId,
     configTypes: s.configTypes,
     ipAddress: s.ipAddress,
@@ -133,6 +163,11 @@ export function apiSessionDetail(s: LiveApiSession, identity: Pick<Identity, 'id
 }
 
 /** The current session, with the secondary factors still pending for this request. */
-export function currentApiSessionDetail(s: LiveApiSession, identity: Identity, ttlSeconds: number, authQueries: AuthQuery[]) {
+export function currentApiSessionDetail(
+  s: LiveApiSession,
+  identity: Identity,
+  ttlSeconds: number,
+  authQueries: AuthQuery[],
+) {
   return { ...apiSessionDetail(s, identity), authQueries, expiresAt: s.expiresAt, expirationSeconds: ttlSeconds };
 }

@@ -1,12 +1,25 @@
 import { ApiError, type OperationRequest, listEnvelope } from '@ziti/contracts';
-import { type OperationHandler, type OperationHandlers, firstQueryValue, listInputOf, reply, roleFilterOf } from '@ziti/platform';
+import {
+  type OperationHandler,
+  type OperationHandlers,
+  firstQueryValue,
+  listInputOf,
+  reply,
+  roleFilterOf,
+} from '@ziti/platform';
 import type { AuthenticationService } from '../domain/authentication-service.ts';
 import type { AuthenticatorInput, AuthenticatorService } from '../domain/authenticator-service.ts';
 import type { IdentityInput, IdentityService } from '../domain/identity-service.ts';
 import type { Authenticator, Identity, ListPage } from '../domain/model.ts';
 import type { AuthStores, UnitOfWork } from '../domain/ports.ts';
 import type { EnrollmentPort } from '../domain/credential-service.ts';
-import { apiSessionDetail, authenticatorDetail, currentApiSessionDetail, identityDetail, identityTypeDetail } from './mappers.ts';
+import {
+  apiSessionDetail,
+  authenticatorDetail,
+  currentApiSessionDetail,
+  identityDetail,
+  identityTypeDetail,
+} from './mappers.ts';
 import { type AuthenticationOperationDeps, authenticationOperations } from './authentication-operations.ts';
 
 export interface AuthOperationDeps {
@@ -42,10 +55,16 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
     const [policyNames, authenticatorsById, pending, withMfa, sessions] = await Promise.all([
       reader(async (s: AuthStores) => {
         const names = new Map<string, string | null>();
-        for (const policyId of new Set(list.map((i) => i.authPolicyId))) names.set(policyId, (await s.authPolicies.get(policyId))?.name ?? null);
+        for (const policyId of new Set(list.map((i) => i.authPolicyId)))
+          names.set(policyId, (await s.authPolicies.get(policyId))?.name ?? null);
         return names;
       }),
-      reader(async (s: AuthStores) => new Map(await Promise.all(list.map(async (i) => [i.id, await s.authenticators.listByIdentity(i.id)] as const)))),
+      reader(
+        async (s: AuthStores) =>
+          new Map(
+            await Promise.all(list.map(async (i) => [i.id, await s.authenticators.listByIdentity(i.id)] as const)),
+          ),
+      ),
       deps.enrollments ? deps.enrollments.pendingFor(ids) : Promise.resolve({} as Record<string, never[]>),
       reader((s: AuthStores) => s.mfa.verifiedAmong(ids)),
       Promise.all(list.map((i) => authentication.hasApiSession(i.id))),
@@ -72,7 +91,13 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
   }
 
   const authenticate: OperationHandler = async (req) => {
-    const b = body<{ username?: string; password?: string; configTypes?: string[]; envInfo?: Record<string, unknown>; sdkInfo?: Record<string, unknown> }>(req);
+    const b = body<{
+      username?: string;
+      password?: string;
+      configTypes?: string[];
+      envInfo?: Record<string, unknown>;
+      sdkInfo?: Record<string, unknown>;
+    }>(req);
     const { session, identity, authQueries } = await authentication.authenticate({
       method: firstQueryValue(req.query.method) ?? '',
       ...(b.username !== undefined ? { username: b.username } : {}),
@@ -86,7 +111,10 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
     });
     return {
       status: 200,
-      body: { data: currentApiSessionDetail(session, identity, authentication.sessionTtlSeconds, authQueries), meta: {} },
+      body: {
+        data: currentApiSessionDetail(session, identity, authentication.sessionTtlSeconds, authQueries),
+        meta: {},
+      },
       headers: { 'zt-session': session.token },
     };
   };
@@ -108,7 +136,10 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
     const [detail] = await detailsOf([identity]);
     // The reference answers with its own links and a nil meta (ZITI-FACTS §14.4); `{}` keeps
     // generated clients that require `meta` working.
-    return reply.json({ data: { ...detail, _links: { self: { href: './current-identity' }, mfa: { href: './current-identity/mfa' } } }, meta: {} });
+    return reply.json({
+      data: { ...detail, _links: { self: { href: './current-identity' }, mfa: { href: './current-identity/mfa' } } },
+      meta: {},
+    });
   };
 
   const handlers: OperationHandlers = {};
@@ -135,12 +166,14 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
       return reply.empty();
     },
 
-    'management.listIdentities': async (req: OperationRequest) => listPage(await identities.list(listInputOf(req), roleFilterOf(req)), detailsOf),
+    'management.listIdentities': async (req: OperationRequest) =>
+      listPage(await identities.list(listInputOf(req), roleFilterOf(req)), detailsOf),
     'management.createIdentity': async (req: OperationRequest) => {
       const created = await identities.create(body<IdentityInput>(req));
       return reply.created(created.id, 'identities');
     },
-    'management.detailIdentity': async (req: OperationRequest) => reply.ok((await detailsOf([await identities.get(id(req))]))[0]),
+    'management.detailIdentity': async (req: OperationRequest) =>
+      reply.ok((await detailsOf([await identities.get(id(req))]))[0]),
     'management.updateIdentity': async (req: OperationRequest) => {
       await identities.update(id(req), body<IdentityInput>(req), 'replace');
       return reply.empty();
@@ -166,7 +199,8 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
     'management.getIdentityAuthenticators': async (req: OperationRequest) =>
       listPage(await authenticators.list(listInputOf(req), id(req)), authenticatorDetails),
 
-    'management.listAuthenticators': async (req: OperationRequest) => listPage(await authenticators.list(listInputOf(req)), authenticatorDetails),
+    'management.listAuthenticators': async (req: OperationRequest) =>
+      listPage(await authenticators.list(listInputOf(req)), authenticatorDetails),
     'management.createAuthenticator': async (req: OperationRequest) => {
       const created = await authenticators.create(body<AuthenticatorInput>(req));
       return reply.created(created.id, 'authenticators');
@@ -194,6 +228,12 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
       return reply.ok(identityTypeDetail(t));
     },
   });
-  Object.assign(handlers, authenticationOperations(deps as AuthOperationDeps & AuthenticationOperationDeps, { listPage, authenticatorDetails }));
+  Object.assign(
+    handlers,
+    authenticationOperations(deps as AuthOperationDeps & AuthenticationOperationDeps, {
+      listPage,
+      authenticatorDetails,
+    }),
+  );
   return handlers;
 }

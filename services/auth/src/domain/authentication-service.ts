@@ -46,7 +46,12 @@ export interface ClientCertificateTrust {
 }
 
 /** Certificate path validation; throws when `leaf` does not chain to one of `roots` at `at`. */
-export type ChainVerifier = (leafPem: string, intermediatesPem: string[], rootsPem: string[], options: { at: Date; usage: 'clientAuth' }) => Promise<unknown>;
+export type ChainVerifier = (
+  leafPem: string,
+  intermediatesPem: string[],
+  rootsPem: string[],
+  options: { at: Date; usage: 'clientAuth' },
+) => Promise<unknown>;
 
 export interface AuthenticationDeps {
   work: UnitOfWork;
@@ -110,7 +115,11 @@ export class AuthenticationService {
       case 'ext-jwt':
         return this.withExternalJwt(input);
       default:
-        throw new ApiError('INVALID_AUTH_METHOD', { field: 'method', reason: `unknown authentication method ${input.method}`, value: input.method });
+        throw new ApiError('INVALID_AUTH_METHOD', {
+          field: 'method',
+          reason: `unknown authentication method ${input.method}`,
+          value: input.method,
+        });
     }
   }
 
@@ -118,7 +127,10 @@ export class AuthenticationService {
 
   private async withPassword(input: AuthenticateInput): Promise<AuthenticatedSession> {
     if (!input.username || !input.password) {
-      throw new ApiError('COULD_NOT_VALIDATE', { field: input.username ? 'password' : 'username', reason: 'username and password fields are required' });
+      throw new ApiError('COULD_NOT_VALIDATE', {
+        field: input.username ? 'password' : 'username',
+        reason: 'username and password fields are required',
+      });
     }
     const password = input.password;
     const found = await this.deps.work(async (s) => {
@@ -141,7 +153,8 @@ export class AuthenticationService {
       await this.countFailure(identity, authenticator.id, policy);
       return this.refuse('WRONG_PASSWORD', { identityId: identity.id });
     }
-    if (policy && policy.primary.updb.maxAttempts > 0) await this.deps.work((s) => s.loginAttempts.reset(authenticator.id));
+    if (policy && policy.primary.updb.maxAttempts > 0)
+      await this.deps.work((s) => s.loginAttempts.reset(authenticator.id));
     return this.openSession(identity, authenticator.id, 'password', input, null);
   }
 
@@ -157,7 +170,11 @@ export class AuthenticationService {
     if (attempts < max) return;
     await this.deps.work((s) => s.loginAttempts.reset(authenticatorId));
     await this.deps.lockout(identity.id, policy!.primary.updb.lockoutDurationMinutes);
-    this.deps.onRefused?.('LOCKED_OUT', { identityId: identity.id, attempts, minutes: policy!.primary.updb.lockoutDurationMinutes });
+    this.deps.onRefused?.('LOCKED_OUT', {
+      identityId: identity.id,
+      attempts,
+      minutes: policy!.primary.updb.lockoutDurationMinutes,
+    });
   }
 
   // ------------------------------------------------------------------------------- certificate
@@ -180,7 +197,9 @@ export class AuthenticationService {
     const byFingerprint = await this.deps.work(async (s) => {
       const authenticator = await s.authenticators.findByFingerprint(leaf.fingerprint);
       const identity = authenticator ? await s.identities.get(authenticator.identityId) : null;
-      return authenticator && identity ? { authenticator, identity, policy: await s.authPolicies.get(identity.authPolicyId) } : null;
+      return authenticator && identity
+        ? { authenticator, identity, policy: await s.authPolicies.get(identity.authPolicyId) }
+        : null;
     });
 
     if (byFingerprint) {
@@ -192,12 +211,16 @@ export class AuthenticationService {
       // Inside the leaf's validity when expired certificates are allowed, so only the path counts.
       const at = validNow ? now : clamp(now, new Date(leaf.cert.validFrom), new Date(leaf.cert.validTo));
       const controllerIssued = await this.deps
-        .verifyChain(leafPem, chain.slice(1), await this.deps.certificates.controllerCaBundle(), { at, usage: 'clientAuth' })
+        .verifyChain(leafPem, chain.slice(1), await this.deps.certificates.controllerCaBundle(), {
+          at,
+          usage: 'clientAuth',
+        })
         .then(() => true)
         .catch(() => false);
       if (!controllerIssued) {
         const verdict = await this.deps.certificates.verifyWithPki(chain);
-        if (!this.trustedByPki(verdict, leaf.fingerprint, allowExpired)) return this.refuse('CERT_UNTRUSTED', { identityId: identity.id });
+        if (!this.trustedByPki(verdict, leaf.fingerprint, allowExpired))
+          return this.refuse('CERT_UNTRUSTED', { identityId: identity.id });
       }
       return this.openSession(identity, authenticator.id, 'cert', input, null);
     }
@@ -213,12 +236,18 @@ export class AuthenticationService {
       return identity ? { identity, policy: await s.authPolicies.get(identity.authPolicyId) } : null;
     });
     if (!found) return this.refuse('CERT_UNKNOWN_EXTERNAL_ID', { externalId });
-    if (found.policy && !found.policy.primary.cert.allowed) return this.refuse('CERT_NOT_ALLOWED', { identityId: found.identity.id });
-    if (verdict.expired && !(found.policy?.primary.cert.allowExpiredCerts ?? true)) return this.refuse('CERT_EXPIRED', { identityId: found.identity.id });
+    if (found.policy && !found.policy.primary.cert.allowed)
+      return this.refuse('CERT_NOT_ALLOWED', { identityId: found.identity.id });
+    if (verdict.expired && !(found.policy?.primary.cert.allowExpiredCerts ?? true))
+      return this.refuse('CERT_EXPIRED', { identityId: found.identity.id });
     return this.openSession(found.identity, '', 'cert', input, null);
   }
 
-  private trustedByPki(verdict: VerifyClientCertificateResult | null, fingerprint: string, allowExpired: boolean): boolean {
+  private trustedByPki(
+    verdict: VerifyClientCertificateResult | null,
+    fingerprint: string,
+    allowExpired: boolean,
+  ): boolean {
     if (!verdict || !verdict.trusted || verdict.fingerprint !== fingerprint) return false;
     if (verdict.isAuthEnabled === false) return false;
     return !verdict.expired || allowExpired;
@@ -241,7 +270,9 @@ export class AuthenticationService {
     }
     const { signer, claim } = verified;
     const found = await this.deps.work(async (s) => {
-      const identity = signer.useExternalId ? await s.identities.findByExternalId(claim) : await s.identities.get(claim);
+      const identity = signer.useExternalId
+        ? await s.identities.findByExternalId(claim)
+        : await s.identities.get(claim);
       return identity ? { identity, policy: await s.authPolicies.get(identity.authPolicyId) } : null;
     });
     if (!found) return this.refuse('IDENTITY', { signerId: signer.id, claim });
@@ -252,11 +283,22 @@ export class AuthenticationService {
   }
 
   /** Whether `jwt` is a valid JWT of `signer` naming `identity` (the secondary factor). */
-  private async secondaryJwt(identity: Identity, signer: ExternalJwtSigner | null, jwt: string | undefined): Promise<Date | null> {
+  private async secondaryJwt(
+    identity: Identity,
+    signer: ExternalJwtSigner | null,
+    jwt: string | undefined,
+  ): Promise<Date | null> {
     if (!signer || !jwt) return null;
     try {
-      const verified = await verifyExternalJwt(jwt, async (iss) => (iss === signer.issuer ? signer : null), this.deps.signerKeys, this.now());
-      const matches = signer.useExternalId ? identity.externalId !== null && identity.externalId === verified.claim : identity.id === verified.claim;
+      const verified = await verifyExternalJwt(
+        jwt,
+        async (iss) => (iss === signer.issuer ? signer : null),
+        this.deps.signerKeys,
+        this.now(),
+      );
+      const matches = signer.useExternalId
+        ? identity.externalId !== null && identity.externalId === verified.claim
+        : identity.id === verified.claim;
       return matches ? verified.expiresAt : null;
     } catch (err) {
       if (err instanceof ExtJwtRejected) return null;
@@ -268,7 +310,10 @@ export class AuthenticationService {
   async verifySecondary(request: ExtJwtSecondaryRequest): Promise<ExtJwtSecondaryResult> {
     const fields = [request?.identityId, request?.signerId, request?.jwt];
     if (!fields.every((f) => typeof f === 'string' && f !== '' && f.length < 16_384)) return { valid: false };
-    const found = await this.deps.work(async (s) => ({ identity: await s.identities.get(request.identityId), signer: await s.extJwtSigners.get(request.signerId) }));
+    const found = await this.deps.work(async (s) => ({
+      identity: await s.identities.get(request.identityId),
+      signer: await s.extJwtSigners.get(request.signerId),
+    }));
     if (!found.identity) return { valid: false };
     const expiresAt = await this.secondaryJwt(found.identity, found.signer, request.jwt);
     if (!expiresAt) return { valid: false };
@@ -329,7 +374,10 @@ export class AuthenticationService {
   private async recordClientInfo(identity: Identity, input: AuthenticateInput): Promise<Identity> {
     const envInfo = input.envInfo ?? identity.envInfo;
     const sdkInfo = input.sdkInfo ?? identity.sdkInfo;
-    if (JSON.stringify(envInfo) === JSON.stringify(identity.envInfo) && JSON.stringify(sdkInfo) === JSON.stringify(identity.sdkInfo)) {
+    if (
+      JSON.stringify(envInfo) === JSON.stringify(identity.envInfo) &&
+      JSON.stringify(sdkInfo) === JSON.stringify(identity.sdkInfo)
+    ) {
       return identity;
     }
     const next = { ...identity, envInfo, sdkInfo };
@@ -359,7 +407,11 @@ export class AuthenticationService {
     const session = await this.get(id);
     await this.deps.sessions.delete(id);
     await this.deps.work((s) =>
-      s.events.emit(eventTypes.apiSessionDeleted.type, { id, identityId: session.identityId }, eventTypes.apiSessionDeleted.version),
+      s.events.emit(
+        eventTypes.apiSessionDeleted.type,
+        { id, identityId: session.identityId },
+        eventTypes.apiSessionDeleted.version,
+      ),
     );
   }
 

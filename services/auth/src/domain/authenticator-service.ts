@@ -18,8 +18,14 @@ export interface AuthenticatorInput {
 }
 
 function checkLength(field: string, value: string, limits: { min: number; max: number }): void {
-  if (value.length < limits.min) throw ApiError.field(field, `${field} in body should be at least ${limits.min} chars long`, value.length > 0 ? '***' : value);
-  if (value.length > limits.max) throw ApiError.field(field, `${field} in body should be at most ${limits.max} chars long`, '***');
+  if (value.length < limits.min)
+    throw ApiError.field(
+      field,
+      `${field} in body should be at least ${limits.min} chars long`,
+      value.length > 0 ? '***' : value,
+    );
+  if (value.length > limits.max)
+    throw ApiError.field(field, `${field} in body should be at most ${limits.max} chars long`, '***');
 }
 
 /** Lower-case hex SHA-1 of the certificate's DER, the reference's fingerprint. */
@@ -28,7 +34,11 @@ export function certificateFingerprint(certPem: string): string {
   try {
     cert = new X509Certificate(certPem);
   } catch {
-    throw new ApiError('INVALID_CERT_PEM', { field: 'certPem', reason: 'certPem is not a PEM encoded x509 certificate', value: '<pem>' });
+    throw new ApiError('INVALID_CERT_PEM', {
+      field: 'certPem',
+      reason: 'certPem is not a PEM encoded x509 certificate',
+      value: '<pem>',
+    });
   }
   return createHash('sha1').update(cert.raw).digest('hex');
 }
@@ -67,7 +77,8 @@ export class AuthenticatorService {
 
   async create(input: AuthenticatorInput): Promise<Authenticator> {
     const method = input.method;
-    if (method !== 'updb' && method !== 'cert') throw ApiError.field('method', 'method in body should be one of [updb cert]', method);
+    if (method !== 'updb' && method !== 'cert')
+      throw ApiError.field('method', 'method in body should be one of [updb cert]', method);
     const now = this.now();
     const a: Authenticator = {
       id: base62Uuid(),
@@ -96,12 +107,20 @@ export class AuthenticatorService {
     }
     return this.work(async (s) => {
       if (!(await s.identities.get(a.identityId))) {
-        throw new ApiError('COULD_NOT_VALIDATE', { field: 'identityId', reason: `no identity found with id ${a.identityId}`, value: a.identityId });
+        throw new ApiError('COULD_NOT_VALIDATE', {
+          field: 'identityId',
+          reason: `no identity found with id ${a.identityId}`,
+          value: a.identityId,
+        });
       }
       if (method === 'updb') await assertPasswordAllowed(s, a.identityId, input.password!);
       const existing = await s.authenticators.listByIdentity(a.identityId);
       if (existing.some((e) => e.method === method)) {
-        throw new ApiError('MAX_AUTHENTICATOR_METHODS_REACHED', { field: 'method', reason: `identity already has a ${method} authenticator`, value: method });
+        throw new ApiError('MAX_AUTHENTICATOR_METHODS_REACHED', {
+          field: 'method',
+          reason: `identity already has a ${method} authenticator`,
+          value: method,
+        });
       }
       await s.authenticators.insert(a);
       return a;
@@ -132,11 +151,18 @@ export class AuthenticatorService {
   async updateOwn(identityId: string, id: string, input: AuthenticatorInput, mode: 'replace' | 'patch'): Promise<void> {
     const own = await this.getOwn(identityId, id);
     if (own.method !== 'updb' || !own.passwordHash || !own.salt) {
-      throw new ApiError('CAN_NOT_UPDATE_AUTHENTICATOR', { code: 'UNHANDLED', message: 'only updb authenticators have a username and password' });
+      throw new ApiError('CAN_NOT_UPDATE_AUTHENTICATOR', {
+        code: 'UNHANDLED',
+        message: 'only updb authenticators have a username and password',
+      });
     }
     const current = input.currentPassword ?? '';
     if (!current || !(await this.hasher.verify(current, own.passwordHash, own.salt))) {
-      throw new ApiError('UNAUTHORIZED', { field: 'currentPassword', reason: 'the current password is not correct', value: '***' });
+      throw new ApiError('UNAUTHORIZED', {
+        field: 'currentPassword',
+        reason: 'the current password is not correct',
+        value: '***',
+      });
     }
     await this.update(id, input, mode);
   }
@@ -155,7 +181,10 @@ export class AuthenticatorService {
     await this.work(async (s) => {
       const current = await this.load(s, id);
       if (current.method !== 'updb' && (has('password') || has('username'))) {
-        throw new ApiError('CAN_NOT_UPDATE_AUTHENTICATOR', { code: 'UNHANDLED', message: 'only updb authenticators have a username and password' });
+        throw new ApiError('CAN_NOT_UPDATE_AUTHENTICATOR', {
+          code: 'UNHANDLED',
+          message: 'only updb authenticators have a username and password',
+        });
       }
       const next: Authenticator = { ...current, updatedAt: this.now() };
       if (has('username')) next.username = input.username!;

@@ -37,9 +37,15 @@ export interface AdminSeed {
  * First start, idempotent and safe when replicas start together: identity types, the default
  * auth policy and the default admin (ZITI-FACTS §7.1, §7.2, §7.5).
  */
-export async function seedAuthData(work: UnitOfWork, hasher: PasswordHasher, admin: AdminSeed | undefined, now = new Date()): Promise<'created' | 'exists'> {
+export async function seedAuthData(
+  work: UnitOfWork,
+  hasher: PasswordHasher,
+  admin: AdminSeed | undefined,
+  now = new Date(),
+): Promise<'created' | 'exists'> {
   await work(async (s) => {
-    for (const id of ['Default', 'Router']) await s.identityTypes.insertIfAbsent({ id, name: id, createdAt: now, updatedAt: now });
+    for (const id of ['Default', 'Router'])
+      await s.identityTypes.insertIfAbsent({ id, name: id, createdAt: now, updatedAt: now });
     await s.authPolicies.insertIfAbsent({ ...defaultAuthPolicy, tags: {}, createdAt: now, updatedAt: now });
   });
   const existing = await work((s) => s.identities.findDefaultAdmin());
@@ -76,7 +82,11 @@ export async function seedAuthData(work: UnitOfWork, hasher: PasswordHasher, adm
         createdAt: now,
         updatedAt: now,
       });
-      await s.events.emit(eventTypes.identityCreated.type, identityState(identity, now), eventTypes.identityCreated.version);
+      await s.events.emit(
+        eventTypes.identityCreated.type,
+        identityState(identity, now),
+        eventTypes.identityCreated.version,
+      );
     });
   } catch (err) {
     // Another replica created it at the same moment: the unique index on is_default_admin decided.

@@ -93,14 +93,20 @@ export class IdentityService {
   }
 
   private typeIdOf(type: string | null | undefined): string {
-    if (type === 'Router') throw ApiError.field('type', 'identities of type Router are created with their edge router', type);
-    if (type && !acceptedTypes.has(type)) throw ApiError.field('type', `type in body should be one of [User Device Service Router Default]`, type);
+    if (type === 'Router')
+      throw ApiError.field('type', 'identities of type Router are created with their edge router', type);
+    if (type && !acceptedTypes.has(type))
+      throw ApiError.field('type', `type in body should be one of [User Device Service Router Default]`, type);
     return 'Default';
   }
 
   private async checkAuthPolicy(s: AuthStores, id: string): Promise<void> {
     if (!(await s.authPolicies.get(id))) {
-      throw new ApiError('COULD_NOT_VALIDATE', { field: 'authPolicyId', reason: `no auth policy found with id ${id}`, value: id });
+      throw new ApiError('COULD_NOT_VALIDATE', {
+        field: 'authPolicyId',
+        reason: `no auth policy found with id ${id}`,
+        value: id,
+      });
     }
   }
 
@@ -114,7 +120,10 @@ export class IdentityService {
     const specs = enrollmentSpecsOf(input.enrollment);
     const enrollments = this.enrollments;
     if (specs.length > 0 && !enrollments) {
-      throw new ApiError('NOT_IMPLEMENTED', { code: 'NOT_IMPLEMENTED', message: 'creating an identity with an enrollment needs pki-enrollment' });
+      throw new ApiError('NOT_IMPLEMENTED', {
+        code: 'NOT_IMPLEMENTED',
+        message: 'creating an identity with an enrollment needs pki-enrollment',
+      });
     }
     const name = (input.name ?? '').trim();
     if (!name) throw ApiError.field('name', 'name in body is required', input.name);
@@ -146,7 +155,11 @@ export class IdentityService {
       return await this.work(async (s) => {
         await this.checkAuthPolicy(s, identity.authPolicyId);
         await s.identities.insert(identity);
-        await s.events.emit(eventTypes.identityCreated.type, identityState(identity, now), eventTypes.identityCreated.version);
+        await s.events.emit(
+          eventTypes.identityCreated.type,
+          identityState(identity, now),
+          eventTypes.identityCreated.version,
+        );
         return identity;
       });
     } catch (err) {
@@ -169,7 +182,8 @@ export class IdentityService {
         if (!name) throw ApiError.field('name', 'name in body is required', input.name);
         next.name = name;
       }
-      if (has('type') && (mode === 'replace' || input.type != null)) next.typeId = current.typeId === 'Router' ? 'Router' : this.typeIdOf(input.type);
+      if (has('type') && (mode === 'replace' || input.type != null))
+        next.typeId = current.typeId === 'Router' ? 'Router' : this.typeIdOf(input.type);
       if (has('isAdmin')) next.isAdmin = current.isDefaultAdmin ? true : (input.isAdmin ?? false);
       if (has('roleAttributes')) next.roleAttributes = assertRoleAttributes('roleAttributes', input.roleAttributes);
       if (has('externalId')) next.externalId = input.externalId ?? null;
@@ -182,9 +196,18 @@ export class IdentityService {
       if (has('tags')) next.tags = input.tags ?? {};
       if (next.authPolicyId !== current.authPolicyId) await this.checkAuthPolicy(s, next.authPolicyId);
       await s.identities.update(next);
-      await s.events.emit(eventTypes.identityUpdated.type, identityState(next, now), eventTypes.identityUpdated.version);
+      await s.events.emit(
+        eventTypes.identityUpdated.type,
+        identityState(next, now),
+        eventTypes.identityUpdated.version,
+      );
     });
-    if (mode === 'replace' || Object.hasOwn(input, 'isAdmin') || Object.hasOwn(input, 'authPolicyId') || Object.hasOwn(input, 'name')) {
+    if (
+      mode === 'replace' ||
+      Object.hasOwn(input, 'isAdmin') ||
+      Object.hasOwn(input, 'authPolicyId') ||
+      Object.hasOwn(input, 'name')
+    ) {
       await this.refreshSessions(id);
     }
   }
@@ -202,7 +225,11 @@ export class IdentityService {
     });
     if (!found) return;
     for (const sid of sessionIds) {
-      await this.sessions.update(sid, { isAdmin: found.identity.isAdmin, identityName: found.identity.name, ...found.factors }, this.sessionTtlSeconds);
+      await this.sessions.update(
+        sid,
+        { isAdmin: found.identity.isAdmin, identityName: found.identity.name, ...found.factors },
+        this.sessionTtlSeconds,
+      );
     }
   }
 
@@ -212,7 +239,11 @@ export class IdentityService {
     if (ended.length === 0) return;
     await this.work(async (s) => {
       for (const sid of ended) {
-        await s.events.emit(eventTypes.apiSessionDeleted.type, { id: sid, identityId }, eventTypes.apiSessionDeleted.version);
+        await s.events.emit(
+          eventTypes.apiSessionDeleted.type,
+          { id: sid, identityId },
+          eventTypes.apiSessionDeleted.version,
+        );
       }
     });
   }
@@ -221,13 +252,23 @@ export class IdentityService {
     await this.work(async (s) => {
       const current = await this.load(s, id);
       if (current.isDefaultAdmin) {
-        throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', { code: 'UNHANDLED', message: 'the default admin can not be deleted' });
+        throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', {
+          code: 'UNHANDLED',
+          message: 'the default admin can not be deleted',
+        });
       }
       if (current.typeId === 'Router') {
-        throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', { code: 'UNHANDLED', message: 'router identities are deleted with their edge router' });
+        throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', {
+          code: 'UNHANDLED',
+          message: 'router identities are deleted with their edge router',
+        });
       }
       await s.identities.delete(id);
-      await s.events.emit(eventTypes.identityDeleted.type, identityState(current, this.now()), eventTypes.identityDeleted.version);
+      await s.events.emit(
+        eventTypes.identityDeleted.type,
+        identityState(current, this.now()),
+        eventTypes.identityDeleted.version,
+      );
     });
     await this.endSessions(id);
   }
@@ -246,7 +287,11 @@ export class IdentityService {
         updatedAt: now,
       };
       await s.identities.update(next);
-      await s.events.emit(eventTypes.identityUpdated.type, identityState(next, now), eventTypes.identityUpdated.version);
+      await s.events.emit(
+        eventTypes.identityUpdated.type,
+        identityState(next, now),
+        eventTypes.identityUpdated.version,
+      );
     });
     await this.endSessions(id);
   }
@@ -257,7 +302,11 @@ export class IdentityService {
       const current = await this.load(s, id);
       const next: Identity = { ...current, disabledAt: null, disabledUntil: null, updatedAt: now };
       await s.identities.update(next);
-      await s.events.emit(eventTypes.identityUpdated.type, identityState(next, now), eventTypes.identityUpdated.version);
+      await s.events.emit(
+        eventTypes.identityUpdated.type,
+        identityState(next, now),
+        eventTypes.identityUpdated.version,
+      );
     });
   }
 }

@@ -72,7 +72,9 @@ export interface ListPage<T> {
  * A new identity with every field at its default: the one place that knows them, for the API,
  * the default admin, CA auto-enrollment and router identities.
  */
-export function newIdentity(fields: Pick<Identity, 'id' | 'name' | 'authPolicyId' | 'createdAt'> & Partial<Identity>): Identity {
+export function newIdentity(
+  fields: Pick<Identity, 'id' | 'name' | 'authPolicyId' | 'createdAt'> & Partial<Identity>,
+): Identity {
   return {
     typeId: 'Default',
     isAdmin: false,

@@ -125,5 +125,8 @@ export type SessionStore = ApiSessionStore;
 
 /** Filters API sessions (which live in Redis) with ZitiQL. */
 export interface ApiSessionQuery {
-  list(sessions: import('@ziti/platform').LiveApiSession[], input: ListInput): Promise<ListPage<import('@ziti/platform').LiveApiSession>>;
+  list(
+    sessions: import('@ziti/platform').LiveApiSession[],
+    input: ListInput,
+  ): Promise<ListPage<import('@ziti/platform').LiveApiSession>>;
 }

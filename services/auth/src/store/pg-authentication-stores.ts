@@ -23,7 +23,6 @@ const dateOrNull = (v: unknown) => (v === null || v === undefined ? null : date(
 const json = <T>(v: unknown, fallback: T): T =>
   v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
 
-
 function policyFromRow(r: Row): AuthPolicy {
   return {
     id: String(r.id),

@@ -9,7 +9,8 @@ import { authenticators, identities, identityTypes } from './schema.ts';
 type Row = Record<string, unknown>;
 const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
 const dateOrNull = (v: unknown) => (v === null || v === undefined ? null : date(v));
-const json = <T>(v: unknown, fallback: T): T => (v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
+const json = <T>(v: unknown, fallback: T): T =>
+  v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
 
 /** Maps a raw (snake_case) identities row, as list queries return it. */
 function identityFromRow(r: Row): Identity {
@@ -53,7 +54,6 @@ function authenticatorFromRow(r: Row): Authenticator {
   };
 }
 
-
 export class PgIdentityStore implements IdentityStore {
   constructor(private readonly db: Db) {}
 
@@ -73,7 +73,12 @@ export class PgIdentityStore implements IdentityStore {
   }
 
   async idsByAuthPolicy(authPolicyId: string, limit = 10_000): Promise<string[]> {
-    const rows = await this.db.select({ id: identities.id }).from(identities).where(eq(identities.authPolicyId, authPolicyId)).orderBy(identities.id).limit(limit);
+    const rows = await this.db
+      .select({ id: identities.id })
+      .from(identities)
+      .where(eq(identities.authPolicyId, authPolicyId))
+      .orderBy(identities.id)
+      .limit(limit);
     return rows.map((r) => r.id);
   }
 
@@ -104,7 +109,8 @@ export class PgIdentityStore implements IdentityStore {
   }
 
   async list(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Identity>> {
-    const scope = roleFilter && roleFilter.roles.length > 0 ? roleFilterScope(roleFilter, 'i.role_attributes', 'i.id') : undefined;
+    const scope =
+      roleFilter && roleFilter.roles.length > 0 ? roleFilterScope(roleFilter, 'i.role_attributes', 'i.id') : undefined;
     return toListPage(await listRows<Row>(this.db, identityQuery, input, scope ? { scope } : {}), identityFromRow);
   }
 }
@@ -124,13 +130,19 @@ export class PgAuthenticatorStore implements AuthenticatorStore {
         field: 'certPem',
         store: 'authenticators',
         value: a.certFingerprint,
-        error: (v: unknown) => new ApiError('CERT_IN_USE', { message: 'the certificate is already in use', data: { fingerprint: v } }),
+        error: (v: unknown) =>
+          new ApiError('CERT_IN_USE', { message: 'the certificate is already in use', data: { fingerprint: v } }),
       },
       authenticators_identity_method_key: {
         field: 'method',
         store: 'authenticators',
         value: a.method,
-        error: (v: unknown) => new ApiError('MAX_AUTHENTICATOR_METHODS_REACHED', { field: 'method', reason: `identity already has a ${String(v)} authenticator`, value: String(v) }),
+        error: (v: unknown) =>
+          new ApiError('MAX_AUTHENTICATOR_METHODS_REACHED', {
+            field: 'method',
+            reason: `identity already has a ${String(v)} authenticator`,
+            value: String(v),
+          }),
       },
     };
   }
@@ -141,11 +153,17 @@ export class PgAuthenticatorStore implements AuthenticatorStore {
 
   async update(a: Authenticator): Promise<void> {
     const { id, createdAt: _c, ...rest } = a;
-    await withUniqueFields(() => this.db.update(authenticators).set(rest).where(eq(authenticators.id, id)), this.unique(a));
+    await withUniqueFields(
+      () => this.db.update(authenticators).set(rest).where(eq(authenticators.id, id)),
+      this.unique(a),
+    );
   }
 
   async delete(id: string): Promise<boolean> {
-    return (await this.db.delete(authenticators).where(eq(authenticators.id, id)).returning({ id: authenticators.id })).length > 0;
+    return (
+      (await this.db.delete(authenticators).where(eq(authenticators.id, id)).returning({ id: authenticators.id }))
+        .length > 0
+    );
   }
 
   async listByIdentity(identityId: string): Promise<Authenticator[]> {
@@ -170,7 +188,10 @@ export class PgAuthenticatorStore implements AuthenticatorStore {
 
   async list(input: ListInput, identityId?: string): Promise<ListPage<Authenticator>> {
     const scope = identityId ? { sql: 'a.identity_id = $1', params: [identityId] } : undefined;
-    return toListPage(await listRows<Row>(this.db, authenticatorQuery, input, scope ? { scope } : {}), authenticatorFromRow);
+    return toListPage(
+      await listRows<Row>(this.db, authenticatorQuery, input, scope ? { scope } : {}),
+      authenticatorFromRow,
+    );
   }
 }
 

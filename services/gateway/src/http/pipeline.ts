@@ -67,7 +67,11 @@ export function goTimeString(date: Date): string {
 }
 
 /** The secondary factors a request's session still lacks (MFA, and the external JWT of this request). */
-export async function sessionAuthQueries(session: LiveApiSession, req: Request, extJwt: ExtJwtSecondaryCheck | undefined): Promise<AuthQuery[]> {
+export async function sessionAuthQueries(
+  session: LiveApiSession,
+  req: Request,
+  extJwt: ExtJwtSecondaryCheck | undefined,
+): Promise<AuthQuery[]> {
   const authorization = typeof req.headers.authorization === 'string' ? req.headers.authorization : undefined;
   const satisfied = session.requiredExtJwtSigner ? ((await extJwt?.satisfied(session, authorization)) ?? false) : true;
   return pendingAuthQueries(session, satisfied);
@@ -81,7 +85,10 @@ function acceptsJson(req: Request): boolean {
 export function sendError(req: Request, res: Response, error: ApiError, requestId: string): void {
   const status = statusOf(error.code);
   if (!acceptsJson(req)) {
-    res.status(status).type(String(req.headers.accept).split(',')[0] ?? 'application/json').end();
+    res
+      .status(status)
+      .type(String(req.headers.accept).split(',')[0] ?? 'application/json')
+      .end();
     return;
   }
   res.status(status).json(errorEnvelope(error.code, requestId, error.cause, error.message));
@@ -114,17 +121,26 @@ export function createPipeline(deps: PipelineDeps) {
     const log = deps.logger.child({ requestId });
     res.on('finish', () => {
       log.info(
-        { method: req.method, path: req.path, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 },
+        {
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+        },
         'request',
       );
     });
     try {
       const path = canonicalPath(req.path);
       const found = deps.routes.lookup(req.method, path);
-      if (found.kind === 'not-found') throw new ApiError('NOT_FOUND', { code: 'UNHANDLED', message: `path ${req.path} was not found` });
+      if (found.kind === 'not-found')
+        throw new ApiError('NOT_FOUND', { code: 'UNHANDLED', message: `path ${req.path} was not found` });
       if (found.kind === 'method-not-allowed') {
         res.setHeader('allow', found.allowed.join(', '));
-        throw new ApiError('METHOD_NOT_ALLOWED', { code: 'UNHANDLED', message: `method ${req.method} is not allowed on ${req.path}` });
+        throw new ApiError('METHOD_NOT_ALLOWED', {
+          code: 'UNHANDLED',
+          message: `method ${req.method} is not allowed on ${req.path}`,
+        });
       }
       const { op, params } = found.match;
 
@@ -132,7 +148,10 @@ export function createPipeline(deps: PipelineDeps) {
         const decision = deps.authLimiter.take((req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''));
         if (!decision.allowed) {
           res.setHeader('retry-after', String(decision.retryAfterSeconds));
-          throw new ApiError('SERVER_TOO_MANY_REQUESTS', { code: 'RATE_LIMITED', message: 'too many authentication attempts from this address, retry later' });
+          throw new ApiError('SERVER_TOO_MANY_REQUESTS', {
+            code: 'RATE_LIMITED',
+            message: 'too many authentication attempts from this address, retry later',
+          });
         }
       }
 
@@ -200,7 +219,12 @@ function parseJson(raw: Buffer): unknown {
   }
 }
 
-async function authenticate(req: Request, res: Response, op: OperationDef, deps: PipelineDeps): Promise<Caller | undefined> {
+async function authenticate(
+  req: Request,
+  res: Response,
+  op: OperationDef,
+  deps: PipelineDeps,
+): Promise<Caller | undefined> {
   // The reference ignores any session sent to /authenticate and always starts a new one.
   if (op.operationId === 'authenticate') return undefined;
   const token = req.headers['zt-session'];
@@ -228,20 +252,29 @@ async function authenticate(req: Request, res: Response, op: OperationDef, deps:
   return caller;
 }
 
-async function dispatch(op: OperationDef, request: OperationRequest, deps: PipelineDeps, timeoutMs: number): Promise<OperationReply> {
+async function dispatch(
+  op: OperationDef,
+  request: OperationRequest,
+  deps: PipelineDeps,
+  timeoutMs: number,
+): Promise<OperationReply> {
   if (op.owner === 'gateway') {
     const local = deps.local[`${op.api}.${op.operationId}`];
     if (!local) throw new ApiError('NOT_IMPLEMENTED');
     return local(request);
   }
-  return (await deps.bus.request(subjects.operation(op.owner, op.api, op.operationId), request, { timeoutMs })) as OperationReply;
+  return (await deps.bus.request(subjects.operation(op.owner, op.api, op.operationId), request, {
+    timeoutMs,
+  })) as OperationReply;
 }
 
 function toApiError(err: unknown, log: Logger): ApiError {
   if (err instanceof ApiError) return err;
-  if (err instanceof NoRespondersError) return new ApiError('SERVICE_UNAVAILABLE', { code: 'UNHANDLED', message: err.message });
+  if (err instanceof NoRespondersError)
+    return new ApiError('SERVICE_UNAVAILABLE', { code: 'UNHANDLED', message: err.message });
   if (err instanceof RequestTimeoutError) return new ApiError('TIMEOUT');
-  if ((err as { type?: string }).type === 'entity.too.large') return new ApiError('COULD_NOT_READ_BODY', 'request body too large');
+  if ((err as { type?: string }).type === 'entity.too.large')
+    return new ApiError('COULD_NOT_READ_BODY', 'request body too large');
   log.error({ err }, 'unhandled error');
   return new ApiError('UNHANDLED', { code: 'UNHANDLED', message: 'An unhandled error occurred' });
 }

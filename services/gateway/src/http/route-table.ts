@@ -6,7 +6,8 @@ export interface RouteMatch {
   params: Record<string, string>;
 }
 
-export type RouteLookup = { kind: 'found'; match: RouteMatch } | { kind: 'method-not-allowed'; allowed: HttpMethod[] } | { kind: 'not-found' };
+export type RouteLookup =
+  { kind: 'found'; match: RouteMatch } | { kind: 'method-not-allowed'; allowed: HttpMethod[] } | { kind: 'not-found' };
 
 const methods: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
@@ -20,7 +21,12 @@ export class RouteTable {
   constructor(operations: readonly OperationDef[]) {
     for (const op of operations) {
       const path = apiBasePath[op.api] + op.path.replace(/\{([^}]+)\}/g, ':$1');
-      this.router.on(op.method, path === apiBasePath[op.api] + '/' ? `${apiBasePath[op.api]}/` : path, () => undefined, { op });
+      this.router.on(
+        op.method,
+        path === apiBasePath[op.api] + '/' ? `${apiBasePath[op.api]}/` : path,
+        () => undefined,
+        { op },
+      );
     }
   }
 

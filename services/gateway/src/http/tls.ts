@@ -1,7 +1,11 @@
 import type { TLSSocket } from 'node:tls';
 
 function derToPem(der: Buffer): string {
-  const b64 = der.toString('base64').match(/.{1,64}/g)?.join('\n') ?? '';
+  const b64 =
+    der
+      .toString('base64')
+      .match(/.{1,64}/g)
+      ?.join('\n') ?? '';
   return `-----BEGIN CERTIFICATE-----\n${b64}\n-----END CERTIFICATE-----\n`;
 }
 

@@ -37,7 +37,6 @@ const json = <T>(v: unknown, fallback: T): T =>
   v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
 const strOrNull = (v: unknown) => (v === null || v === undefined ? null : String(v));
 
-
 function roleScope(filter: RoleFilter | undefined, alias: string): { sql: string; params: unknown[] } | undefined {
   if (!filter || filter.roles.length === 0) return undefined;
   return roleFilterScope(filter, `${alias}.role_attributes`, `${alias}.id`);

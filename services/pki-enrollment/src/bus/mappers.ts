@@ -5,7 +5,6 @@ import type { Ca, Enrollment, SessionCertificate } from '../domain/model.ts';
 /** Wire shapes of pki-enrollment's entities (ZITI-FACTS §5.4, §8.3, §12.7): one place maps domain → JSON. */
 const ts = (d: Date) => d.toISOString();
 
-
 export function caLinks(
   ca: Pick<Ca, 'id' | 'isVerified' | 'isAutoCaEnrollmentEnabled'>,
 ): Record<string, { href: string }> {

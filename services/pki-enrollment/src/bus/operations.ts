@@ -23,7 +23,6 @@ export interface PkiOperationDeps {
   credentials: CredentialPort;
 }
 
-
 function owner(req: OperationRequest): SessionOwner {
   if (!req.caller) throw new ApiError('UNAUTHORIZED');
   return { identityId: req.caller.identityId, apiSessionId: req.caller.apiSessionId };
@@ -203,7 +202,9 @@ export function pkiOperations(deps: PkiOperationDeps): OperationHandlers {
       const request = enrollRequest(req);
       // Only `method=ca` is taken from the request; otherwise the token's enrollment decides.
       const result =
-        firstQueryValue(req.query.method) === 'ca' ? await enroll.enrollWithCa(request) : await enroll.enrollWithToken(request);
+        firstQueryValue(req.query.method) === 'ca'
+          ? await enroll.enrollWithCa(request)
+          : await enroll.enrollWithToken(request);
       return enrollReply(req, result);
     },
     'client.enrollOtt': async (req) => enrollReply(req, await enroll.enrollWithToken(enrollRequest(req), 'ott'), true),

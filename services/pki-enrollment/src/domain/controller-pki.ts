@@ -26,7 +26,9 @@ export function hostOf(advertisedAddress: string): string {
   const m = /^\[([^\]]+)\](?::\d+)?$/.exec(advertisedAddress);
   if (m) return m[1]!;
   const idx = advertisedAddress.lastIndexOf(':');
-  return idx > 0 && !advertisedAddress.slice(0, idx).includes(':') ? advertisedAddress.slice(0, idx) : advertisedAddress;
+  return idx > 0 && !advertisedAddress.slice(0, idx).includes(':')
+    ? advertisedAddress.slice(0, idx)
+    : advertisedAddress;
 }
 
 /**
@@ -51,7 +53,10 @@ export class ControllerPkiService {
       this.caBundle = [this.signer.chainPem];
     } else {
       const stored = await this.loadOrCreateCa();
-      this.signer = await loadSigner({ certPem: stored.signer.certPem + stored.root.certPem, keyPem: this.decrypt(stored.signer) });
+      this.signer = await loadSigner({
+        certPem: stored.signer.certPem + stored.root.certPem,
+        keyPem: this.decrypt(stored.signer),
+      });
       this.caBundle = [stored.signer.certPem, stored.root.certPem];
     }
     this.server = await this.loadOrIssueServer(now);
@@ -72,9 +77,17 @@ export class ControllerPkiService {
     if (!root || !signer) {
       const pki = await createControllerPki({ name: 'Ziti Edge Controller' });
       // The signer row decides the winner of a race: insert it first, then the root that signed it.
-      signer = await this.store.insertIfAbsent({ name: 'signer', certPem: pki.intermediate.certPem, keyEncrypted: this.encrypt('signer', pki.intermediate.keyPem) });
+      signer = await this.store.insertIfAbsent({
+        name: 'signer',
+        certPem: pki.intermediate.certPem,
+        keyEncrypted: this.encrypt('signer', pki.intermediate.keyPem),
+      });
       if (signer.certPem === pki.intermediate.certPem) {
-        root = await this.store.insertIfAbsent({ name: 'root', certPem: pki.root.certPem, keyEncrypted: this.encrypt('root', pki.root.keyPem) });
+        root = await this.store.insertIfAbsent({
+          name: 'root',
+          certPem: pki.root.certPem,
+          keyEncrypted: this.encrypt('root', pki.root.keyPem),
+        });
       } else {
         root = (await this.waitFor('root'))!;
       }
@@ -118,7 +131,11 @@ export class ControllerPkiService {
         ipAddresses,
         validityDays: this.options.serverCertValidityDays ?? 365,
       });
-      const fresh: StoredMaterial = { name: 'server', certPem: issued.chainPem, keyEncrypted: this.encrypt('server', issued.keyPem) };
+      const fresh: StoredMaterial = {
+        name: 'server',
+        certPem: issued.chainPem,
+        keyEncrypted: this.encrypt('server', issued.keyPem),
+      };
       stored = stored ? await this.store.replace(fresh, stored.certPem) : await this.store.insertIfAbsent(fresh);
     }
     return { certChainPem: stored.certPem, keyPem: this.decrypt(stored), caBundlePem: this.caBundle.join('') };

@@ -26,7 +26,6 @@ export function uniqueViolation(err: unknown): string | undefined {
   return pg?.code === '23505' ? (pg.constraint ?? pg.constraint_name ?? '') : undefined;
 }
 
-
 // ------------------------------------------------------------------------------------------- CAs
 
 function caFromRow(r: Row): Ca {
@@ -184,7 +183,9 @@ export class PgEnrollmentStore implements EnrollmentStore {
 
   async list(input: ListInput, identityId?: string): Promise<ListPage<Enrollment>> {
     const scope = identityId !== undefined ? { sql: 'e.identity_id = $1', params: [identityId] } : undefined;
-    return toListPage(await listRows<Row>(this.db, enrollmentQuery, input, scope ? { scope } : {}), (r) => this.fromRow(r));
+    return toListPage(await listRows<Row>(this.db, enrollmentQuery, input, scope ? { scope } : {}), (r) =>
+      this.fromRow(r),
+    );
   }
 
   async listByIdentities(identityIds: string[]): Promise<Enrollment[]> {
@@ -272,7 +273,10 @@ export class PgSessionCertificateStore implements SessionCertificateStore {
       sql: 's.api_session_id = $1 and s.valid_to > $2',
       params: [apiSessionId, this.now().toISOString()],
     };
-    return toListPage(await listRows<Row>(this.db, sessionCertificateQuery, input, { scope }), sessionCertificateFromRow);
+    return toListPage(
+      await listRows<Row>(this.db, sessionCertificateQuery, input, { scope }),
+      sessionCertificateFromRow,
+    );
   }
 
   async countBySession(apiSessionId: string): Promise<number> {
