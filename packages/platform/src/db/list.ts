@@ -52,8 +52,30 @@ export async function listRows<R = Record<string, unknown>>(
   };
 }
 
+/** What a list operation asks for (query parameters as received; ZitiQL rules in `buildListQuery`). */
+export interface ListInput {
+  filter?: string;
+  limit?: string | number;
+  offset?: string | number;
+  sort?: string;
+}
+
+/** One page of domain records, with what `meta.pagination` and `filterableFields` need. */
+export interface ListPage<T> {
+  items: T[];
+  totalCount: number;
+  pagination: { limit: number; offset: number };
+  filterableFields: string[];
+}
+
+/** `roleFilter`/`roleSemantic` of the management lists (ZITI-FACTS §6.4). */
+export interface RoleFilter {
+  roles: string[];
+  semantic: 'AllOf' | 'AnyOf';
+}
+
 /** A listed page mapped to domain records: what stores hand back to the domain. */
-export function toListPage<R, T>(listed: ListedRows<R>, map: (row: R) => T) {
+export function toListPage<R, T>(listed: ListedRows<R>, map: (row: R) => T): ListPage<T> {
   return {
     items: listed.rows.map(map),
     totalCount: listed.totalCount,
@@ -68,7 +90,7 @@ export function toListPage<R, T>(listed: ListedRows<R>, map: (row: R) => T) {
  * `scope` of `listRows`.
  */
 export function roleFilterScope(
-  filter: { roles: string[]; semantic: 'AllOf' | 'AnyOf' },
+  filter: RoleFilter,
   column: string,
   idColumn: string,
 ): { sql: string; params: unknown[] } {

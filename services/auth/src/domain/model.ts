@@ -1,3 +1,7 @@
+/** The list shapes are the platform's: every service lists through the same ZitiQL mechanism. */
+import type { ListInput, ListPage, RoleFilter } from '@ziti/platform';
+export type { ListInput, ListPage, RoleFilter };
+
 /** Auth's entities as the domain sees them (no wire or storage shapes here). */
 export interface Identity {
   id: string;
@@ -47,25 +51,6 @@ export interface NamedEntity {
 
 export interface AuthPolicySummary extends NamedEntity {
   primary: { updb?: { allowed?: boolean }; cert?: { allowed?: boolean }; extJwt?: { allowed?: boolean } };
-}
-
-export interface ListInput {
-  filter?: string;
-  limit?: string | number;
-  offset?: string | number;
-  sort?: string;
-}
-
-export interface RoleFilter {
-  roles: string[];
-  semantic: 'AllOf' | 'AnyOf';
-}
-
-export interface ListPage<T> {
-  items: T[];
-  totalCount: number;
-  pagination: { limit: number; offset: number };
-  filterableFields: string[];
 }
 
 /**

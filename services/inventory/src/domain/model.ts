@@ -1,3 +1,7 @@
+/** The list shapes are the platform's: every service lists through the same ZitiQL mechanism. */
+import type { ListInput, ListPage, RoleFilter } from '@ziti/platform';
+export type { ListInput, ListPage, RoleFilter };
+
 /** inventory's entities as the domain sees them (no wire or storage shapes here). */
 
 export type Tags = Record<string, unknown>;
@@ -93,25 +97,6 @@ export interface IdentityServiceConfig {
   serviceId: string;
   configId: string;
   configTypeId: string;
-}
-
-export interface ListInput {
-  filter?: string;
-  limit?: string | number;
-  offset?: string | number;
-  sort?: string;
-}
-
-export interface RoleFilter {
-  roles: string[];
-  semantic: 'AllOf' | 'AnyOf';
-}
-
-export interface ListPage<T> {
-  items: T[];
-  totalCount: number;
-  pagination: { limit: number; offset: number };
-  filterableFields: string[];
 }
 
 export interface NamedRef {

@@ -1,3 +1,7 @@
+/** The list shapes are the platform's: every service lists through the same ZitiQL mechanism. */
+import type { ListInput, ListPage } from '@ziti/platform';
+export type { ListInput, ListPage };
+
 /** pki-enrollment's entities as the domain sees them (no wire or storage shapes here). */
 
 export type ExternalIdLocation = 'COMMON_NAME' | 'SAN_URI' | 'SAN_EMAIL';
@@ -70,20 +74,6 @@ export interface SessionCertificate {
   tags: Record<string, unknown>;
   createdAt: Date;
   updatedAt: Date;
-}
-
-export interface ListInput {
-  filter?: string;
-  limit?: string | number;
-  offset?: string | number;
-  sort?: string;
-}
-
-export interface ListPage<T> {
-  items: T[];
-  totalCount: number;
-  pagination: { limit: number; offset: number };
-  filterableFields: string[];
 }
 
 export const DEFAULT_IDENTITY_NAME_FORMAT = '[caName]-[commonName]';

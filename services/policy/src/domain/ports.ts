@@ -1,18 +1,7 @@
 import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
-
-export interface ListInput {
-  filter?: string;
-  limit?: string | number;
-  offset?: string | number;
-  sort?: string;
-}
-
-export interface ListPage<T> {
-  items: T[];
-  totalCount: number;
-  pagination: { limit: number; offset: number };
-  filterableFields: string[];
-}
+/** The list shapes are the platform's: every service lists through the same ZitiQL mechanism. */
+import type { ListInput, ListPage } from '@ziti/platform';
+export type { ListInput, ListPage };
 
 export interface ReadModelRow {
   id: string;
