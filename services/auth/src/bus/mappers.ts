@@ -71,6 +71,8 @@ export function identityDetail(i: Identity, x: IdentityExtras, now = new Date())
     isDefaultAdmin: i.isDefaultAdmin,
     roleAttributes: i.roleAttributes,
     hasApiSession: x.hasApiSession,
+    // No edge router holds a control connection to this controller yet (the router control plane is
+    // not built), so no identity can be connected through one: false is the true answer.
     hasEdgeRouterConnection: false,
     isMfaEnabled: x.isMfaEnabled ?? false,
     authPolicyId: i.authPolicyId,

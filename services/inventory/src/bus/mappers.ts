@@ -88,6 +88,8 @@ export function edgeRouterDetail(r: Router, enrollment?: RouterEnrollment) {
     }),
     name: r.name,
     hostname: r.hostname,
+    // Routers do not hold a control connection to this controller yet (not built): every router is
+    // offline and in the reference's "never connected" state.
     isOnline: false,
     syncStatus: 'SYNC_UNKNOWN',
     supportedProtocols: r.supportedProtocols,
