@@ -46,6 +46,8 @@ interface Proc {
   child: ChildProcess;
   healthPort: number;
   exited: Promise<number | null>;
+  /** The HTTPS port (gateways). */
+  port: number;
 }
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -142,20 +144,22 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
 
   async function startOne(service: ServiceName, replica: number): Promise<Proc> {
     const healthPort = await freePort();
+    // Every gateway replica after the first listens on a port of its own (`gatewayPorts()`).
+    const ownPort = service === 'gateway' && replica > 0 ? { ZITI_PORT: String(await freePort()) } : {};
     const log = createWriteStream(join(logDir, `${service}-${replica}.log`), { flags: 'a' });
     const child = spawn(
       process.execPath,
       [...(options.nodeArgs ?? []), '--import', 'tsx', join(root, 'services', service, 'src', 'main.ts')],
       {
         cwd: root,
-        env: { ...baseEnv, HEALTH_PORT: String(healthPort) },
+        env: { ...baseEnv, ...ownPort, HEALTH_PORT: String(healthPort) },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const proc: Proc = { service, replica, child, healthPort, exited };
+    const proc: Proc = { service, replica, child, healthPort, exited, port: Number(ownPort.ZITI_PORT ?? port) };
     procs.push(proc);
     return proc;
   }
@@ -236,6 +240,16 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
     startService,
     stopService,
     stop,
+    /** Kills one replica (SIGKILL by default: a crash, no graceful stop) and waits until it is gone. */
+    killReplica: async (service: ServiceName, replica: number, signal: NodeJS.Signals = 'SIGKILL') => {
+      const p = procs.find((x) => x.service === service && x.replica === replica);
+      if (!p) throw new Error(`no ${service} replica ${replica}`);
+      p.child.kill(signal);
+      await p.exited;
+      procs.splice(procs.indexOf(p), 1);
+    },
+    /** The HTTPS port of each running gateway replica, the first one's first. */
+    gatewayPorts: () => procs.filter((p) => p.service === 'gateway').map((p) => p.port),
     processes: () => procs.map((p) => ({ service: p.service, replica: p.replica, pid: p.child.pid })),
   };
 }

@@ -65,6 +65,11 @@ export const operationRequestSchema = z.object({
   /** The few request headers operations read (`authorization`, `mfa-validation-code`). */
   headers: z.record(z.string(), z.string()),
   caller: callerSchema.optional(),
+  /**
+   * The event positions of the caller's own earlier writes (source → position), which the owner
+   * applies before answering (read-your-writes, docs/adr/0008). Set by the gateway from the API session.
+   */
+  after: z.record(z.string(), z.number().int().nonnegative()).optional(),
   /** The TLS client certificate chain, leaf first, PEM. */
   clientCertChain: z.array(z.string()).optional(),
   remoteAddress: z.string(),

@@ -14,22 +14,86 @@ export const identityState = z.object({
   roleAttributes: z.array(z.string()),
   externalId: z.string().nullable(),
   authPolicyId: z.string(),
+  /**
+   * As last recorded, not computed from the clock: true from a disable until the identity is
+   * enabled or, for a timed disable, until auth records that `disabledUntil` passed (it then
+   * publishes `identity.updated` with false).
+   */
   disabled: z.boolean(),
+  /** ISO times of the (last) disable; absent from events written before they were added. */
+  disabledAt: z.string().nullable().default(null),
+  disabledUntil: z.string().nullable().default(null),
   tags: z.record(z.string(), z.unknown()),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 export type IdentityState = z.infer<typeof identityState>;
 
+/** An API session as auth publishes it (never its token). */
+export const apiSessionState = z.object({
+  id: z.string(),
+  identityId: z.string(),
+  /** Empty when the session was opened without one (a third-party CA's certificate, an external JWT). */
+  authenticatorId: z.string(),
+  /** `password` | `cert` | `ext-jwt`. */
+  authMethod: z.string(),
+  ipAddress: z.string(),
+  isMfaRequired: z.boolean(),
+  isMfaComplete: z.boolean(),
+  configTypes: z.array(z.string()),
+  createdAt: z.string(),
+});
+export type ApiSessionState = z.infer<typeof apiSessionState>;
+
+/** Why auth deleted an API session (`apiSession.deleted`'s `reason`); consumers must accept others. */
+export const apiSessionDeleteReasons = [
+  /** `DELETE /current-api-session`. */
+  'logout',
+  /** `DELETE /api-sessions/{id}`. */
+  'admin',
+  'identityDeleted',
+  /** An administrator's disable, or a password lockout. */
+  'identityDisabled',
+  /** The Router identity left with its edge router (or the router's tunneling). */
+  'routerRemoved',
+] as const;
+export type ApiSessionDeleteReason = (typeof apiSessionDeleteReasons)[number];
+
+/** `apiSession.deleted` v2: the session's last state, why and when it ended. */
+export const apiSessionDeletedState = apiSessionState.extend({
+  reason: z.string(),
+  endedAt: z.string(),
+});
+export type ApiSessionDeletedState = z.infer<typeof apiSessionDeletedState>;
+
+/** `apiSession.deleted` v1 (`{id, identityId}`), still in streams written before v2. */
+export const apiSessionDeletedV1State = z.object({ id: z.string(), identityId: z.string() });
+
+/** `apiSession.expired`: the session's last state and when its sliding expiry passed. */
+export const apiSessionExpiredState = apiSessionState.extend({ endedAt: z.string() });
+export type ApiSessionExpiredState = z.infer<typeof apiSessionExpiredState>;
+
+/** An identity's MFA (TOTP) as auth publishes it: created unverified, then verified, then deleted. */
+export const mfaState = z.object({
+  id: z.string(),
+  identityId: z.string(),
+  isVerified: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type MfaState = z.infer<typeof mfaState>;
+
 export const eventTypes = {
   identityCreated: { type: 'identity.created', version: 1, schema: identityState },
   identityUpdated: { type: 'identity.updated', version: 1, schema: identityState },
   identityDeleted: { type: 'identity.deleted', version: 1, schema: identityState },
-  apiSessionDeleted: {
-    type: 'apiSession.deleted',
-    version: 1,
-    schema: z.object({ id: z.string(), identityId: z.string() }),
-  },
+  apiSessionCreated: { type: 'apiSession.created', version: 1, schema: apiSessionState },
+  /** v2 carries the full state (v1 was `{id, identityId}`: `apiSessionDeletedV1State`, still a subset). */
+  apiSessionDeleted: { type: 'apiSession.deleted', version: 2, schema: apiSessionDeletedState },
+  apiSessionExpired: { type: 'apiSession.expired', version: 1, schema: apiSessionExpiredState },
+  mfaCreated: { type: 'mfa.created', version: 1, schema: mfaState },
+  mfaVerified: { type: 'mfa.verified', version: 1, schema: mfaState },
+  mfaDeleted: { type: 'mfa.deleted', version: 1, schema: mfaState },
 } as const;
 
 /** inventory's services (DESIGN §2), as policy's read model keeps them. */
@@ -60,12 +124,51 @@ export const edgeRouterState = z.object({
   cost: z.number(),
   /** Lower-case hex SHA-1 of the enrolled client certificate; null until enrolled. */
   fingerprint: z.string().nullable(),
+  /** The host name the router announces ("" until it has connected), as in an edge session's `edgeRouters`. */
+  hostname: z.string().default(''),
+  /** Protocol → listener address the router announces (`{"tls": "tls://host:3022"}`; `{}` until it has connected). */
+  supportedProtocols: z.record(z.string(), z.string()).default({}),
   appData: z.record(z.string(), z.unknown()),
   tags: z.record(z.string(), z.unknown()),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 export type EdgeRouterState = z.infer<typeof edgeRouterState>;
+
+/** inventory's configs: data of a config type, as sessions and service lists resolve them. */
+export const configState = z.object({
+  id: z.string(),
+  name: z.string(),
+  configTypeId: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  tags: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type ConfigState = z.infer<typeof configState>;
+
+/** inventory's config types (a config's `config` key in service lists is its type's name). */
+export const configTypeState = z.object({
+  id: z.string(),
+  name: z.string(),
+  schema: z.record(z.string(), z.unknown()),
+  tags: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type ConfigTypeState = z.infer<typeof configTypeState>;
+
+/**
+ * Every service config override of one identity (`/identities/{id}/service-configs`), one state per
+ * identity (`id` = `identityId`), sorted by service id then config id (bytewise). An identity whose
+ * overrides are all gone (removed, the identity or the service deleted) has `serviceConfigs: []`.
+ */
+export const identityServiceConfigsState = z.object({
+  id: z.string(),
+  identityId: z.string(),
+  serviceConfigs: z.array(z.object({ serviceId: z.string(), configId: z.string() })),
+});
+export type IdentityServiceConfigsState = z.infer<typeof identityServiceConfigsState>;
 
 export const inventoryEventTypes = {
   serviceCreated: { type: 'service.created', version: 1, schema: serviceState },
@@ -74,6 +177,17 @@ export const inventoryEventTypes = {
   edgeRouterCreated: { type: 'edgeRouter.created', version: 1, schema: edgeRouterState },
   edgeRouterUpdated: { type: 'edgeRouter.updated', version: 1, schema: edgeRouterState },
   edgeRouterDeleted: { type: 'edgeRouter.deleted', version: 1, schema: edgeRouterState },
+  configCreated: { type: 'config.created', version: 1, schema: configState },
+  configUpdated: { type: 'config.updated', version: 1, schema: configState },
+  configDeleted: { type: 'config.deleted', version: 1, schema: configState },
+  configTypeCreated: { type: 'configType.created', version: 1, schema: configTypeState },
+  configTypeUpdated: { type: 'configType.updated', version: 1, schema: configTypeState },
+  configTypeDeleted: { type: 'configType.deleted', version: 1, schema: configTypeState },
+  identityServiceConfigsUpdated: {
+    type: 'identityServiceConfigs.updated',
+    version: 1,
+    schema: identityServiceConfigsState,
+  },
 } as const;
 
 /** A third-party CA as pki-enrollment publishes it (`ca.created|updated|deleted`). */
@@ -98,3 +212,31 @@ export const caEventTypes = {
   caUpdated: { type: 'ca.updated', version: 1, schema: caState },
   caDeleted: { type: 'ca.deleted', version: 1, schema: caState },
 } as const;
+
+/** One published event type: its name, current schema version and the schema of `data`. */
+export interface EventDefinition {
+  type: string;
+  version: number;
+  schema: z.ZodType;
+}
+
+/**
+ * Every event type each owner publishes, with its current version. A consumer parks an event whose
+ * type its owner is not known to publish, or whose version is newer than the consumer knows, instead
+ * of dropping it (docs/adr/0008). New event types are added to their owner's table above.
+ */
+export const publishedEvents: Record<
+  'auth' | 'inventory' | 'pki-enrollment' | 'policy',
+  Record<string, EventDefinition>
+> = {
+  auth: eventTypes,
+  inventory: inventoryEventTypes,
+  'pki-enrollment': caEventTypes,
+  policy: {},
+};
+
+/** The definition of `type` as `source` publishes it, if this build knows it. */
+export function publishedEvent(source: string, type: string): EventDefinition | undefined {
+  const table = (publishedEvents as Record<string, Record<string, EventDefinition>>)[source];
+  return table ? Object.values(table).find((d) => d.type === type) : undefined;
+}

@@ -13,7 +13,12 @@ export const maintenanceActions = {
   snapshot: 'maintenance.snapshot',
   /** `EntityStatesRequest` → `EntityStatesReply`: an owner's current states, for read models to compare and repair. */
   entityStates: 'maintenance.entityStates',
+  /** → `EventPositionReply`: the position of the owner's last committed event (docs/adr/0008). */
+  eventPosition: 'maintenance.eventPosition',
 } as const;
+
+export const eventPositionReplySchema = z.object({ position: z.number().int().nonnegative() });
+export type EventPositionReply = z.infer<typeof eventPositionReplySchema>;
 
 export const summaryCountsSchema = z.record(z.string(), z.number().int());
 export type SummaryCounts = z.infer<typeof summaryCountsSchema>;
@@ -37,7 +42,14 @@ export const snapshotReplySchema = z.object({ path: z.string() });
 export type SnapshotReply = z.infer<typeof snapshotReplySchema>;
 
 /** Entity types whose owners answer `entityStates` (the events' state shapes). */
-export const entityStateTypes = ['identity', 'service', 'edgeRouter'] as const;
+export const entityStateTypes = [
+  'identity',
+  'service',
+  'edgeRouter',
+  'config',
+  'configType',
+  'identityServiceConfigs',
+] as const;
 export type EntityStateType = (typeof entityStateTypes)[number];
 
 /**
@@ -52,5 +64,12 @@ export const entityStatesRequestSchema = z.object({
 });
 export type EntityStatesRequest = z.infer<typeof entityStatesRequestSchema>;
 
-export const entityStatesReplySchema = z.object({ states: z.array(z.record(z.string(), z.unknown())) });
+/**
+ * `position` is the owner's event position the page was read at: the page is exactly the owner's
+ * state after every event up to it, so a read model applies it guarded by that position.
+ */
+export const entityStatesReplySchema = z.object({
+  states: z.array(z.record(z.string(), z.unknown())),
+  position: z.number().int().nonnegative(),
+});
 export type EntityStatesReply = z.infer<typeof entityStatesReplySchema>;

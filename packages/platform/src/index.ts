@@ -18,3 +18,7 @@ export * from './db/list.ts';
 export * from './maintenance.ts';
 export * from './db/unique.ts';
 export * from './service-main.ts';
+export * from './causality.ts';
+export * from './call.ts';
+export * from './events/consumer.ts';
+export * from './events/progress.ts';

@@ -8,18 +8,24 @@ import {
   type IntegrityResult,
   type Owner,
   entityStatesReplySchema,
+  eventPositionReplySchema,
   entityStatesRequestSchema,
   integrityCheckRequestSchema,
   maintenanceActions,
   snapshotRequestSchema,
-  subjects,
 } from '@ziti/contracts';
 import type { Bus } from './bus/bus.ts';
 import type { Database, Db } from './db/database.ts';
 import { queryRows } from './db/database.ts';
+import { currentEventPosition } from './db/outbox.ts';
+import { callService } from './call.ts';
 
-/** A service's answer to one page of `entityStates` (ZITI `maintenance.entityStates`). */
-export type EntityStatesSource = (request: EntityStatesRequest) => Promise<Record<string, unknown>[]>;
+/**
+ * A service's answer to one page of `entityStates`, read through `tx`: a read-only REPEATABLE READ
+ * transaction in which the platform also reads the owner's event position, so the page is exactly
+ * the state after that position (docs/adr/0008).
+ */
+export type EntityStatesSource = (request: EntityStatesRequest, tx: Db) => Promise<Record<string, unknown>[]>;
 
 export interface MaintenanceOptions {
   /** The service name, used in snapshot paths. */
@@ -153,6 +159,7 @@ export function maintenanceHandlers(o: MaintenanceOptions): Record<string, (payl
       const { label } = parse(snapshotRequestSchema, payload);
       return { path: await snapshotDatabase(o.database, dir, o.service, label) };
     },
+    [maintenanceActions.eventPosition]: async () => ({ position: await currentEventPosition(o.database.db) }),
     [maintenanceActions.entityStates]: async (payload) => {
       const request = parse(entityStatesRequestSchema, payload);
       const source = o.entityStates?.[request.type];
@@ -161,7 +168,11 @@ export function maintenanceHandlers(o: MaintenanceOptions): Record<string, (payl
           code: 'NOT_IMPLEMENTED',
           message: `${o.service} does not own ${request.type} states`,
         });
-      return { states: await source(request) };
+      return o.database.transaction(async (tx) => {
+        await queryRows(tx, 'set transaction isolation level repeatable read, read only');
+        const position = await currentEventPosition(tx);
+        return { states: await source(request, tx), position };
+      });
     },
   };
 }
@@ -181,27 +192,53 @@ export function entityStatesPage(
   return { where: 'true', params: [], limit };
 }
 
+/** One page of an owner's states: read at `position`, covering the ids in (`after`, `upTo`] (`upTo` absent: to the end). */
+export interface OwnerStatesPage {
+  states: Record<string, unknown>[];
+  position: number;
+  after?: string;
+  upTo?: string;
+}
+
 /**
- * Every state an owner publishes of one entity type, page by page in id order: what a read
- * model compares itself with when checking its integrity.
+ * Every state an owner publishes of one entity type, page by page in id order, each page with
+ * the owner's event position it was read at: what a read model compares itself with when checking
+ * its integrity, and what it is rebuilt from.
  */
 export async function* ownerEntityStates(
   bus: Bus,
   owner: Exclude<Owner, 'gateway'>,
   type: EntityStatesRequest['type'],
   pageSize = 500,
-): AsyncGenerator<Record<string, unknown>[]> {
+): AsyncGenerator<OwnerStatesPage> {
   let after: string | undefined;
   for (;;) {
     const reply = entityStatesReplySchema.parse(
-      await bus.request(
-        subjects.call(owner, maintenanceActions.entityStates),
-        { type, limit: pageSize, ...(after === undefined ? {} : { after }) },
+      await callService(
+        bus,
+        owner,
+        maintenanceActions.entityStates,
+        {
+          type,
+          limit: pageSize,
+          ...(after === undefined ? {} : { after }),
+        },
         { timeoutMs: 30_000 },
       ),
     );
-    if (reply.states.length > 0) yield reply.states;
-    if (reply.states.length < pageSize) return;
-    after = String(reply.states[reply.states.length - 1]!.id);
+    const last = reply.states.length === pageSize ? String(reply.states[reply.states.length - 1]!.id) : undefined;
+    yield {
+      states: reply.states,
+      position: reply.position,
+      ...(after === undefined ? {} : { after }),
+      ...(last === undefined ? {} : { upTo: last }),
+    };
+    if (last === undefined) return;
+    after = last;
   }
+}
+
+/** The position of an owner's last committed event. */
+export async function ownerEventPosition(bus: Bus, owner: Exclude<Owner, 'gateway'>): Promise<number> {
+  return eventPositionReplySchema.parse(await callService(bus, owner, maintenanceActions.eventPosition, {})).position;
 }

@@ -24,7 +24,14 @@ export type OperationHandlers = Record<string, OperationHandler>;
  * An operation without a handler answers NOT_IMPLEMENTED (501), so the gateway can tell "not
  * built yet" from "service down" (no responders).
  */
-export function serveOperations(bus: Bus, owner: Owner, handlers: OperationHandlers, logger: Logger): Served {
+export function serveOperations(
+  bus: Bus,
+  owner: Owner,
+  handlers: OperationHandlers,
+  logger: Logger,
+  /** Waits until this service has applied the caller's own writes (read-your-writes, docs/adr/0008). */
+  waitFor?: (after: Record<string, number> | undefined) => Promise<unknown>,
+): Served {
   const prefix = subjects.operations(owner).slice(0, -1);
   return bus.serve(subjects.operations(owner), queueGroup(owner), async (payload, subject) => {
     const key = subject.slice(prefix.length);
@@ -36,6 +43,7 @@ export function serveOperations(bus: Bus, owner: Owner, handlers: OperationHandl
       logger.error({ subject, issues: parsed.error.issues.slice(0, 3) }, 'malformed operation request');
       throw new ApiError('UNHANDLED', 'malformed operation request');
     }
+    if (parsed.data.after && waitFor) await waitFor(parsed.data.after);
     return handler(parsed.data);
   });
 }

@@ -1,21 +1,15 @@
 import type { Owner } from '@ziti/contracts';
-import type { Bus, Consumer, EventEnvelope, Served } from './bus/bus.ts';
-import type { Database, Db } from './db/database.ts';
+import type { Bus, Served } from './bus/bus.ts';
+import type { Database } from './db/database.ts';
 import { queryRows } from './db/database.ts';
 import { type Migration, migrate } from './db/migrations.ts';
-import { OutboxRelay, startEventConsumer } from './db/outbox.ts';
+import type { OutboxRelay } from './db/outbox.ts';
+import { type EventSubscription, SourceConsumer, durableName } from './events/consumer.ts';
+import { ConsumerProgress } from './events/progress.ts';
 import { env as envConfig, readEnv } from './config.ts';
 import type { Logger } from './logger.ts';
 import { type OperationHandlers, serveCalls, serveOperations } from './operations.ts';
 import type { RunnableService } from './service-host.ts';
-
-export interface EventSubscription {
-  /** Subject filter, e.g. `ziti.evt.auth.identity.>`. */
-  subject: string;
-  /** Unique per consuming service and subscription; replicas share it. */
-  durable: string;
-  handle: (tx: Db, event: EventEnvelope) => Promise<void>;
-}
 
 export interface ServiceRuntimeOptions {
   owner: Exclude<Owner, 'gateway'>;
@@ -39,23 +33,55 @@ export interface ServiceRuntimeOptions {
  * outbox relay, then serve. Stopping reverses it: stop taking requests, finish those in flight,
  * stop consuming, flush the outbox, close the database.
  */
-export function createServiceRuntime(o: ServiceRuntimeOptions): RunnableService {
+export function createServiceRuntime(o: ServiceRuntimeOptions): RunnableService & {
+  /** This service's consumers, one per source (tests and maintenance). */
+  consumers: SourceConsumer[];
+  progress: ConsumerProgress;
+} {
   const served: Served[] = [];
-  const consumers: Consumer[] = [];
+  const bySource = new Map<Exclude<Owner, 'gateway'>, EventSubscription>();
+  for (const s of o.subscriptions ?? []) {
+    const merged = bySource.get(s.source) ?? { source: s.source, handlers: [], readModels: [] };
+    for (const h of s.handlers) {
+      if (merged.handlers.some((m) => m.type === h.type))
+        throw new Error(`${o.owner} handles ${s.source} ${h.type} twice: one handler per event type`);
+      merged.handlers.push(h);
+    }
+    merged.readModels!.push(...(s.readModels ?? []));
+    bySource.set(s.source, merged);
+  }
+  const progress = new ConsumerProgress(
+    o.database,
+    new Map([...bySource.keys()].map((source) => [source, durableName(o.owner, source)])),
+    o.logger,
+  );
+  const consumers = [...bySource.values()].map(
+    (s) =>
+      new SourceConsumer({
+        owner: o.owner,
+        source: s.source,
+        handlers: s.handlers,
+        readModels: s.readModels ?? [],
+        database: o.database,
+        bus: o.bus,
+        relay: o.relay,
+        logger: o.logger,
+        progress,
+      }),
+  );
   let started = false;
   return {
     name: o.owner,
+    consumers,
+    progress,
     async start() {
       const applied = await migrate(o.database, o.migrations);
       if (applied.length > 0) o.logger.info({ applied }, 'migrations applied');
       await o.onStart?.();
-      for (const s of o.subscriptions ?? []) {
-        consumers.push(
-          await startEventConsumer(o.bus, o.database, { durable: s.durable, subject: s.subject, handle: s.handle }),
-        );
-      }
-      o.relay.start();
-      served.push(serveOperations(o.bus, o.owner, o.operations, o.logger));
+      await progress.start();
+      for (const c of consumers) await c.start();
+      await o.relay.start();
+      served.push(serveOperations(o.bus, o.owner, o.operations, o.logger, (after) => progress.waitFor(after)));
       if (o.calls) served.push(serveCalls(o.bus, o.owner, o.calls));
       started = true;
     },
@@ -67,6 +93,7 @@ export function createServiceRuntime(o: ServiceRuntimeOptions): RunnableService 
     async stop() {
       await Promise.allSettled(served.map((s) => s.drain()));
       await Promise.allSettled(consumers.map((c) => c.stop()));
+      await progress.stop();
       await o.relay.stop();
       await o.onStop?.();
       if (o.ownsBus !== false) await o.bus.close();

@@ -14,7 +14,7 @@ import {
   migrate,
   openDatabase,
   queryRows,
-  startEventConsumer,
+  SourceConsumer,
 } from '../src/index.ts';
 
 const logger = createLogger('test', 'silent');
@@ -96,50 +96,66 @@ for (const [name, make] of Object.entries(setups)) {
       );
     });
 
-    it('delivers outbox events once per durable consumer, idempotently, after commit only', async () => {
-      const durable = uniqueName('consumer');
+    it('publishes committed events only, once per durable consumer', async () => {
       const received: EventEnvelope[] = [];
-      const consumer = await startEventConsumer(s.bus, s.consumer, {
-        durable,
-        subject: 'ziti.evt.auth.thing.>',
-        handle: async (tx, event) => {
-          received.push(event);
-          const data = event.data as { id: string; name: string };
-          await queryRows(tx, 'insert into seen (id, name) values ($1, $2) on conflict (id) do update set name = $2', [
-            data.id,
-            data.name,
-          ]);
-        },
+      const consumer = new SourceConsumer({
+        owner: 'policy',
+        source: 'auth',
+        handlers: [
+          {
+            type: 'identity.created',
+            handle: async (tx, event) => {
+              received.push(event);
+              const data = event.data as { id: string; name: string };
+              await queryRows(
+                tx,
+                'insert into seen (id, name) values ($1, $2) on conflict (id) do update set name = $2',
+                [data.id, data.name],
+              );
+            },
+          },
+        ],
+        readModels: [],
+        database: s.consumer,
+        bus: s.bus,
+        logger,
       });
+      await queryRows(
+        s.consumer.db,
+        "insert into event_cursors (consumer, source, resync_required) values ('policy-from-auth', 'auth', false)",
+      );
+      await consumer.start();
       const relay = new OutboxRelay(s.producer, s.bus, 'auth', logger, 100);
       const work = createUnitOfWork(s.producer, relay, 'auth', (tx, events) => ({ tx, events }));
       const id = uniqueName('thing');
       await work(async ({ tx, events }) => {
         await queryRows(tx, 'insert into things (id, name) values ($1, $2)', [id, 'one']);
-        await events.emit('thing.created', { id, name: 'one' });
+        await events.emit('identity.created', { id, name: 'one' });
       });
       await expect(
         work(async ({ tx, events }) => {
-          await events.emit('thing.created', { id: 'rolled-back', name: 'never' });
+          await events.emit('identity.created', { id: 'rolled-back', name: 'never' });
           await queryRows(tx, 'insert into things (id, name) values ($1, $2)', [id, 'duplicate key fails']);
         }),
       ).rejects.toThrow();
-      relay.start();
+      await relay.start();
       await waitFor(
         async () => (await queryRows(s.consumer.db, 'select * from seen where id = $1', [id])).length === 1,
         'event',
       );
       // Re-deliver the same event: the consumer must not apply it twice.
-      await s.bus.publish('ziti.evt.auth.thing.created', received[0]!);
+      await s.bus.publish('ziti.evt.auth.identity.created', { ...received[0]!, id: 'auth:1-again' });
       await relay.flushAll();
-      const rows = await queryRows(
-        s.consumer.db,
-        'select count(*)::int as n from processed_events where consumer = $1',
-        [durable],
+      await waitFor(
+        async () =>
+          Number(
+            (await queryRows<{ watermark: string }>(s.consumer.db, 'select watermark from event_cursors'))[0]
+              ?.watermark,
+          ) === 1,
+        'watermark',
       );
-      expect(rows[0]).toEqual({ n: 1 });
       expect(received.map((e) => e.data)).toEqual([{ id, name: 'one' }]);
-      expect(received[0]).toMatchObject({ type: 'thing.created', source: 'auth', version: 1 });
+      expect(received[0]).toMatchObject({ type: 'identity.created', source: 'auth', version: 1, sequence: 1 });
       expect(await queryRows(s.consumer.db, "select * from seen where id = 'rolled-back'")).toEqual([]);
       await relay.stop();
       await consumer.stop();

@@ -4,7 +4,7 @@ import { BusRouterDirectory, routerEnrollmentCalls, routerEnrollmentOperations }
 import { RouterEnrollmentService } from './domain/router-enrollment.ts';
 import { OutboxRelay, SecretBox, createServiceRuntime, createUnitOfWork, readMigrations } from '@ziti/platform';
 import { BusCredentialPort } from './bus/auth-client.ts';
-import { authEventSubscriptions } from './bus/auth-events.ts';
+import { authEventSubscription } from './bus/auth-events.ts';
 import { pkiCalls } from './bus/calls.ts';
 import { pkiOperations } from './bus/operations.ts';
 import type { PkiConfig } from './config.ts';
@@ -78,10 +78,12 @@ export function createPkiService(deps: PkiServiceDeps): RunnableService {
       ...routerEnrollmentCalls(routerEnrollments),
       ...maintenanceCalls(deps.database, { routerEnrollments }),
     },
-    subscriptions: authEventSubscriptions(
-      (tx) => ({ enrollments: new PgEnrollmentStore(tx, box), sessionCertificates: new PgSessionCertificateStore(tx) }),
-      deps.logger,
-    ),
+    subscriptions: [
+      authEventSubscription((tx) => ({
+        enrollments: new PgEnrollmentStore(tx, box),
+        sessionCertificates: new PgSessionCertificateStore(tx),
+      })),
+    ],
     onStart: () => pki.initialize(),
     ...(deps.ownsBus === undefined ? {} : { ownsBus: deps.ownsBus }),
   });

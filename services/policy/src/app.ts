@@ -1,11 +1,7 @@
 import type { Bus, Database, Logger, RunnableService } from '@ziti/platform';
 import { maintenanceCalls } from './bus/maintenance.ts';
 import { OutboxRelay, createServiceRuntime, readMigrations } from '@ziti/platform';
-import {
-  edgeRouterEventSubscription,
-  identityEventSubscription,
-  serviceEventSubscription,
-} from './bus/read-model-events.ts';
+import { authReadModelSubscription, inventoryReadModelSubscription } from './bus/read-model-events.ts';
 import { policyOperations } from './bus/operations.ts';
 import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from './store/pg-identity-read-model.ts';
 
@@ -34,9 +30,8 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
     calls: maintenanceCalls(deps.database, deps.bus),
     operations: policyOperations({ db: deps.database.db, identities, services, edgeRouters }),
     subscriptions: [
-      identityEventSubscription(identities, deps.logger),
-      serviceEventSubscription(services, deps.logger),
-      edgeRouterEventSubscription(edgeRouters, deps.logger),
+      authReadModelSubscription(identities, deps.logger),
+      inventoryReadModelSubscription(services, edgeRouters, deps.logger),
     ],
     ...(deps.ownsBus === undefined ? {} : { ownsBus: deps.ownsBus }),
   });

@@ -4,7 +4,12 @@ import { type Database, migrate, openDatabase } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../test/support/infra.ts';
 import { migrations } from '../src/app.ts';
-import { canonicalJson, reconcileReadModel } from '../src/domain/read-model-integrity.ts';
+import {
+  type OwnerPage,
+  applyOwnerPage,
+  canonicalJson,
+  reconcileReadModel,
+} from '../src/domain/read-model-integrity.ts';
 import { PgEdgeRouterReadModel, PgServiceReadModel } from '../src/store/pg-identity-read-model.ts';
 
 let database: Database;
@@ -37,9 +42,21 @@ const service = (id: string, over: Partial<ServiceState> = {}): ServiceState => 
   ...over,
 });
 
-async function* pages<T>(...list: T[][]): AsyncGenerator<Record<string, unknown>[]> {
-  for (const p of list) yield p as Record<string, unknown>[];
+/** The owner's pages as `ownerEntityStates` yields them: read at `position`, each covering (after, upTo]. */
+async function* pagesAt<T extends { id: string }>(position: number, ...list: T[][]): AsyncGenerator<OwnerPage> {
+  let after: string | undefined;
+  for (const [i, p] of list.entries()) {
+    const upTo = i < list.length - 1 ? p[p.length - 1]!.id : undefined;
+    yield {
+      states: p as unknown as Record<string, unknown>[],
+      position,
+      ...(after === undefined ? {} : { after }),
+      ...(upTo === undefined ? {} : { upTo }),
+    };
+    after = upTo;
+  }
 }
+const pages = <T extends { id: string }>(...list: T[][]) => pagesAt(200, ...list);
 
 describe('service and edge router read models', () => {
   it('apply only newer events; deletions leave tombstones that older events can not undo', async () => {
@@ -67,6 +84,8 @@ describe('service and edge router read models', () => {
       noTraversal: false,
       cost: 0,
       fingerprint: null,
+      hostname: 'er1.example',
+      supportedProtocols: { tls: 'tls://er1.example:3022' },
       appData: {},
       tags: {},
       createdAt: '2026-01-01T00:00:00.000Z',
@@ -103,8 +122,9 @@ describe('reconciling a read model with its owner', () => {
       ['service b (svc-b) differs from its owner in name', false],
       ['service a (svc-a) is missing from the read model', false],
       ['service c (svc-c) is in the read model but its owner no longer has it', false],
-      ['service d (svc-d) is missing from the read model', false],
+      // The last page covers everything after the previous one, x included.
       ['service x (svc-x) is in the read model but its owner no longer has it', false],
+      ['service d (svc-d) is missing from the read model', false],
     ]);
 
     const fix = await reconcileReadModel({ entity: 'service', model, ownerPages: pages(...owner), parse, fix: true });
@@ -116,8 +136,44 @@ describe('reconciling a read model with its owner', () => {
       await reconcileReadModel({ entity: 'service', model, ownerPages: pages(...owner), parse, fix: false }),
     ).toEqual([]);
 
-    // A repaired row still moves on with the owner's next events.
-    expect(await model.apply(service('a', { name: 'a2' }), 1, false)).toBe(true);
+    // A repaired row still moves on with the owner's next events, and an older one changes nothing.
+    expect(await model.apply(service('a', { name: 'a-old' }), 150, false)).toBe(false);
+    expect(await model.apply(service('a', { name: 'a2' }), 201, false)).toBe(true);
+  });
+
+  it('a stale fix racing a newer event never rolls the read model back', async () => {
+    const model = new PgServiceReadModel(database.db);
+    const parse = (raw: Record<string, unknown>) => serviceState.parse(raw);
+    for (let round = 0; round < 20; round++) {
+      const id = `race-${round}`;
+      await model.apply(service(id, { name: 'v1' }), 1000 + round * 10, false);
+      // The owner's page is read at position p (name v2); the event of a later change (p + 1,
+      // name v3, or a deletion) lands before or after the fix, in either order.
+      const p = 1000 + round * 10 + 5;
+      const page = pagesAt(p, [service(id, { name: 'v2' })]);
+      const later =
+        round % 2 === 0
+          ? model.apply(service(id, { name: 'v3' }), p + 1, false)
+          : model.apply(service(id), p + 1, true);
+      const fix = reconcileReadModel({ entity: 'service', model, ownerPages: page, parse, fix: true });
+      await Promise.all(round % 3 === 0 ? [fix, later] : [later, fix]);
+      const live = (await model.liveRows(undefined, undefined, 1000)).filter((r) => r.id === id);
+      if (round % 2 === 0) expect(live.map((r) => r.state.name)).toEqual(['v3']);
+      else expect(live).toEqual([]);
+      expect(await model.positionOf(id)).toBe(p + 1);
+    }
+  });
+
+  it('a resync page tombstones what the owner lacks, but not what was created after the page', async () => {
+    const model = new PgServiceReadModel(database.db);
+    await model.apply(service('page-gone'), 10, false);
+    await model.apply(service('page-new'), 60, false);
+    await applyOwnerPage(model, { states: [service('page-kept')], position: 50, after: 'page-', upTo: 'page-~' }, (r) =>
+      serviceState.parse(r),
+    );
+    const live = (await model.liveRows('page-', 'page-~', 10)).map((r) => r.id);
+    expect(live).toEqual(['page-kept', 'page-new']);
+    expect(await model.positionOf('page-gone')).toBe(50);
   });
 
   it('compares states by content, not key order', () => {

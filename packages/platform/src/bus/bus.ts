@@ -28,15 +28,39 @@ export interface Served {
   drain(): Promise<void>;
 }
 
+/** One delivery of an event to a durable consumer. */
+export interface EventDelivery {
+  event: EventEnvelope;
+  /** 1 on the first delivery, then 2, 3, … on redeliveries. */
+  attempt: number;
+}
+
+/** Thrown by a consumer's handler to have only these events (by `id`) redelivered later; the rest are acked. */
+export class RetryEvents extends Error {
+  constructor(readonly eventIds: ReadonlySet<string>) {
+    super(`${eventIds.size} event(s) to retry`);
+    this.name = 'RetryEvents';
+  }
+}
+
 export interface EventConsumerOptions {
   /** Durable name shared by every replica of the consuming service. */
   durable: string;
-  /** Subject filter, e.g. `ziti.evt.auth.identity.>`. */
+  /** Subject filter, e.g. `ziti.evt.auth.>`. */
   subject: string;
-  handler: (event: EventEnvelope) => Promise<void>;
+  /**
+   * Handles a batch of deliveries (in stream order); resolving acks all of them, `RetryEvents`
+   * redelivers the named ones later, any other failure redelivers the batch.
+   */
+  handler: (batch: EventDelivery[]) => Promise<void>;
 }
 
 export interface Consumer {
+  /**
+   * The durable did not exist (or had to be recreated) at this start: it delivers events published
+   * from now on, so whatever came before must come from the owners' state (a resync).
+   */
+  readonly fresh: boolean;
   stop(): Promise<void>;
 }
 
@@ -53,8 +77,13 @@ export interface Bus {
   close(): Promise<void>;
 }
 
-/** The wire form of a reply on the bus. */
-export type BusReply = { ok: true; result: unknown } | { ok: false; error: SerializedApiError };
+/**
+ * The wire form of a reply on the bus. `positions` are the event positions the handler's writes
+ * produced (docs/adr/0008), so a caller can wait for them elsewhere.
+ */
+export type BusReply =
+  | { ok: true; result: unknown; positions?: Record<string, number> }
+  | { ok: false; error: SerializedApiError; positions?: Record<string, number> };
 
 /** Raised when nobody serves a subject (the owning service is down or not deployed). */
 export class NoRespondersError extends Error {

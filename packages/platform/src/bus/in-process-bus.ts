@@ -12,15 +12,16 @@ interface Subscription {
 
 /**
  * The bus of `npm start`: every service in one process. Same semantics as the NATS bus where it
- * matters: queue groups share requests round-robin; an event is delivered once per durable
- * consumer and `publish` resolves only after every matching consumer has handled it, so the
- * outbox row stays unpublished (and is retried) until the event really landed. Payloads are
+ * matters: queue groups share requests round-robin; an event is delivered to every durable
+ * consumer and `publish` resolves only after each matching consumer has handled it, so the
+ * outbox row stays unpublished (and is retried, counting attempts) until the event really landed. Payloads are
  * passed through JSON so no handler ever shares an object with its caller.
  */
 export class InProcessBus implements Bus {
   private readonly subscriptions: Subscription[] = [];
   private readonly consumers = new Map<string, EventConsumerOptions>();
-  private readonly delivered = new Map<string, Set<string>>();
+  /** Delivery attempts of events a consumer failed, by `<durable> <event id>` (redeliveries count up). */
+  private readonly attempts = new Map<string, number>();
   private roundRobin = 0;
   private closed = false;
   private releaseEvents!: () => void;
@@ -83,14 +84,13 @@ export class InProcessBus implements Bus {
     const failures: unknown[] = [];
     for (const [durable, consumer] of this.consumers) {
       if (!subjectMatches(consumer.subject, subject)) continue;
-      const seen = this.delivered.get(durable) ?? new Set<string>();
-      this.delivered.set(durable, seen);
-      if (seen.has(event.id)) continue;
+      const key = `${durable} ${event.id}`;
+      const attempt = (this.attempts.get(key) ?? 0) + 1;
       try {
-        await consumer.handler(JSON.parse(JSON.stringify(event)));
-        seen.add(event.id);
-        if (seen.size > 50_000) seen.delete(seen.values().next().value as string);
+        await consumer.handler([{ event: JSON.parse(JSON.stringify(event)), attempt }]);
+        this.attempts.delete(key);
       } catch (err) {
+        this.attempts.set(key, attempt);
         failures.push(err);
       }
     }
@@ -100,6 +100,9 @@ export class InProcessBus implements Bus {
   async consume(options: EventConsumerOptions): Promise<Consumer> {
     this.consumers.set(options.durable, options);
     return {
+      // Nothing is published past a registered consumer in this process, and the outbox keeps
+      // what was not delivered across restarts, so a consumer never misses events here.
+      fresh: false,
       stop: async () => {
         this.consumers.delete(options.durable);
       },

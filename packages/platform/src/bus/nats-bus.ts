@@ -1,10 +1,13 @@
 import {
   AckPolicy,
+  type ConsumerInfo,
   type ConsumerMessages,
   DeliverPolicy,
   ErrorCode,
   JSONCodec,
   type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
   type NatsConnection,
   NatsError,
   RetentionPolicy,
@@ -15,11 +18,28 @@ import {
 } from 'nats';
 import { eventStream } from '@ziti/contracts';
 import type { Logger } from '../logger.ts';
-import type { Bus, BusReply, Consumer, EventConsumerOptions, EventEnvelope, RequestHandler, Served } from './bus.ts';
-import { NoRespondersError, RequestTimeoutError } from './bus.ts';
+import type {
+  Bus,
+  BusReply,
+  Consumer,
+  EventConsumerOptions,
+  EventDelivery,
+  EventEnvelope,
+  RequestHandler,
+  Served,
+} from './bus.ts';
+import { NoRespondersError, RequestTimeoutError, RetryEvents } from './bus.ts';
 import { fromBusReply, toBusReply } from './reply.ts';
 
 const codec = JSONCodec<unknown>();
+
+/**
+ * How long a delivered event may stay unacknowledged before JetStream gives it to another replica:
+ * the bound on how long a killed consumer replica holds events back. Live replicas extend it
+ * every `heartbeatMs` for the events they hold.
+ */
+const ackWaitMs = 4_000;
+const heartbeatMs = 1_000;
 
 export interface NatsBusOptions {
   url: string;
@@ -143,54 +163,148 @@ export class NatsBus implements Bus {
     const jsm = await this.nc.jetstreamManager();
     const durable = options.durable.replace(/[^A-Za-z0-9_-]/g, '_');
     const filter = this.subject(options.subject);
-    try {
-      await jsm.consumers.info(this.streamName, durable);
-    } catch {
-      try {
-        await jsm.consumers.add(this.streamName, {
-          durable_name: durable,
-          ack_policy: AckPolicy.Explicit,
-          deliver_policy: DeliverPolicy.All,
-          filter_subject: filter,
-          ack_wait: nanos(30_000),
-          max_deliver: -1,
-        });
-      } catch (err) {
-        // Another replica created it first: that is the shared durable we want.
-        await jsm.consumers.info(this.streamName, durable).catch(() => {
-          throw err;
-        });
-      }
-    }
+    const fresh = await this.ensureDurable(jsm, durable, filter);
     const consumer = await this.js.consumers.get(this.streamName, durable);
+    const log = this.options.logger;
+    const queue: JsMsg[] = [];
+    const inHand = new Set<JsMsg>();
+    let wake: (() => void) | undefined;
     let messages: ConsumerMessages | undefined;
     let stopped = false;
-    const loop = (async () => {
+    // Messages held here (queued or being handled) keep their ack deadline alive; those of a
+    // replica that dies are redelivered to another within `ackWaitMs`.
+    const heartbeat = setInterval(() => {
+      for (const m of inHand) m.working();
+    }, heartbeatMs);
+    heartbeat.unref();
+
+    const reader = (async () => {
       while (!stopped) {
         try {
-          messages = await consumer.consume({ max_messages: 64 });
+          messages = await consumer.consume({ max_messages: 256 });
           for await (const m of messages) {
-            try {
-              await options.handler(codec.decode(m.data) as EventEnvelope);
-              m.ack();
-            } catch (err) {
-              this.options.logger.warn({ err, durable, subject: m.subject }, 'event handler failed; redelivering');
-              m.nak(1_000);
-            }
+            inHand.add(m);
+            queue.push(m);
+            wake?.();
           }
         } catch (err) {
-          if (!stopped) this.options.logger.warn({ err, durable }, 'event consumer interrupted; resuming');
+          if (!stopped) log.warn({ err, durable }, 'event consumer interrupted; resuming');
         }
         if (!stopped) await new Promise((r) => setTimeout(r, 250));
       }
     })();
+
+    const handle = async (batch: JsMsg[]) => {
+      const deliveries: EventDelivery[] = [];
+      const byId = new Map<string, JsMsg[]>();
+      for (const m of batch) {
+        let event: EventEnvelope;
+        try {
+          event = codec.decode(m.data) as EventEnvelope;
+          if (typeof event?.id !== 'string' || typeof event.sequence !== 'number') throw new Error('not an event');
+        } catch (err) {
+          // Not an event envelope at all: no consumer version could ever process it.
+          log.error(
+            { err, durable, subject: m.subject, seq: m.seq },
+            'undecodable message on the event stream; dropped',
+          );
+          m.term();
+          inHand.delete(m);
+          continue;
+        }
+        deliveries.push({ event, attempt: m.info.redeliveryCount });
+        byId.set(event.id, [...(byId.get(event.id) ?? []), m]);
+      }
+      const settle = (m: JsMsg, retry: boolean, attempt: number) => {
+        if (retry) m.nak(Math.min(10_000, 500 * attempt));
+        else m.ack();
+        inHand.delete(m);
+      };
+      try {
+        if (deliveries.length > 0) await options.handler(deliveries);
+        for (const d of deliveries) for (const m of byId.get(d.event.id) ?? []) settle(m, false, d.attempt);
+      } catch (err) {
+        const retry = err instanceof RetryEvents ? err.eventIds : undefined;
+        if (!retry) log.warn({ err, durable }, 'event batch failed; redelivering');
+        for (const d of deliveries)
+          for (const m of byId.get(d.event.id) ?? []) settle(m, !retry || retry.has(d.event.id), d.attempt);
+      }
+    };
+
+    const processor = (async () => {
+      while (!stopped) {
+        if (queue.length === 0) {
+          await new Promise<void>((r) => {
+            wake = r;
+          });
+          wake = undefined;
+          continue;
+        }
+        await handle(queue.splice(0, 100));
+      }
+    })();
+
     return {
+      fresh,
       stop: async () => {
         stopped = true;
         messages?.stop();
-        await loop;
+        wake?.();
+        await Promise.allSettled([reader, processor]);
+        // Hand back what was fetched but not handled, so another replica gets it at once.
+        for (const m of queue.splice(0)) m.nak();
+        inHand.clear();
+        clearInterval(heartbeat);
       },
     };
+  }
+
+  /**
+   * Creates the shared durable, or brings an existing one to the wanted configuration. A filter
+   * that cannot be changed in place means a new durable. Returns whether the durable is new
+   * (it then delivers only what is published from now on).
+   */
+  private async ensureDurable(jsm: JetStreamManager, durable: string, filter: string): Promise<boolean> {
+    const wanted = { ack_wait: nanos(ackWaitMs), max_ack_pending: 2_000, max_deliver: -1 };
+    let info: ConsumerInfo | undefined;
+    try {
+      info = await jsm.consumers.info(this.streamName, durable);
+    } catch (err) {
+      if (!(err instanceof NatsError && (err.api_error?.err_code === 10014 || err.code === '404'))) throw err;
+    }
+    if (info) {
+      const c = info.config;
+      if (c.filter_subject !== filter) {
+        try {
+          await jsm.consumers.update(this.streamName, durable, { ...wanted, filter_subject: filter });
+          this.options.logger.info({ durable, filter }, 'event consumer filter updated');
+          return false;
+        } catch {
+          await jsm.consumers.delete(this.streamName, durable).catch(() => undefined);
+          this.options.logger.warn({ durable, filter }, 'event consumer recreated for a new filter');
+          info = undefined;
+        }
+      } else if (c.ack_wait !== wanted.ack_wait || c.max_ack_pending !== wanted.max_ack_pending) {
+        await jsm.consumers.update(this.streamName, durable, wanted);
+      }
+      if (info) return false;
+    }
+    try {
+      await jsm.consumers.add(this.streamName, {
+        durable_name: durable,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.New,
+        filter_subject: filter,
+        ...wanted,
+      });
+      return true;
+    } catch (err) {
+      // Another replica created it first: that is the shared durable we want, and it resyncs.
+      await jsm.consumers.info(this.streamName, durable).catch(() => {
+        throw err;
+      });
+      return false;
+    }
   }
 
   async close(): Promise<void> {

@@ -16,6 +16,17 @@ export interface Database {
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   /** One dedicated connection, for work that needs session state (advisory locks, scripts). */
   withConnection<T>(fn: (conn: RawConnection) => Promise<T>): Promise<T>;
+  /**
+   * A connection kept until released, for state that must outlive one call (the relay's
+   * leadership lock). A broken connection rejects its next query; the holder then releases it.
+   */
+  session(): Promise<DatabaseSession>;
+  /**
+   * Calls `onNotify` for every NOTIFY on `channel` (sent at commit by any process on this
+   * database). Returns the unsubscribe. Delivery is best effort: a reconnect may miss some, so
+   * listeners pair it with a periodic check.
+   */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
   readonly kind: 'postgres' | 'pglite';
 }
@@ -24,6 +35,11 @@ export interface RawConnection {
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   /** Runs a multi-statement script. */
   exec(script: string): Promise<void>;
+}
+
+export interface DatabaseSession {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  release(broken?: boolean): void;
 }
 
 export type DatabaseConfig = { url: string; poolSize?: number } | { pgliteDir: string } | { pgliteMemory: true };
@@ -35,6 +51,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       // An idle client lost its connection; the pool replaces it on next use.
     });
     const db = drizzlePg(pool) as unknown as Db;
+    const notifications = new PgNotifications(config.url);
     return {
       db,
       kind: 'postgres',
@@ -52,7 +69,24 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
           client.release();
         }
       },
-      close: () => pool.end(),
+      session: async () => {
+        const client = await pool.connect();
+        let released = false;
+        return {
+          query: async (text, params) => (await client.query(text, params)).rows,
+          release: (broken = false) => {
+            if (released) return;
+            released = true;
+            // A broken connection (or one holding session locks) is closed, not returned to the pool.
+            client.release(broken ? new Error('session closed') : true);
+          },
+        };
+      },
+      listen: (channel, onNotify) => notifications.listen(channel, onNotify),
+      close: async () => {
+        await notifications.close();
+        await pool.end();
+      },
     };
   }
   let client: PGlite;
@@ -74,8 +108,91 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
           await client.exec(script);
         },
       }),
+    session: async () => ({
+      query: async <T>(text: string, params?: unknown[]) => (await client.query<T>(text, params)).rows,
+      release: () => undefined,
+    }),
+    listen: async (channel, onNotify) => {
+      const unsubscribe = await client.listen(channel, onNotify);
+      return async () => unsubscribe();
+    },
     close: () => client.close(),
   };
+}
+
+/**
+ * One LISTEN connection per database handle, shared by every channel, reconnecting (and
+ * re-listening) after a failure. Notifications are hints to re-check state, never the only path.
+ */
+class PgNotifications {
+  private client?: pg.Client;
+  private connecting?: Promise<pg.Client>;
+  private readonly listeners = new Map<string, Set<(payload: string) => void>>();
+  private closed = false;
+
+  constructor(private readonly url: string) {}
+
+  private connect(): Promise<pg.Client> {
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= (async () => {
+      const client = new pg.Client({ connectionString: this.url });
+      client.on('error', () => this.lost(client));
+      client.on('end', () => this.lost(client));
+      client.on('notification', (n) => {
+        for (const l of this.listeners.get(n.channel) ?? []) l(n.payload ?? '');
+      });
+      await client.connect();
+      for (const channel of this.listeners.keys()) await client.query(`listen ${quoteIdent(channel)}`);
+      this.client = client;
+      return client;
+    })().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  private lost(client: pg.Client): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    client.end().catch(() => undefined);
+    if (this.closed || this.listeners.size === 0) return;
+    const retry = () => {
+      if (this.closed) return;
+      this.connect().catch(() => setTimeout(retry, 1_000).unref());
+    };
+    setTimeout(retry, 250).unref();
+  }
+
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    let set = this.listeners.get(channel);
+    const fresh = !set;
+    if (!set) {
+      set = new Set();
+      this.listeners.set(channel, set);
+    }
+    set.add(onNotify);
+    const client = await this.connect();
+    if (fresh) await client.query(`listen ${quoteIdent(channel)}`);
+    return async () => {
+      set.delete(onNotify);
+      if (set.size === 0) {
+        this.listeners.delete(channel);
+        await this.client?.query(`unlisten ${quoteIdent(channel)}`).catch(() => undefined);
+      }
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+}
+
+function quoteIdent(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a channel name: ${name}`);
+  return `"${name}"`;
 }
 
 /** Builds a drizzle SQL object from text with `$1…$n` placeholders (what the ZitiQL translator emits). */

@@ -1,8 +1,9 @@
 import type { Owner } from '@ziti/contracts';
 import { subjects } from '@ziti/contracts';
-import type { Bus, Consumer, EventEnvelope } from '../bus/bus.ts';
+import type { Bus, EventEnvelope } from '../bus/bus.ts';
+import { recordProduced } from '../causality.ts';
 import type { Logger } from '../logger.ts';
-import type { Database, Db } from './database.ts';
+import type { Database, DatabaseSession, Db } from './database.ts';
 import { queryRows } from './database.ts';
 
 /** The domain's port for emitting events inside the caller's transaction. */
@@ -10,25 +11,88 @@ export interface EventSink {
   emit(type: string, data: unknown, version?: number): Promise<void>;
 }
 
-/** Writes events to the outbox table of the current transaction. */
-export class OutboxEventSink implements EventSink {
-  constructor(
-    private readonly tx: Db,
-    private readonly source: Owner,
-  ) {}
+interface PendingEvent {
+  type: string;
+  version: number;
+  data: unknown;
+}
+
+/**
+ * Collects the events of one transaction; `writeOutbox` numbers and stores them as the
+ * transaction's last statement (docs/adr/0008).
+ */
+export class BufferedEventSink implements EventSink {
+  readonly events: PendingEvent[] = [];
 
   async emit(type: string, data: unknown, version = 1): Promise<void> {
-    await queryRows(this.tx, 'insert into outbox (subject, type, version, payload) values ($1, $2, $3, $4)', [
-      subjects.event(this.source, type),
-      type,
-      version,
-      JSON.stringify(data),
-    ]);
+    this.events.push({ type, version, data });
   }
 }
 
+/** NOTIFY channel that wakes the relay of the database the events were written to. */
+export const outboxChannel = 'ziti_outbox';
+
+/**
+ * Stores events in the outbox with the next positions of this service. Runs as the last statement
+ * of the transaction: the update of `event_position` locks its row until the commit, so positions
+ * are dense and follow the commit order; the NOTIFY is delivered at commit. Returns the last
+ * position written (undefined when there was nothing).
+ */
+export async function writeOutbox(tx: Db, source: Owner, events: PendingEvent[]): Promise<number | undefined> {
+  if (events.length === 0) return undefined;
+  const rows = await queryRows<{ last: string | number }>(
+    tx,
+    `with p as (update event_position set last = last + $1 where id = 1 returning last),
+          n as (select pg_notify('${outboxChannel}', '') as notified),
+          e as (
+            insert into outbox (position, subject, type, version, payload)
+            select p.last - $1 + e.ord, e.subject, e.type, e.version, e.payload::jsonb
+              from p, n, unnest($2::text[], $3::text[], $4::int[], $5::text[]) with ordinality as e(subject, type, version, payload, ord)
+            returning position)
+     select max(position) as last from e`,
+    [
+      events.length,
+      events.map((e) => subjects.event(source, e.type)),
+      events.map((e) => e.type),
+      events.map((e) => e.version),
+      events.map((e) => JSON.stringify(e.data)),
+    ],
+  );
+  return Number(rows[0]!.last);
+}
+
+/** The position of this service's last committed event. */
+export async function currentEventPosition(db: Db): Promise<number> {
+  const rows = await queryRows<{ last: string | number }>(db, 'select last from event_position where id = 1');
+  return Number(rows[0]?.last ?? 0);
+}
+
+/**
+ * Runs `fn` in a transaction with a sink for its events; the events are written last, the relay is
+ * woken after the commit, and the positions are recorded for the current request (read-your-writes).
+ */
+export async function inEventTransaction<T>(
+  database: Database,
+  source: Owner,
+  relay: OutboxRelay | undefined,
+  fn: (tx: Db, events: EventSink) => Promise<T>,
+): Promise<T> {
+  let last: number | undefined;
+  const result = await database.transaction(async (t) => {
+    const sink = new BufferedEventSink();
+    const value = await fn(t, sink);
+    last = await writeOutbox(t, source, sink.events);
+    return value;
+  });
+  if (last !== undefined) {
+    recordProduced({ [source]: last });
+    relay?.kick();
+  }
+  return result;
+}
+
 interface OutboxRow {
-  id: string | number;
+  position: string | number;
   subject: string;
   type: string;
   version: number;
@@ -36,10 +100,17 @@ interface OutboxRow {
   created_at: Date | string;
 }
 
+/** Advisory lock key of the relay leadership (one per database, hence per service). */
+const relayLockKey = 7_355_609;
+
 /**
- * Publishes outbox rows to the bus, oldest first, and marks them published. Replicas share the
- * work through `for update skip locked`; a crash between publish and mark re-publishes, which the
- * stream drops as a duplicate (the row id is the message id) and consumers ignore.
+ * Publishes outbox rows in position order and marks them published. One replica at a time is
+ * the leader (a session advisory lock on a connection it keeps), so the stream carries each
+ * service's events in position order; the others take over when its connection dies. The relay
+ * wakes on the outbox NOTIFY of any replica's commit, and polls as a fallback. No transaction is
+ * held while events are published, so consumers that call back into this service cannot block it.
+ * A crash between publish and mark re-publishes; the stream drops the duplicate (message id
+ * `<source>:<position>`) and consumers recognise the position.
  */
 export class OutboxRelay {
   private timer?: NodeJS.Timeout;
@@ -47,6 +118,8 @@ export class OutboxRelay {
   private again = false;
   private stopped = false;
   private lastCleanup = 0;
+  private session?: DatabaseSession;
+  private unlisten?: () => Promise<void>;
 
   constructor(
     private readonly database: Database,
@@ -56,8 +129,14 @@ export class OutboxRelay {
     private readonly intervalMs = 1_000,
   ) {}
 
-  start(): void {
+  async start(): Promise<void> {
     this.stopped = false;
+    this.unlisten = await this.database
+      .listen(outboxChannel, () => this.kick())
+      .catch((err) => {
+        this.logger.warn({ err }, 'outbox notifications unavailable; the relay polls');
+        return undefined;
+      });
     this.timer = setInterval(() => this.kick(), this.intervalMs);
     this.timer.unref();
     this.kick();
@@ -81,90 +160,105 @@ export class OutboxRelay {
       });
   }
 
-  /** Publishes everything pending now; resolves when the outbox is drained (used by tests and shutdown). */
-  async flushAll(): Promise<void> {
-    while ((await this.flushBatch()) > 0) {
-      // keep going while there is work
+  /** Takes the leadership if it is free; false when another replica has it. */
+  private async lead(): Promise<DatabaseSession | undefined> {
+    if (this.session) return this.session;
+    const session = await this.database.session();
+    try {
+      const [row] = await session.query<{ locked: boolean }>('select pg_try_advisory_lock($1) as locked', [
+        relayLockKey,
+      ]);
+      if (row?.locked) {
+        this.session = session;
+        return session;
+      }
+      session.release();
+    } catch (err) {
+      session.release(true);
+      throw err;
     }
-    if (Date.now() - this.lastCleanup > 60_000) {
-      this.lastCleanup = Date.now();
-      await queryRows(this.database.db, "delete from outbox where published_at < now() - interval '1 hour'");
+    return undefined;
+  }
+
+  /** Publishes everything pending now (when leader); resolves when the outbox is drained. */
+  async flushAll(): Promise<void> {
+    const session = await this.lead();
+    if (!session) return;
+    try {
+      while ((await this.flushBatch(session)) > 0) {
+        // keep going while there is work
+      }
+      if (Date.now() - this.lastCleanup > 60_000) {
+        this.lastCleanup = Date.now();
+        await session.query("delete from outbox where published_at < now() - interval '1 hour'");
+      }
+    } catch (err) {
+      // The leadership lives on this connection; give it up and let any replica take it again.
+      this.session = undefined;
+      session.release(true);
+      throw err;
     }
   }
 
-  private async flushBatch(): Promise<number> {
-    return this.database.transaction(async (t) => {
-      const rows = await queryRows<OutboxRow>(
-        t,
-        `select id, subject, type, version, payload, created_at from outbox
-          where published_at is null order by id limit 100 for update skip locked`,
-      );
+  private async flushBatch(session: DatabaseSession): Promise<number> {
+    const rows = await session.query<OutboxRow>(
+      `select position, subject, type, version, payload, created_at from outbox
+        where published_at is null order by position limit 200`,
+    );
+    const published: string[] = [];
+    try {
       for (const row of rows) {
+        const position = Number(row.position);
         const event: EventEnvelope = {
-          id: `${this.source}:${row.id}`,
+          id: `${this.source}:${position}`,
           type: row.type,
           version: row.version,
           source: this.source,
-          sequence: Number(row.id),
+          sequence: position,
           occurredAt: new Date(row.created_at).toISOString(),
           data: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
         };
         await this.bus.publish(row.subject, event);
+        published.push(String(row.position));
       }
-      if (rows.length > 0) {
-        await queryRows(t, 'update outbox set published_at = now() where id = any($1::bigint[])', [
-          rows.map((r) => String(r.id)),
-        ]);
+    } finally {
+      if (published.length > 0) {
+        await session.query('update outbox set published_at = now() where position = any($1::bigint[])', [published]);
       }
-      return rows.length;
-    });
+    }
+    return rows.length;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.running;
+    await this.unlisten?.().catch(() => undefined);
+    const session = this.session;
+    this.session = undefined;
+    if (session) {
+      await session.query('select pg_advisory_unlock($1)', [relayLockKey]).catch(() => undefined);
+      session.release();
+    }
   }
 }
 
-/**
- * Consumes events durably and idempotently: each event is handled in one transaction together
- * with its `processed_events` row, so a redelivered event is skipped.
- */
-export async function startEventConsumer(
-  bus: Bus,
-  database: Database,
-  options: { durable: string; subject: string; handle: (tx: Db, event: EventEnvelope) => Promise<void> },
-): Promise<Consumer> {
-  return bus.consume({
-    durable: options.durable,
-    subject: options.subject,
-    handler: (event) =>
-      database.transaction(async (t) => {
-        const fresh = await queryRows(
-          t,
-          'insert into processed_events (consumer, event_id) values ($1, $2) on conflict do nothing returning event_id',
-          [options.durable, event.id],
-        );
-        if (fresh.length === 0) return;
-        await options.handle(t, event);
-      }),
-  });
-}
-
-/** The caller's transaction with its stores and event sink, plus a relay kick after commit. */
+/** The caller's transaction with its stores and event sink (see `inEventTransaction`). */
 export function createUnitOfWork<S>(
   database: Database,
   relay: OutboxRelay | undefined,
   source: Owner,
   bind: (tx: Db, events: EventSink) => S,
 ): <T>(fn: (stores: S) => Promise<T>) => Promise<T> {
-  return async (fn) => {
-    const result = await database.transaction((t) => fn(bind(t, new OutboxEventSink(t, source))));
-    relay?.kick();
-    return result;
-  };
+  return (fn) => inEventTransaction(database, source, relay, (t, events) => fn(bind(t, events)));
 }
+
+/** The sink of read-only contexts: emitting there is a programming error (changes go through a unit of work). */
+export const readOnlyEventSink: EventSink = {
+  emit: async (type) => {
+    throw new Error(`event ${type} emitted from a read-only context`);
+  },
+};
 
 /**
  * Stores bound to the pool, outside any transaction, for reads on the request path: no
@@ -175,11 +269,6 @@ export function createReader<S>(
   database: Database,
   bind: (db: Db, events: EventSink) => S,
 ): <T>(fn: (stores: S) => Promise<T>) => Promise<T> {
-  const readOnly: EventSink = {
-    emit: async (type) => {
-      throw new Error(`event ${type} emitted from a read-only context`);
-    },
-  };
-  const stores = bind(database.db, readOnly);
+  const stores = bind(database.db, readOnlyEventSink);
   return (fn) => fn(stores);
 }

@@ -44,18 +44,83 @@ export interface LiveApiSession extends ApiSessionRecord {
   expiresAt: string;
 }
 
+/** What `touch` answers: the live session and the event positions recorded for it (read-your-writes). */
+export type TouchedApiSession = LiveApiSession & {
+  /** Per event source (`auth`, `inventory`, …), the highest position recorded for this session; `{}` when none. */
+  positions: Record<string, number>;
+};
+
+/** A session that ended and whose end is to be announced (see `claimEnded`). */
+export interface EndedApiSession {
+  record: ApiSessionRecord;
+  /** Why `end` ended it, or null when its sliding expiry passed. */
+  reason: string | null;
+  /** When it ended: the `end` call, or the moment its expiry passed. */
+  endedAt: string;
+}
+
+/**
+ * How a session ends, so that no end goes unannounced (docs/adr/0002):
+ * - `end`/`endByIdentity` stop the token at once and leave a tombstone (record + reason) in the
+ *   expiry index, due after a grace period; the caller announces the end in its unit of work and
+ *   then `forget`s the tombstone.
+ * - Expired sessions stay in the index with their record until announced.
+ * - `claimEnded` hands due entries (expired sessions and tombstones nobody forgot: a crash, a
+ *   rolled-back transaction) to one sweeper at a time, leased for `leaseMs`; the sweeper announces
+ *   them and `forget`s them. A sweeper that dies before `forget` loses the lease and another
+ *   replica claims the entries again: an end may be announced twice, never not at all.
+ */
 export interface ApiSessionStore {
   create(record: ApiSessionRecord, ttlSeconds: number): Promise<void>;
-  /** Finds a session by token and slides its expiry; null when unknown or expired. */
-  touch(token: string, ttlSeconds: number): Promise<LiveApiSession | null>;
+  /**
+   * Finds a session by token and slides its expiry (and that of its positions), in one round
+   * trip; null when unknown, ended or expired.
+   */
+  touch(token: string, ttlSeconds: number): Promise<TouchedApiSession | null>;
   getById(id: string, ttlSeconds: number): Promise<LiveApiSession | null>;
+  /** Rewrites a live session's record (its expiry is left as it is). */
   update(id: string, patch: Partial<Omit<ApiSessionRecord, 'id' | 'token'>>, ttlSeconds: number): Promise<void>;
+  /**
+   * Merges event positions into the session's (`as:pos:<id>`), keeping per source the greater of
+   * the stored and the new value, atomically; the positions expire with the session (`ttlSeconds`).
+   */
+  recordPositions(sessionId: string, positions: Record<string, number>, ttlSeconds: number): Promise<void>;
+  /** Removes a session and everything kept for it, without a tombstone (nothing will announce it). */
   delete(id: string): Promise<boolean>;
-  /** Ends every session of an identity; returns the ids that were deleted. */
+  /** `delete` for every session of an identity; returns the ids of the live ones removed. */
   deleteByIdentity(identityId: string): Promise<string[]>;
+  /**
+   * Ends a live session now (its token stops working) and keeps a tombstone with `reason`;
+   * answers its record, or null when no live session has this id (unknown, expired, already ended).
+   */
+  end(id: string, reason: string): Promise<ApiSessionRecord | null>;
+  /**
+   * `end` for every live session of an identity. Also answers the sessions ended earlier for the
+   * same identity and reason whose tombstones were not forgotten yet, so an operation retried
+   * after a failure announces them.
+   */
+  endByIdentity(identityId: string, reason: string): Promise<ApiSessionRecord[]>;
+  /** Claims up to `limit` due entries (expired sessions, tombstones past their grace) for `leaseMs`. */
+  claimEnded(limit: number, leaseMs: number): Promise<EndedApiSession[]>;
+  /** Drops what is kept of ended sessions once their end is announced (live sessions are left alone). */
+  forget(ids: string[]): Promise<void>;
   listIdsByIdentity(identityId: string): Promise<string[]>;
   listAll(ttlSeconds: number): Promise<LiveApiSession[]>;
   close(): Promise<void>;
+}
+
+/** How long a tombstone waits for its `forget` before the sweeper announces it itself. */
+export const defaultEndGraceMs = 30_000;
+
+/** Validates positions for `recordPositions`: non-negative safe integers. */
+export function checkPositions(positions: Record<string, number>): [string, number][] {
+  const entries = Object.entries(positions);
+  for (const [source, position] of entries) {
+    if (!Number.isSafeInteger(position) || position < 0) {
+      throw new TypeError(`position of ${source} must be a non-negative integer, got ${position}`);
+    }
+  }
+  return entries;
 }
 
 export function liveSession(

@@ -1,5 +1,6 @@
-import { caEventTypes, caState, subjects } from '@ziti/contracts';
+import { caEventTypes, caState } from '@ziti/contracts';
 import type { Db, EventSubscription, Logger } from '@ziti/platform';
+import { parseEventData } from '@ziti/platform';
 import type { CredentialService, CredentialStore } from '../domain/credential-service.ts';
 
 /**
@@ -12,17 +13,16 @@ export function caEventSubscription(
   logger: Logger,
 ): EventSubscription {
   return {
-    subject: subjects.event('pki-enrollment', caEventTypes.caDeleted.type),
-    durable: 'auth-ca-deleted',
-    handle: async (tx, event) => {
-      const parsed = caState.safeParse(event.data);
-      if (!parsed.success) {
-        logger.error({ eventId: event.id, type: event.type }, 'ca event with an unknown shape; skipped');
-        return;
-      }
-      const deleted = await credentials.deleteCertificatesOfCa({ credentials: store(tx) }, parsed.data);
-      if (deleted > 0)
-        logger.info({ caId: parsed.data.id, deleted }, 'certificate authenticators of a deleted CA removed');
-    },
+    source: 'pki-enrollment',
+    handlers: [
+      {
+        type: caEventTypes.caDeleted.type,
+        handle: async (tx, event) => {
+          const ca = parseEventData(caState, event);
+          const deleted = await credentials.deleteCertificatesOfCa({ credentials: store(tx) }, ca);
+          if (deleted > 0) logger.info({ caId: ca.id, deleted }, 'certificate authenticators of a deleted CA removed');
+        },
+      },
+    ],
   };
 }

@@ -1,6 +1,6 @@
 import { type EntityStatesRequest, type IntegrityResult, edgeRouterState } from '@ziti/contracts';
-import type { Bus, Database, Db } from '@ziti/platform';
-import { maintenanceHandlers, ownerEntityStates } from '@ziti/platform';
+import type { Bus, Database, Db, EventSink } from '@ziti/platform';
+import { inEventTransaction, maintenanceHandlers, ownerEntityStates, readOnlyEventSink } from '@ziti/platform';
 import { identityState } from '../domain/identity-service.ts';
 import type { Identity } from '../domain/model.ts';
 import type { IdentityStore } from '../domain/ports.ts';
@@ -27,8 +27,8 @@ type Stores = RouterIdentityStores & {
 export interface AuthMaintenanceDeps {
   bus: Bus;
   routerIdentities: RouterIdentities;
-  /** The stores of one transaction (identities and the outbox). */
-  stores: (tx: Db) => Stores;
+  /** The stores of one transaction (identities and its event sink). */
+  stores: (tx: Db, events: EventSink) => Stores;
 }
 
 /** A ZitiQL string literal. */
@@ -57,13 +57,13 @@ async function checkRouterIdentities(
 ): Promise<IntegrityResult[]> {
   const results: IntegrityResult[] = [];
   const routers = new Set<string>();
-  for await (const page of ownerEntityStates(deps.bus, 'inventory', 'edgeRouter')) {
+  for await (const { states: page } of ownerEntityStates(deps.bus, 'inventory', 'edgeRouter')) {
     for (const raw of page) {
       const parsed = edgeRouterState.safeParse(raw);
       if (!parsed.success) continue;
       const router = parsed.data;
       routers.add(router.id);
-      const identity = await database.transaction((tx) => deps.stores(tx).identities.get(router.id));
+      const identity = await database.transaction((tx) => deps.stores(tx, readOnlyEventSink).identities.get(router.id));
       const problem = !router.isTunnelerEnabled
         ? identity?.typeId === routerIdentityType
           ? `router identity ${router.id} exists but edge router ${router.name} is not tunneler-enabled`
@@ -76,7 +76,10 @@ async function checkRouterIdentities(
             ? `router identity ${router.id} is named ${identity.name}, its edge router ${router.name}`
             : null;
       if (!problem) continue;
-      if (fix) await database.transaction((tx) => deps.routerIdentities.apply(deps.stores(tx), router, false, true));
+      if (fix)
+        await inEventTransaction(database, 'auth', undefined, (tx, events) =>
+          deps.routerIdentities.apply(deps.stores(tx, events), router, false, true),
+        );
       results.push({ description: problem, fixed: fix });
     }
   }
@@ -84,11 +87,14 @@ async function checkRouterIdentities(
   for (;;) {
     const where = `type = "${routerIdentityType}"${after === undefined ? '' : ` and id > ${quote(after)}`}`;
     const page = await database.transaction((tx) =>
-      deps.stores(tx).identities.list({ filter: `${where} sort by id limit 500` }),
+      deps.stores(tx, readOnlyEventSink).identities.list({ filter: `${where} sort by id limit 500` }),
     );
     for (const identity of page.items) {
       if (routers.has(identity.id)) continue;
-      if (fix) await database.transaction((tx) => deps.routerIdentities.remove(deps.stores(tx), identity));
+      if (fix)
+        await inEventTransaction(database, 'auth', undefined, (tx, events) =>
+          deps.routerIdentities.remove(deps.stores(tx, events), identity),
+        );
       results.push({ description: `router identity ${identity.id} (${identity.name}) has no edge router`, fixed: fix });
     }
     if (page.items.length < 500) break;
@@ -109,11 +115,8 @@ export function maintenanceCalls(
       ? {
           integrity: (fix: boolean) => checkRouterIdentities(database, deps, fix),
           entityStates: {
-            identity: async (request) => {
-              const now = new Date();
-              const page = await database.transaction((tx) => identityPage(deps.stores(tx), request));
-              return page.map((i) => identityState(i, now));
-            },
+            identity: async (request, tx) =>
+              (await identityPage(deps.stores(tx, readOnlyEventSink), request)).map((i) => identityState(i)),
           },
         }
       : {}),

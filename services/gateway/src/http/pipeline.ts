@@ -20,7 +20,9 @@ import {
   type Logger,
   NoRespondersError,
   RequestTimeoutError,
+  hasPositions,
   pendingAuthQueries,
+  trackProduced,
 } from '@ziti/platform';
 import type { NextFunction, Request, Response } from 'express';
 import type { ExtJwtSecondaryCheck } from './ext-jwt-secondary.ts';
@@ -155,7 +157,7 @@ export function createPipeline(deps: PipelineDeps) {
         }
       }
 
-      const caller = await authenticate(req, res, op, deps);
+      const { caller, session } = await authenticate(req, res, op, deps);
 
       const contentType = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
       const raw: Buffer | undefined = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
@@ -193,10 +195,18 @@ export function createPipeline(deps: PipelineDeps) {
         ...(req.headers.accept ? { accept: req.headers.accept } : {}),
         headers,
         ...(caller ? { caller } : {}),
+        ...(session && hasPositions(session.positions) ? { after: session.positions } : {}),
         clientCertChain: clientCertificateChain(req.socket as TLSSocket),
         remoteAddress: (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
       };
-      const reply = await dispatch(op, request, deps, timeoutMs);
+      const { result: reply, produced } = await trackProduced(() => dispatch(op, request, deps, timeoutMs));
+      if (session && hasPositions(produced)) {
+        // Read-your-writes (docs/adr/0008): the session's next request, on any gateway replica,
+        // carries these positions, and the services that consume them wait until applied.
+        await deps.sessions
+          .recordPositions(session.id, produced, deps.sessionTimeoutSeconds)
+          .catch((err) => log.warn({ err }, 'could not record the positions of a write'));
+      }
       writeReply(req, res, reply, requestId);
     } catch (err) {
       const apiError = toApiError(err, log);
@@ -219,16 +229,18 @@ function parseJson(raw: Buffer): unknown {
   }
 }
 
+type TouchedSession = NonNullable<Awaited<ReturnType<ApiSessionStore['touch']>>>;
+
 async function authenticate(
   req: Request,
   res: Response,
   op: OperationDef,
   deps: PipelineDeps,
-): Promise<Caller | undefined> {
+): Promise<{ caller?: Caller; session?: TouchedSession }> {
   // The reference ignores any session sent to /authenticate and always starts a new one.
-  if (op.operationId === 'authenticate') return undefined;
+  if (op.operationId === 'authenticate') return {};
   const token = req.headers['zt-session'];
-  let session: LiveApiSession | null = null;
+  let session: TouchedSession | null = null;
   if (typeof token === 'string' && uuidPattern.test(token)) {
     session = await deps.sessions.touch(token, deps.sessionTimeoutSeconds);
   }
@@ -245,11 +257,12 @@ async function authenticate(
     res.setHeader('expiration-seconds', String(deps.sessionTimeoutSeconds));
     res.setHeader('expires-at', goTimeString(new Date(session.expiresAt)));
   }
-  if (op.access === 'none') return caller;
+  const found = { ...(caller ? { caller } : {}), ...(session ? { session } : {}) };
+  if (op.access === 'none') return found;
   if (!caller) throw new ApiError('UNAUTHORIZED');
   if (caller.authQueries.length > 0 && !op.mfaPendingOk) throw new ApiError('UNAUTHORIZED');
   if (op.access === 'admin' && !caller.isAdmin) throw new ApiError('UNAUTHORIZED');
-  return caller;
+  return found;
 }
 
 async function dispatch(

@@ -1,44 +1,38 @@
-import { eventTypes, identityState, subjects } from '@ziti/contracts';
-import type { Db, EventSubscription, Logger } from '@ziti/platform';
+import { eventTypes, identityState } from '@ziti/contracts';
+import type { Db, EventEnvelope, EventSubscription } from '@ziti/platform';
+import { parseEventData } from '@ziti/platform';
 import { z } from 'zod';
 import type { EnrollmentStore, SessionCertificateStore } from '../domain/ports.ts';
 
-const apiSessionDeleted = z.object({ id: z.string(), identityId: z.string() });
+const apiSessionRef = z.object({ id: z.string(), identityId: z.string() });
 
 /**
- * What pki-enrollment follows of auth: a logout takes the API session's certificates with it; a
- * deleted identity takes its enrollments and API-session certificates.
+ * What pki-enrollment follows of auth: an API session that ends (logout, removal, expiry) takes its
+ * certificates with it; a deleted identity takes its enrollments and API-session certificates.
  */
-export function authEventSubscriptions(
+export function authEventSubscription(
   stores: (tx: Db) => { enrollments: EnrollmentStore; sessionCertificates: SessionCertificateStore },
-  logger: Logger,
-): EventSubscription[] {
-  return [
-    {
-      subject: subjects.event('auth', eventTypes.apiSessionDeleted.type),
-      durable: 'pki-api-sessions',
-      handle: async (tx, event) => {
-        const parsed = apiSessionDeleted.safeParse(event.data);
-        if (!parsed.success) {
-          logger.error({ eventId: event.id, type: event.type }, 'apiSession event with an unknown shape; skipped');
-          return;
-        }
-        await stores(tx).sessionCertificates.deleteBySession(parsed.data.id);
+): EventSubscription {
+  return {
+    source: 'auth',
+    handlers: [
+      // Only the session's id is read, which every version carries.
+      ...[eventTypes.apiSessionDeleted, eventTypes.apiSessionExpired].map((def) => ({
+        type: def.type,
+        versions: [1, 2],
+        handle: async (tx: Db, event: EventEnvelope) => {
+          await stores(tx).sessionCertificates.deleteBySession(parseEventData(apiSessionRef, event).id);
+        },
+      })),
+      {
+        type: eventTypes.identityDeleted.type,
+        handle: async (tx, event) => {
+          const { id } = parseEventData(identityState.pick({ id: true }), event);
+          const s = stores(tx);
+          await s.enrollments.deleteByIdentity(id);
+          await s.sessionCertificates.deleteByIdentity(id);
+        },
       },
-    },
-    {
-      subject: subjects.event('auth', eventTypes.identityDeleted.type),
-      durable: 'pki-identities',
-      handle: async (tx, event) => {
-        const parsed = identityState.safeParse(event.data);
-        if (!parsed.success) {
-          logger.error({ eventId: event.id, type: event.type }, 'identity event with an unknown shape; skipped');
-          return;
-        }
-        const s = stores(tx);
-        await s.enrollments.deleteByIdentity(parsed.data.id);
-        await s.sessionCertificates.deleteByIdentity(parsed.data.id);
-      },
-    },
-  ];
+    ],
+  };
 }

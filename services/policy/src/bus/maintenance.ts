@@ -1,6 +1,6 @@
 import { edgeRouterState, identityState, serviceState } from '@ziti/contracts';
 import type { Bus, Database } from '@ziti/platform';
-import { maintenanceHandlers, ownerEntityStates } from '@ziti/platform';
+import { maintenanceHandlers, ownerEntityStates, parkedEventResults } from '@ziti/platform';
 import type { z } from 'zod';
 import type { EntityReadModel } from '../domain/ports.ts';
 import { reconcileReadModel } from '../domain/read-model-integrity.ts';
@@ -45,6 +45,7 @@ export function maintenanceCalls(
       ? {
           integrity: async (fix: boolean) =>
             [
+              ...(await parkedEventResults(database.db)),
               ...(await check(
                 'identity',
                 'auth',

@@ -1,72 +1,104 @@
 import {
-  type Owner,
+  type EntityStateType,
+  type EventDefinition,
   edgeRouterState,
   eventTypes,
   identityState,
   inventoryEventTypes,
   serviceState,
-  subjects,
 } from '@ziti/contracts';
-import type { Db, EventSubscription, Logger } from '@ziti/platform';
+import type { Db, EventSubscription, Logger, RebuildableReadModel } from '@ziti/platform';
+import { parseEventData } from '@ziti/platform';
 import type { z } from 'zod';
 import type { EdgeRouterReadModel, EntityReadModel, IdentityReadModel, ServiceReadModel } from '../domain/ports.ts';
+import { applyOwnerPage } from '../domain/read-model-integrity.ts';
 
-interface ReadModelSubscriptionOptions<S extends { id: string }> {
-  owner: Exclude<Owner, 'gateway'>;
-  /** The event type prefix, e.g. `service` for `service.created|updated|deleted`. */
-  entity: string;
-  durable: string;
+interface ReadModelSource<S extends { id: string }> {
+  /** The owner's entity type (its `entityStates` type). */
+  entity: EntityStateType;
   schema: z.ZodType<S>;
-  deletedType: string;
+  created: EventDefinition;
+  updated: EventDefinition;
+  deleted: EventDefinition;
   model: (tx: Db) => EntityReadModel<S>;
   logger: Logger;
 }
 
-/** Keeps a read model from its owner's `<entity>.*` events (at-least-once, any order). */
-export function readModelSubscription<S extends { id: string }>(o: ReadModelSubscriptionOptions<S>): EventSubscription {
-  return {
-    subject: `${subjects.event(o.owner, o.entity)}.>`,
-    durable: o.durable,
-    handle: async (tx, event) => {
-      const parsed = o.schema.safeParse(event.data);
-      if (!parsed.success) {
-        o.logger.error({ eventId: event.id, type: event.type }, `${o.entity} event with an unknown shape; skipped`);
-        return;
-      }
-      await o.model(tx).apply(parsed.data, event.sequence, event.type === o.deletedType);
+/**
+ * Keeps a read model from its owner's `<entity>.created|updated|deleted` events (full states,
+ * applied by position in any order) and rebuilds it from the owner's state pages on first start or
+ * after a gap (docs/adr/0008).
+ */
+function readModelFeed<S extends { id: string }>(
+  o: ReadModelSource<S>,
+): Pick<EventSubscription, 'handlers' | 'readModels'> {
+  const parse = (raw: Record<string, unknown>) => {
+    const parsed = o.schema.safeParse(raw);
+    return parsed.success ? parsed.data : null;
+  };
+  const rebuild: RebuildableReadModel = {
+    entity: o.entity,
+    applyPage: async (tx, page) => {
+      const unreadable = await applyOwnerPage(o.model(tx), page, parse);
+      if (unreadable > 0) o.logger.warn({ entity: o.entity, unreadable }, 'owner states of an unknown shape skipped');
     },
+    prune: (tx, watermark) => o.model(tx).pruneTombstones(watermark),
+  };
+  return {
+    handlers: [o.created, o.updated, o.deleted].map((def) => ({
+      type: def.type,
+      handle: async (tx, event) => {
+        await o.model(tx).apply(parseEventData(o.schema, event), event.sequence, def === o.deleted);
+      },
+    })),
+    readModels: [rebuild],
   };
 }
 
-export const serviceEventSubscription = (model: (tx: Db) => ServiceReadModel, logger: Logger) =>
-  readModelSubscription({
-    owner: 'inventory',
+/** policy's read models of inventory's services and edge routers. */
+export const inventoryReadModelSubscription = (
+  services: (tx: Db) => ServiceReadModel,
+  edgeRouters: (tx: Db) => EdgeRouterReadModel,
+  logger: Logger,
+): EventSubscription => {
+  const s = readModelFeed({
     entity: 'service',
-    durable: 'policy-services',
     schema: serviceState,
-    deletedType: inventoryEventTypes.serviceDeleted.type,
-    model,
+    created: inventoryEventTypes.serviceCreated,
+    updated: inventoryEventTypes.serviceUpdated,
+    deleted: inventoryEventTypes.serviceDeleted,
+    model: services,
     logger,
   });
-
-export const edgeRouterEventSubscription = (model: (tx: Db) => EdgeRouterReadModel, logger: Logger) =>
-  readModelSubscription({
-    owner: 'inventory',
+  const r = readModelFeed({
     entity: 'edgeRouter',
-    durable: 'policy-edge-routers',
     schema: edgeRouterState,
-    deletedType: inventoryEventTypes.edgeRouterDeleted.type,
-    model,
+    created: inventoryEventTypes.edgeRouterCreated,
+    updated: inventoryEventTypes.edgeRouterUpdated,
+    deleted: inventoryEventTypes.edgeRouterDeleted,
+    model: edgeRouters,
     logger,
   });
+  return {
+    source: 'inventory',
+    handlers: [...s.handlers, ...r.handlers],
+    readModels: [...(s.readModels ?? []), ...(r.readModels ?? [])],
+  };
+};
 
-export const identityEventSubscription = (model: (tx: Db) => IdentityReadModel, logger: Logger) =>
-  readModelSubscription({
-    owner: 'auth',
+/** policy's read model of auth's identities. */
+export const authReadModelSubscription = (
+  identities: (tx: Db) => IdentityReadModel,
+  logger: Logger,
+): EventSubscription => ({
+  source: 'auth',
+  ...readModelFeed({
     entity: 'identity',
-    durable: 'policy-identities',
     schema: identityState,
-    deletedType: eventTypes.identityDeleted.type,
-    model,
+    created: eventTypes.identityCreated,
+    updated: eventTypes.identityUpdated,
+    deleted: eventTypes.identityDeleted,
+    model: identities,
     logger,
-  });
+  }),
+});

@@ -8,14 +8,21 @@ export interface ReadModelRow {
   state: Record<string, unknown>;
 }
 
-/** policy's copy of another service's entities, kept from its events. */
+/**
+ * policy's copy of another service's entities, kept from its events and its owner's state pages.
+ * Every write carries the owner's event position and applies only over an older one.
+ */
 export interface EntityReadModel<S extends { id: string }> {
-  /** Applies a state if `sequence` is newer than what is stored; returns whether it did. */
-  apply(state: S, sequence: number, deleted: boolean): Promise<boolean>;
-  /** Repair: writes the owner's current state whatever the stored sequence (events still move it on). */
-  overwrite(state: S): Promise<void>;
-  /** Repair: the owner no longer has the entity. */
-  tombstone(id: string): Promise<void>;
+  /** Applies a state if `position` is newer than what is stored; returns whether it did. */
+  apply(state: S, position: number, deleted: boolean): Promise<boolean>;
+  /** The owner no longer had the entity at `position`; applies over an older row only. */
+  tombstone(id: string, position: number): Promise<boolean>;
+  /** Live rows with ids in (`after`, `upTo`] other than `present` become tombstones at `position` (guarded likewise). */
+  tombstoneAbsent(range: { after?: string; upTo?: string }, present: string[], position: number): Promise<number>;
+  /** The position the stored row was written at. */
+  positionOf(id: string): Promise<number | undefined>;
+  /** Deletes tombstones at or below `watermark` older than `olderThanSeconds`. */
+  pruneTombstones(watermark: number, olderThanSeconds?: number): Promise<number>;
   /** Live rows with `after < id <= upTo` (bytewise id order), at most `limit`. */
   liveRows(after: string | undefined, upTo: string | undefined, limit: number): Promise<ReadModelRow[]>;
   roleAttributes(input: ListInput): Promise<ListPage<string>>;

@@ -19,12 +19,20 @@ export function differingFields(a: Record<string, unknown>, b: Record<string, un
   return keys.filter((k) => canonicalJson(a[k]) !== canonicalJson(b[k]));
 }
 
+/** One page of the owner's states, read at the owner's event `position`, covering ids in (`after`, `upTo`]. */
+export interface OwnerPage {
+  states: Record<string, unknown>[];
+  position: number;
+  after?: string;
+  upTo?: string;
+}
+
 export interface ReconcileOptions<S extends { id: string }> {
   /** e.g. `service` — used in the descriptions. */
   entity: string;
   model: EntityReadModel<S>;
   /** The owner's states, page by page in bytewise id order. */
-  ownerPages: AsyncIterable<Record<string, unknown>[]>;
+  ownerPages: AsyncIterable<OwnerPage>;
   /** The owner's state as the read model stores it, or null when it has an unknown shape. */
   parse: (raw: Record<string, unknown>) => S | null;
   fix: boolean;
@@ -35,9 +43,11 @@ export interface ReconcileOptions<S extends { id: string }> {
 const chunk = 1000;
 
 /**
- * Compares a read model with its owner's current states and, when fixing, re-applies the owner's
- * state: missing and differing entities are overwritten, entities the owner no longer has become
- * tombstones. Both sides are walked in the same id order, one owner page at a time.
+ * Compares a read model with its owner's current states and, when fixing, applies the owner's
+ * state at the page's position: missing and differing entities are written, entities the owner
+ * no longer has become tombstones — each only over an older row, so a fix racing a newer event
+ * never rolls the entity back. A row written at a newer position than the page is not drift (the
+ * owner moved on after the page was read) and is left to the events.
  */
 export async function reconcileReadModel<S extends { id: string; name?: string }>(
   o: ReconcileOptions<S>,
@@ -45,14 +55,11 @@ export async function reconcileReadModel<S extends { id: string; name?: string }
   const results: IntegrityResult[] = [];
   const max = o.max ?? 1000;
   const label = (id: string, name?: unknown) => `${o.entity} ${id}${typeof name === 'string' ? ` (${name})` : ''}`;
-
-  const extra = async (id: string, state: Record<string, unknown>) => {
-    if (o.fix) await o.model.tombstone(id);
-    results.push({
-      description: `${label(id, state.name)} is in the read model but its owner no longer has it`,
-      fixed: o.fix,
-    });
-  };
+  /** The stored row is newer than the owner's page: an event after the page, not drift. */
+  const ahead = async (id: string, position: number) => ((await o.model.positionOf(id)) ?? 0) > position;
+  /** Written, or overtaken meanwhile by a newer event (which is as good as a fix: the row is past the page). */
+  const applied = async (state: S, position: number) =>
+    (await o.model.apply(state, position, false)) || (await ahead(state.id, position));
 
   const localRange = async (after: string | undefined, upTo: string | undefined) => {
     const rows = [];
@@ -65,43 +72,70 @@ export async function reconcileReadModel<S extends { id: string; name?: string }
     }
   };
 
-  let after: string | undefined;
   for await (const page of o.ownerPages) {
-    if (page.length === 0) continue;
-    const last = String(page[page.length - 1]!.id);
-    const owned = new Map(page.map((s) => [String(s.id), s]));
-    for (const row of await localRange(after, last)) {
+    const owned = new Map(page.states.map((s) => [String(s.id), s]));
+    for (const row of await localRange(page.after, page.upTo)) {
       const ownerState = owned.get(row.id);
+      owned.delete(row.id);
+      if (await ahead(row.id, page.position)) continue;
       if (!ownerState) {
-        await extra(row.id, row.state);
+        const fixed =
+          o.fix && ((await o.model.tombstone(row.id, page.position)) || (await ahead(row.id, page.position)));
+        results.push({
+          description: `${label(row.id, row.state.name)} is in the read model but its owner no longer has it`,
+          fixed,
+        });
       } else {
-        owned.delete(row.id);
         const fields = differingFields(ownerState, row.state);
         if (fields.length > 0) {
           const parsed = o.parse(ownerState);
-          if (o.fix && parsed) await o.model.overwrite(parsed);
+          const fixed = o.fix && parsed !== null && (await applied(parsed, page.position));
           results.push({
             description: `${label(row.id, ownerState.name)} differs from its owner in ${fields.join(', ')}`,
-            fixed: o.fix && parsed !== null,
+            fixed,
           });
         }
       }
       if (results.length >= max) return results;
     }
     for (const [id, ownerState] of owned) {
+      if (await ahead(id, page.position)) continue;
       const parsed = o.parse(ownerState);
-      if (o.fix && parsed) await o.model.overwrite(parsed);
-      results.push({
-        description: `${label(id, ownerState.name)} is missing from the read model`,
-        fixed: o.fix && parsed !== null,
-      });
+      const fixed = o.fix && parsed !== null && (await applied(parsed, page.position));
+      results.push({ description: `${label(id, ownerState.name)} is missing from the read model`, fixed });
       if (results.length >= max) return results;
     }
-    after = last;
-  }
-  for (const row of await localRange(after, undefined)) {
-    await extra(row.id, row.state);
-    if (results.length >= max) break;
   }
   return results;
+}
+
+/**
+ * Applies one page of the owner's states during a resync: each state at the page's position, and
+ * the live rows of the page's id range that the owner lacks become tombstones (both guarded).
+ * Returns the states that could not be read (an owner newer than this build: left to the events).
+ */
+export async function applyOwnerPage<S extends { id: string }>(
+  model: EntityReadModel<S>,
+  page: OwnerPage,
+  parse: (raw: Record<string, unknown>) => S | null,
+): Promise<number> {
+  let unreadable = 0;
+  for (const raw of page.states) {
+    const state = parse(raw);
+    if (state) await model.apply(state, page.position, false);
+    else unreadable++;
+  }
+  await tombstoneAbsentOf(model, page);
+  return unreadable;
+}
+
+async function tombstoneAbsentOf<S extends { id: string }>(model: EntityReadModel<S>, page: OwnerPage): Promise<void> {
+  await model.tombstoneAbsent(
+    {
+      ...(page.after === undefined ? {} : { after: page.after }),
+      ...(page.upTo === undefined ? {} : { upTo: page.upTo }),
+    },
+    page.states.map((s) => String(s.id)),
+    page.position,
+  );
 }

@@ -24,9 +24,10 @@ export interface ReadModelTable<S> {
 
 /**
  * A read model of another service's entities, one table per entity type: each row keeps the
- * owner's full state and the sequence of the event that wrote it. Events apply only forward
- * (`source_sequence` grows), deletions leave tombstones, so late or repeated events never roll an
- * entity back or bring it back; the integrity check may overwrite a row with the owner's state.
+ * owner's full state and the owner's event position that wrote it (`source_sequence`). Every write
+ * — an event, a page of the owner's state in a resync, an integrity fix — applies only over an
+ * older position, and deletions leave tombstones, so no order of arrival rolls an entity back or
+ * brings it back (docs/adr/0008). Tombstones go once no older write can arrive any more.
  */
 export class PgEntityReadModel<S extends { id: string }> implements EntityReadModel<S> {
   constructor(
@@ -34,7 +35,7 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
     private readonly def: ReadModelTable<S>,
   ) {}
 
-  private upsertSql(guarded: boolean): string {
+  private upsertSql(): string {
     const names = this.def.columns.map((c) => c.name);
     const values = this.def.columns.map((c, i) => `$${i + 2}${c.cast ? `::${c.cast}` : ''}`);
     const n = names.length;
@@ -42,26 +43,63 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
     return `insert into ${this.def.table} (id, ${names.join(', ')}, state, source_sequence, deleted, updated_at)
       values ($1, ${values.join(', ')}, $${n + 2}::jsonb, $${n + 3}, $${n + 4}, now())
       on conflict (id) do update set ${sets}, state = excluded.state,
-        source_sequence = ${guarded ? 'excluded.source_sequence' : `greatest(${this.def.table}.source_sequence, excluded.source_sequence)`},
-        deleted = excluded.deleted, updated_at = now()
-      ${guarded ? `where ${this.def.table}.source_sequence < excluded.source_sequence` : ''}
+        source_sequence = excluded.source_sequence, deleted = excluded.deleted, updated_at = now()
+      where ${this.def.table}.source_sequence < excluded.source_sequence
       returning id`;
   }
 
-  private params(state: S, sequence: number, deleted: boolean): unknown[] {
-    return [state.id, ...this.def.columns.map((c) => c.value(state)), JSON.stringify(state), sequence, deleted];
+  private params(state: S, position: number, deleted: boolean): unknown[] {
+    return [state.id, ...this.def.columns.map((c) => c.value(state)), JSON.stringify(state), position, deleted];
   }
 
-  async apply(state: S, sequence: number, deleted: boolean): Promise<boolean> {
-    return (await queryRows(this.db, this.upsertSql(true), this.params(state, sequence, deleted))).length > 0;
+  async apply(state: S, position: number, deleted: boolean): Promise<boolean> {
+    return (await queryRows(this.db, this.upsertSql(), this.params(state, position, deleted))).length > 0;
   }
 
-  async overwrite(state: S): Promise<void> {
-    await queryRows(this.db, this.upsertSql(false), this.params(state, 0, false));
+  async tombstone(id: string, position: number): Promise<boolean> {
+    const rows = await queryRows(
+      this.db,
+      `update ${this.def.table} set deleted = true, source_sequence = $2, updated_at = now()
+        where id = $1 and source_sequence < $2 returning id`,
+      [id, position],
+    );
+    return rows.length > 0;
   }
 
-  async tombstone(id: string): Promise<void> {
-    await queryRows(this.db, `update ${this.def.table} set deleted = true, updated_at = now() where id = $1`, [id]);
+  async tombstoneAbsent(
+    range: { after?: string; upTo?: string },
+    present: string[],
+    position: number,
+  ): Promise<number> {
+    const rows = await queryRows(
+      this.db,
+      `update ${this.def.table} set deleted = true, source_sequence = $4, updated_at = now()
+        where not deleted and source_sequence < $4
+          and ($1::text is null or id collate "C" > $1) and ($2::text is null or id collate "C" <= $2)
+          and not (id = any($3::text[]))
+        returning id`,
+      [range.after ?? null, range.upTo ?? null, present, position],
+    );
+    return rows.length;
+  }
+
+  async positionOf(id: string): Promise<number | undefined> {
+    const [row] = await queryRows<{ p: string | number }>(
+      this.db,
+      `select source_sequence as p from ${this.def.table} where id = $1`,
+      [id],
+    );
+    return row ? Number(row.p) : undefined;
+  }
+
+  async pruneTombstones(watermark: number, olderThanSeconds = 3600): Promise<number> {
+    const rows = await queryRows(
+      this.db,
+      `delete from ${this.def.table}
+        where deleted and source_sequence <= $1 and updated_at < now() - make_interval(secs => $2) returning id`,
+      [watermark, olderThanSeconds],
+    );
+    return rows.length;
   }
 
   async liveRows(after: string | undefined, upTo: string | undefined, limit: number): Promise<ReadModelRow[]> {

@@ -1,0 +1,31 @@
+import { ApiError, type Owner, subjects } from '@ziti/contracts';
+import type { Bus } from './bus/bus.ts';
+import { NoRespondersError, RequestTimeoutError } from './bus/bus.ts';
+
+/** Service-to-service calls stay inside the gateway's 10 s budget by default. */
+export const defaultCallTimeoutMs = 8_000;
+
+/**
+ * A call to another service (`ziti.rpc.<owner>.call.<action>`): a down or slow owner becomes the
+ * API's 503 codes, never a 500; the event positions the callee's writes produced are recorded for
+ * the current request (docs/adr/0008). Parse the result with the contract's schema.
+ */
+export async function callService(
+  bus: Bus,
+  owner: Exclude<Owner, 'gateway'>,
+  action: string,
+  payload: unknown,
+  options: { timeoutMs?: number } = {},
+): Promise<unknown> {
+  try {
+    return await bus.request(subjects.call(owner, action), payload, {
+      timeoutMs: options.timeoutMs ?? defaultCallTimeoutMs,
+    });
+  } catch (err) {
+    if (err instanceof NoRespondersError)
+      throw new ApiError('SERVICE_UNAVAILABLE', { code: 'SERVICE_UNAVAILABLE', message: `${owner} is not available` });
+    if (err instanceof RequestTimeoutError)
+      throw new ApiError('TIMEOUT', { code: 'TIMEOUT', message: `${owner} did not answer ${action} in time` });
+    throw err;
+  }
+}

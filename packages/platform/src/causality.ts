@@ -1,0 +1,42 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** Event source (owning service) → the position of one of its events (docs/adr/0008). */
+export type Positions = Record<string, number>;
+
+interface CausalContext {
+  produced: Positions;
+}
+
+const context = new AsyncLocalStorage<CausalContext>();
+
+/** Folds `from` into `into`, keeping the greater position per source; returns `into`. */
+export function mergePositions(into: Positions, from: Positions | undefined): Positions {
+  if (!from) return into;
+  for (const [source, position] of Object.entries(from)) {
+    if (typeof position === 'number' && Number.isSafeInteger(position) && position > (into[source] ?? 0)) {
+      into[source] = position;
+    }
+  }
+  return into;
+}
+
+/**
+ * Runs `fn` and collects the event positions its writes produced: the commits of this process's
+ * units of work and the positions other services reported in their bus replies. The request
+ * handlers of every service run inside one, so a write's reply carries what it produced.
+ */
+export async function trackProduced<T>(fn: () => Promise<T>): Promise<{ result: T; produced: Positions }> {
+  const ctx: CausalContext = { produced: {} };
+  const result = await context.run(ctx, fn);
+  return { result, produced: ctx.produced };
+}
+
+/** Records positions produced on behalf of the current request (a no-op outside one). */
+export function recordProduced(positions: Positions): void {
+  const ctx = context.getStore();
+  if (ctx) mergePositions(ctx.produced, positions);
+}
+
+export function hasPositions(positions: Positions | undefined): positions is Positions {
+  return positions !== undefined && Object.keys(positions).length > 0;
+}

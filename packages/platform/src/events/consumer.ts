@@ -1,0 +1,387 @@
+import { ApiError, type EntityStateType, type Owner, publishedEvent, subjects } from '@ziti/contracts';
+import type { Bus, Consumer, EventDelivery, EventEnvelope } from '../bus/bus.ts';
+import { RetryEvents } from '../bus/bus.ts';
+import type { Database, Db } from '../db/database.ts';
+import { queryRows } from '../db/database.ts';
+import type { EventSink, OutboxRelay } from '../db/outbox.ts';
+import { inEventTransaction } from '../db/outbox.ts';
+import type { Logger } from '../logger.ts';
+import { type OwnerStatesPage, ownerEntityStates, ownerEventPosition } from '../maintenance.ts';
+import type { ConsumerProgress } from './progress.ts';
+import { cursorChannel } from './progress.ts';
+
+/** What a service does with one type of another service's events. */
+export interface EventHandler {
+  /** e.g. `identity.deleted`. */
+  type: string;
+  /** Versions of `data` this handler understands; default: the one its owner publishes now. */
+  versions?: number[];
+  /** Runs in the consumer's transaction; events emitted on `events` leave with its commit. */
+  handle(tx: Db, event: EventEnvelope, events: EventSink): Promise<void>;
+}
+
+/** A read model kept from a source's events that can be rebuilt from its owner's current state. */
+export interface RebuildableReadModel {
+  /** The owner's entity type whose states (`entityStates`) fill it. */
+  entity: EntityStateType;
+  /**
+   * Applies one page of the owner's states read at `page.position`: each state only over an older
+   * one, and live rows with ids in (`after`, `upTo`] that the page lacks become tombstones, again
+   * only over older rows. Safe against events applied before or after, in any order.
+   */
+  applyPage(tx: Db, page: OwnerStatesPage): Promise<void>;
+  /** Drops what can no longer matter once every event up to `watermark` is applied (old tombstones). */
+  prune?(tx: Db, watermark: number): Promise<number>;
+}
+
+/** Everything one service consumes of one source: one durable consumer, replicas share it. */
+export interface EventSubscription {
+  source: Exclude<Owner, 'gateway'>;
+  handlers: EventHandler[];
+  readModels?: RebuildableReadModel[];
+}
+
+export interface SourceConsumerOptions {
+  owner: Exclude<Owner, 'gateway'>;
+  source: Exclude<Owner, 'gateway'>;
+  handlers: EventHandler[];
+  readModels: RebuildableReadModel[];
+  database: Database;
+  bus: Bus;
+  relay?: OutboxRelay;
+  logger: Logger;
+  progress?: ConsumerProgress;
+  /** Deliveries of one event before a failing handler parks it. */
+  maxAttempts?: number;
+  /** How long a missing position may stay missing before the read models resync from the owner. */
+  gapResyncMs?: number;
+  tickMs?: number;
+}
+
+interface CursorRow {
+  watermark: string | number;
+  applied: (string | number)[] | string;
+  resync_required: boolean;
+  gap_since: Date | string | null;
+}
+
+const parseApplied = (v: CursorRow['applied']): number[] =>
+  (typeof v === 'string' ? v.replace(/[{}]/g, '').split(',').filter(Boolean) : v).map(Number);
+
+/** The durable name of `owner`'s consumer of `source`'s events. */
+export const durableName = (owner: string, source: string) => `${owner}-from-${source}`;
+
+/**
+ * Applies one source's events to one service (docs/adr/0008): batches in one transaction under
+ * the cursor's row lock, skipping positions already applied (redeliveries, duplicates) and
+ * parking what this build cannot process; rebuilds its read models from the owner's state on
+ * first start, when the durable is new, and when a position stays missing; reports progress so
+ * reads can wait for a caller's own writes.
+ */
+export class SourceConsumer {
+  readonly durable: string;
+  private consumer?: Consumer;
+  private timer?: NodeJS.Timeout;
+  private ticking?: Promise<void>;
+  private lastPrune = 0;
+  private retryMs = 0;
+  private stopped = false;
+  private readonly handlers: Map<string, EventHandler>;
+  private readonly warned = new Set<string>();
+
+  constructor(private readonly o: SourceConsumerOptions) {
+    this.durable = durableName(o.owner, o.source);
+    this.handlers = new Map(o.handlers.map((h) => [h.type, h]));
+  }
+
+  async start(): Promise<void> {
+    await queryRows(
+      this.o.database.db,
+      'insert into event_cursors (consumer, source) values ($1, $2) on conflict do nothing',
+      [this.durable, this.o.source],
+    );
+    this.consumer = await this.o.bus.consume({
+      durable: this.durable,
+      subject: `${subjects.event(this.o.source, '')}>`,
+      handler: (batch) => this.onBatch(batch),
+    });
+    if (this.consumer.fresh) await this.requireResync('the durable consumer is new');
+    await this.retryParked();
+    this.timer = setInterval(() => void this.tick(), this.o.tickMs ?? 5_000);
+    this.timer.unref();
+    void this.tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.consumer?.stop();
+    await this.ticking;
+  }
+
+  /** Resync (when required or when a gap outlived the stream) and pruning; one at a time. */
+  tick(): Promise<void> {
+    this.ticking ??= this.maintain()
+      .then(() => {
+        this.retryMs = 0;
+      })
+      .catch((err) => {
+        // The owner may simply not be up yet (services start in any order): retry soon, backing off.
+        this.retryMs = Math.min(5_000, Math.max(250, this.retryMs * 2));
+        const unavailable = err instanceof ApiError && (err.code === 'SERVICE_UNAVAILABLE' || err.code === 'TIMEOUT');
+        if (unavailable)
+          this.o.logger.info({ consumer: this.durable, retryMs: this.retryMs }, `resync waits: ${err.message}`);
+        else this.o.logger.warn({ err, consumer: this.durable }, 'event consumer maintenance failed');
+        if (!this.stopped) setTimeout(() => void this.tick(), this.retryMs).unref();
+      })
+      .finally(() => {
+        this.ticking = undefined;
+      });
+    return this.ticking;
+  }
+
+  private async cursor(db: Db, lock = false): Promise<CursorRow> {
+    const [row] = await queryRows<CursorRow>(
+      db,
+      `select watermark, applied, resync_required, gap_since from event_cursors
+        where consumer = $1 and source = $2${lock ? ' for update' : ''}`,
+      [this.durable, this.o.source],
+    );
+    if (!row) throw new Error(`event cursor ${this.durable} is missing`);
+    return row;
+  }
+
+  private async maintain(): Promise<void> {
+    const cursor = await this.cursor(this.o.database.db);
+    const gapMs = cursor.gap_since ? Date.now() - new Date(cursor.gap_since).getTime() : 0;
+    const gap = gapMs > (this.o.gapResyncMs ?? 60_000);
+    if (gap && !cursor.resync_required) {
+      const missing = Number(cursor.watermark) + 1;
+      await this.requireResync(`position ${missing} has been missing for ${Math.round(gapMs / 1000)} s`);
+    }
+    if (cursor.resync_required || gap) await this.resync();
+    if (Date.now() - this.lastPrune > 10 * 60_000) {
+      this.lastPrune = Date.now();
+      const watermark = Number(cursor.watermark);
+      for (const model of this.o.readModels) {
+        if (!model.prune) continue;
+        const pruned = await this.o.database.transaction((tx) => model.prune!(tx, watermark));
+        if (pruned > 0)
+          this.o.logger.info({ consumer: this.durable, entity: model.entity, pruned }, 'tombstones pruned');
+      }
+    }
+  }
+
+  private async requireResync(reason: string): Promise<void> {
+    this.o.logger.warn({ consumer: this.durable, reason }, 'read models will be resynced from the owner');
+    await queryRows(
+      this.o.database.db,
+      'update event_cursors set resync_required = true, updated_at = now() where consumer = $1 and source = $2',
+      [this.durable, this.o.source],
+    );
+  }
+
+  /**
+   * Rebuilds the read models from the owner's current state, then moves the watermark to the
+   * owner's position read first: every page reflects at least that position, and everything after
+   * it is still to come on the durable (which existed before the position was read).
+   */
+  async resync(): Promise<void> {
+    const started = Date.now();
+    const position = await ownerEventPosition(this.o.bus, this.o.source);
+    let states = 0;
+    for (const model of this.o.readModels) {
+      for await (const page of ownerEntityStates(this.o.bus, this.o.source, model.entity)) {
+        await this.o.database.transaction((tx) => model.applyPage(tx, page));
+        states += page.states.length;
+      }
+    }
+    const watermark = await this.o.database.transaction(async (tx) => {
+      const cursor = await this.cursor(tx, true);
+      const next = this.advance(Math.max(Number(cursor.watermark), position), parseApplied(cursor.applied));
+      await this.saveCursor(tx, next, { resynced: true, previous: Number(cursor.watermark) });
+      return next.watermark;
+    });
+    this.o.progress?.advance(this.o.source, watermark);
+    this.o.logger.info(
+      { consumer: this.durable, position, watermark, states, ms: Date.now() - started },
+      'read models resynced from the owner',
+    );
+  }
+
+  /** The contiguous watermark from `watermark` and the positions applied above it. */
+  private advance(watermark: number, applied: Iterable<number>): { watermark: number; applied: number[] } {
+    const above = new Set([...applied].filter((p) => p > watermark));
+    let w = watermark;
+    while (above.delete(w + 1)) w++;
+    return { watermark: w, applied: [...above].sort((a, b) => a - b) };
+  }
+
+  private async saveCursor(
+    tx: Db,
+    next: { watermark: number; applied: number[] },
+    o: { resynced?: boolean; previous: number },
+  ): Promise<void> {
+    await queryRows(
+      tx,
+      `update event_cursors set watermark = $3, applied = $4::bigint[],
+          gap_since = case when cardinality($4::bigint[]) = 0 then null else coalesce(gap_since, now()) end,
+          ${o.resynced ? 'resync_required = false, resynced_at = now(),' : ''} updated_at = now()
+        where consumer = $1 and source = $2`,
+      [this.durable, this.o.source, next.watermark, next.applied],
+    );
+    if (next.watermark > o.previous) {
+      await queryRows(tx, `select pg_notify('${cursorChannel}', $1)`, [
+        `${this.durable}|${this.o.source}|${next.watermark}`,
+      ]);
+    }
+  }
+
+  private async onBatch(batch: EventDelivery[]): Promise<void> {
+    try {
+      await this.apply(batch);
+      return;
+    } catch (err) {
+      if (batch.length > 1) this.o.logger.warn({ err, consumer: this.durable }, 'event batch failed; one by one');
+      else return this.failed(batch[0]!, err);
+    }
+    const retry = new Set<string>();
+    for (const d of batch) {
+      try {
+        await this.apply([d]);
+      } catch (err) {
+        await this.failed(d, err).catch(() => retry.add(d.event.id));
+      }
+    }
+    if (retry.size > 0) throw new RetryEvents(retry);
+  }
+
+  /** A delivery whose handler failed: retried later, parked once it failed `maxAttempts` times. */
+  private async failed(d: EventDelivery, err: unknown): Promise<void> {
+    const max = this.o.maxAttempts ?? 5;
+    const log = { err, consumer: this.durable, eventId: d.event.id, type: d.event.type, attempt: d.attempt };
+    if (d.attempt < max) {
+      this.o.logger.warn(log, 'event handler failed; will retry');
+      throw new RetryEvents(new Set([d.event.id]));
+    }
+    this.o.logger.error(log, 'event handler keeps failing; event parked');
+    await this.apply([d], `handler failed ${d.attempt} times: ${(err as Error)?.message ?? String(err)}`);
+  }
+
+  /** Applies deliveries in one transaction; with `park`, parks them instead (a poison event). */
+  private async apply(batch: EventDelivery[], park?: string): Promise<void> {
+    let watermark = 0;
+    await inEventTransaction(this.o.database, this.o.owner, this.o.relay, async (tx, events) => {
+      const cursor = await this.cursor(tx, true);
+      const previous = Number(cursor.watermark);
+      const applied = new Set(parseApplied(cursor.applied));
+      const ordered = [...batch].sort((a, b) => a.event.sequence - b.event.sequence);
+      for (const { event } of ordered) {
+        const position = event.sequence;
+        if (position <= previous || applied.has(position)) continue;
+        if (event.source !== this.o.source) {
+          // Not this source's numbering: applying it would corrupt the cursor.
+          this.o.logger.error({ consumer: this.durable, eventId: event.id }, 'event from another source; ignored');
+          continue;
+        }
+        const reason = park ?? this.unprocessable(event);
+        if (reason) await this.park(tx, event, reason);
+        else await this.handlers.get(event.type)?.handle(tx, event, events);
+        applied.add(position);
+      }
+      const next = this.advance(previous, applied);
+      await this.saveCursor(tx, next, { previous });
+      watermark = next.watermark;
+    });
+    this.o.progress?.advance(this.o.source, watermark);
+  }
+
+  /** Why this build cannot process the event (it is parked), or undefined. */
+  private unprocessable(event: EventEnvelope): string | undefined {
+    const def = publishedEvent(this.o.source, event.type);
+    if (!def) return `event type ${event.type} is unknown to this version`;
+    const handler = this.handlers.get(event.type);
+    if (!handler) return undefined; // known, and of no interest here
+    const versions = handler.versions ?? [def.version];
+    if (!versions.includes(event.version))
+      return `version ${event.version} of ${event.type} is unknown to this version`;
+    return undefined;
+  }
+
+  private async park(tx: Db, event: EventEnvelope, reason: string): Promise<void> {
+    await queryRows(
+      tx,
+      `insert into parked_events (consumer, source, position, type, version, reason, envelope)
+       values ($1, $2, $3, $4, $5, $6, $7::jsonb) on conflict do nothing`,
+      [this.durable, this.o.source, event.sequence, event.type, event.version, reason, JSON.stringify(event)],
+    );
+    const key = `${event.type}@${event.version}:${reason}`;
+    const level = this.warned.has(key) ? 'debug' : 'warn';
+    this.warned.add(key);
+    this.o.logger[level]({ consumer: this.durable, eventId: event.id, type: event.type, reason }, 'event parked');
+  }
+
+  /**
+   * Parked events this build can now process (a newer consumer), in position order. Each is
+   * handled and removed in one transaction; handlers are order-safe, so applying late is.
+   */
+  async retryParked(): Promise<number> {
+    const rows = await queryRows<{ position: string | number; envelope: unknown; reason: string }>(
+      this.o.database.db,
+      'select position, envelope, reason from parked_events where consumer = $1 and source = $2 order by position',
+      [this.durable, this.o.source],
+    );
+    let done = 0;
+    for (const row of rows) {
+      const event = (typeof row.envelope === 'string' ? JSON.parse(row.envelope) : row.envelope) as EventEnvelope;
+      if (this.unprocessable(event)) continue;
+      try {
+        await inEventTransaction(this.o.database, this.o.owner, this.o.relay, async (tx, events) => {
+          await this.handlers.get(event.type)?.handle(tx, event, events);
+          await queryRows(tx, 'delete from parked_events where consumer = $1 and source = $2 and position = $3', [
+            this.durable,
+            this.o.source,
+            event.sequence,
+          ]);
+        });
+        done++;
+      } catch (err) {
+        this.o.logger.warn({ err, consumer: this.durable, eventId: event.id }, 'parked event still fails');
+      }
+    }
+    if (done > 0) this.o.logger.info({ consumer: this.durable, processed: done }, 'parked events processed');
+    return done;
+  }
+}
+
+/** The parked events of a service's consumers, for its integrity results. */
+export async function parkedEventCounts(
+  db: Db,
+): Promise<{ consumer: string; source: string; reason: string; count: number }[]> {
+  return queryRows(
+    db,
+    `select consumer, source, reason, count(*)::int as count from parked_events
+      group by consumer, source, reason order by consumer, source, reason`,
+  );
+}
+
+/**
+ * The event's `data` as its contract describes it. A shape that does not match is a producer bug:
+ * the handler fails, so the event is retried and finally parked instead of being lost.
+ */
+export function parseEventData<T>(
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { message: string } } },
+  event: EventEnvelope,
+): T {
+  const parsed = schema.safeParse(event.data);
+  if (!parsed.success) throw new Error(`${event.type} v${event.version} ${event.id} does not match its contract`);
+  return parsed.data;
+}
+
+/** Integrity results for parked events: kept for a newer consumer, never fixed by a check. */
+export async function parkedEventResults(db: Db): Promise<{ description: string; fixed: boolean }[]> {
+  return (await parkedEventCounts(db)).map((p) => ({
+    description: `${p.count} event(s) of ${p.source} parked by ${p.consumer}: ${p.reason}`,
+    fixed: false,
+  }));
+}
