@@ -5,14 +5,7 @@ import { CredentialService, type CredentialStores } from './domain/credential-se
 import { PgCredentialStore } from './store/pg-credential-store.ts';
 import { maintenanceCalls } from './bus/maintenance.ts';
 import { RouterIdentities, routerIdentityEventSubscription } from './bus/router-identity-events.ts';
-import {
-  OutboxEventSink,
-  OutboxRelay,
-  createServiceRuntime,
-  createReader,
-  createUnitOfWork,
-  readMigrations,
-} from '@ziti/platform';
+import { OutboxRelay, createServiceRuntime, createReader, createUnitOfWork, readMigrations } from '@ziti/platform';
 import { Argon2PasswordHasher } from './adapters/argon2-password-hasher.ts';
 import { authCalls } from './bus/calls.ts';
 import { authOperations } from './bus/operations.ts';
@@ -34,6 +27,7 @@ import { ExternalJwtSignerService } from './domain/ext-jwt-signer-service.ts';
 import { IdentityTraceService } from './domain/identity-trace-service.ts';
 import { MfaService } from './domain/mfa-service.ts';
 import { SessionFactorSync } from './domain/session-factors.ts';
+import { ApiSessionSweeper } from './domain/sweeper.ts';
 import {
   PgAuthPolicyStore,
   PgExternalJwtSignerStore,
@@ -128,6 +122,10 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     },
   );
   const traces = new IdentityTraceService(work);
+  // API-session expiry and the end of timed disables become events (every 5 s, any number of replicas).
+  const sweeper = new ApiSessionSweeper(work, deps.sessions, {
+    onError: (err) => deps.logger.warn({ err }, 'sweep failed; will retry'),
+  });
   const controllers = new ControllerService(
     async () => (await pki.serverIdentity()).certChainPem,
     new PgControllerQuery(deps.database.db),
@@ -135,10 +133,7 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
   );
   // Router identities follow inventory's edge routers (events, and the integrity check's repairs).
   const routerIdentities = new RouterIdentities(deps.sessions);
-  const routerIdentityStores = (tx: Db) => ({
-    identities: new PgIdentityStore(tx),
-    events: new OutboxEventSink(tx, 'auth'),
-  });
+  const routerIdentityStores = (tx: Db, events: EventSink) => ({ identities: new PgIdentityStore(tx), events });
   return createServiceRuntime({
     owner: 'auth',
     database: deps.database,
@@ -171,8 +166,12 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     onStart: async () => {
       const outcome = await seedAuthData(work, hasher, deps.config.admin);
       if (outcome === 'created') deps.logger.info({ username: deps.config.admin?.username }, 'default admin created');
+      sweeper.start();
     },
-    onStop: () => deps.sessions.close(),
+    onStop: async () => {
+      await sweeper.stop();
+      await deps.sessions.close();
+    },
     ...(deps.ownsBus === undefined ? {} : { ownsBus: deps.ownsBus }),
   });
 }

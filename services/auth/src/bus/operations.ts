@@ -127,7 +127,7 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
   };
 
   const logout: OperationHandler = async (req) => {
-    await authentication.delete(caller(req).apiSessionId);
+    await authentication.delete(caller(req).apiSessionId, 'logout');
     return reply.empty();
   };
 

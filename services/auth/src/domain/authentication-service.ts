@@ -1,5 +1,5 @@
 import { X509Certificate, createHash, randomUUID } from 'node:crypto';
-import { ApiError, type AuthQuery, type VerifyClientCertificateResult, eventTypes } from '@ziti/contracts';
+import { ApiError, type AuthQuery, type VerifyClientCertificateResult } from '@ziti/contracts';
 import {
   type ApiSessionRecord,
   type ExtJwtSecondaryRequest,
@@ -8,6 +8,7 @@ import {
   cuid,
   pendingAuthQueries,
 } from '@ziti/platform';
+import { emitApiSessionCreated, emitApiSessionDeleted } from './api-session-events.ts';
 import { type AuthPolicy, allowsSigner } from './auth-policy.ts';
 import { ExtJwtRejected, type SignerKeys, verifyExternalJwt } from './ext-jwt.ts';
 import type { ExternalJwtSigner } from './ext-jwt-signer.ts';
@@ -344,14 +345,13 @@ export class AuthenticationService {
       verifiedSignerId === factors.requiredExtJwtSigner.id ||
       (await this.secondaryJwt(identity, requiredSigner, bearerToken(input.authorization))) !== null;
 
-    const current = await this.recordClientInfo(identity, input);
     const now = this.now().toISOString();
     const record: ApiSessionRecord = {
       id: cuid(),
       token: randomUUID(),
-      identityId: current.id,
-      identityName: current.name,
-      isAdmin: current.isAdmin,
+      identityId: identity.id,
+      identityName: identity.name,
+      isAdmin: identity.isAdmin,
       authenticatorId,
       authMethod: method,
       ipAddress: input.remoteAddress,
@@ -364,14 +364,27 @@ export class AuthenticationService {
       createdAt: now,
       updatedAt: now,
     };
+    // The session exists before its `apiSession.created` commits (api-session-events.ts); if the
+    // commit fails, the session goes again before anyone learnt its token.
     await this.deps.sessions.create(record, this.sessionTtlSeconds);
+    let current: Identity;
+    try {
+      current = await this.deps.work(async (s) => {
+        const updated = await this.recordClientInfo(s, identity, input);
+        await emitApiSessionCreated(s.events, record);
+        return updated;
+      });
+    } catch (err) {
+      await this.deps.sessions.delete(record.id).catch(() => undefined);
+      throw err;
+    }
     const session = await this.deps.sessions.getById(record.id, this.sessionTtlSeconds);
     if (!session) throw new ApiError('UNHANDLED', 'the API session vanished right after it was created');
     return { session, identity: current, authQueries: pendingAuthQueries(record, extJwtSatisfied) };
   }
 
   /** envInfo/sdkInfo are overwritten from the authenticate body when they differ (ZITI-FACTS §1.2). */
-  private async recordClientInfo(identity: Identity, input: AuthenticateInput): Promise<Identity> {
+  private async recordClientInfo(s: AuthStores, identity: Identity, input: AuthenticateInput): Promise<Identity> {
     const envInfo = input.envInfo ?? identity.envInfo;
     const sdkInfo = input.sdkInfo ?? identity.sdkInfo;
     if (
@@ -380,8 +393,9 @@ export class AuthenticationService {
     ) {
       return identity;
     }
-    const next = { ...identity, envInfo, sdkInfo };
-    await this.deps.work((s) => s.identities.update(next));
+    // On the stored identity, not the one read before the password check: nothing else is undone.
+    const next = { ...((await s.identities.get(identity.id)) ?? identity), envInfo, sdkInfo };
+    await s.identities.update(next);
     return next;
   }
 
@@ -403,16 +417,16 @@ export class AuthenticationService {
     return this.deps.sessionQuery.list(await this.deps.sessions.listAll(this.sessionTtlSeconds), input);
   }
 
-  async delete(id: string): Promise<void> {
-    const session = await this.get(id);
-    await this.deps.sessions.delete(id);
-    await this.deps.work((s) =>
-      s.events.emit(
-        eventTypes.apiSessionDeleted.type,
-        { id, identityId: session.identityId },
-        eventTypes.apiSessionDeleted.version,
-      ),
-    );
+  /**
+   * Logout (`logout`) or an administrator's delete (`admin`): the session ends at once, then its
+   * `apiSession.deleted` commits, then its tombstone goes (api-session-events.ts).
+   */
+  async delete(id: string, reason: 'logout' | 'admin' = 'admin'): Promise<void> {
+    const record = await this.deps.sessions.end(id, reason);
+    if (!record) throw ApiError.notFound('apiSession', id);
+    await this.deps.work((s) => emitApiSessionDeleted(s.events, record, reason, this.now()));
+    // If this fails the sweeper announces the tombstone once more: a duplicate, not a loss.
+    await this.deps.sessions.forget([id]).catch(() => undefined);
   }
 
   async hasApiSession(identityId: string): Promise<boolean> {

@@ -82,11 +82,7 @@ export async function seedAuthData(
         createdAt: now,
         updatedAt: now,
       });
-      await s.events.emit(
-        eventTypes.identityCreated.type,
-        identityState(identity, now),
-        eventTypes.identityCreated.version,
-      );
+      await s.events.emit(eventTypes.identityCreated.type, identityState(identity), eventTypes.identityCreated.version);
     });
   } catch (err) {
     // Another replica created it at the same moment: the unique index on is_default_admin decided.

@@ -277,11 +277,7 @@ export class CredentialService {
         await s.authenticators.insert(a);
         if (input.caId) await s.credentials.setCa(a.id, input.caId);
       }
-      await s.events.emit(
-        eventTypes.identityCreated.type,
-        identityState(identity, now),
-        eventTypes.identityCreated.version,
-      );
+      await s.events.emit(eventTypes.identityCreated.type, identityState(identity), eventTypes.identityCreated.version);
       return { id: identity.id, name };
     });
   }

@@ -1,7 +1,8 @@
-import { ApiError, type IdentityState, eventTypes } from '@ziti/contracts';
-import { shortId } from '@ziti/platform';
+import { ApiError, type ApiSessionDeleteReason, type IdentityState, eventTypes } from '@ziti/contracts';
+import { type ApiSessionRecord, shortId } from '@ziti/platform';
+import { emitApiSessionDeleted, emitMfa } from './api-session-events.ts';
 import type { Identity, ListInput, ListPage, RoleFilter } from './model.ts';
-import { isDisabled } from './model.ts';
+import { recordedDisabled } from './model.ts';
 import type { AuthStores, SessionStore, UnitOfWork } from './ports.ts';
 import { secondaryFactorsOf } from './session-factors.ts';
 import type { EnrollmentPort, EnrollmentRequestSpec } from './credential-service.ts';
@@ -26,7 +27,11 @@ export interface IdentityInput {
 export const defaultAuthPolicyId = 'default';
 const acceptedTypes = new Set(['User', 'Device', 'Service', 'Default']);
 
-export function identityState(i: Identity, now = new Date()): IdentityState {
+/**
+ * The identity as its events carry it: a function of the stored identity only (never of the
+ * clock), so an event and `entityStates` agree.
+ */
+export function identityState(i: Identity): IdentityState {
   return {
     id: i.id,
     name: i.name,
@@ -36,7 +41,9 @@ export function identityState(i: Identity, now = new Date()): IdentityState {
     roleAttributes: i.roleAttributes,
     externalId: i.externalId,
     authPolicyId: i.authPolicyId,
-    disabled: isDisabled(i, now),
+    disabled: i.disabled,
+    disabledAt: i.disabledAt?.toISOString() ?? null,
+    disabledUntil: i.disabledUntil?.toISOString() ?? null,
     tags: i.tags,
     createdAt: i.createdAt.toISOString(),
     updatedAt: i.updatedAt.toISOString(),
@@ -137,6 +144,7 @@ export class IdentityService {
       roleAttributes: assertRoleAttributes('roleAttributes', input.roleAttributes),
       externalId: input.externalId ?? null,
       authPolicyId: input.authPolicyId || defaultAuthPolicyId,
+      disabled: false,
       disabledAt: null,
       disabledUntil: null,
       defaultHostingPrecedence: input.defaultHostingPrecedence ?? null,
@@ -157,7 +165,7 @@ export class IdentityService {
         await s.identities.insert(identity);
         await s.events.emit(
           eventTypes.identityCreated.type,
-          identityState(identity, now),
+          identityState(identity),
           eventTypes.identityCreated.version,
         );
         return identity;
@@ -176,7 +184,8 @@ export class IdentityService {
     await this.work(async (s) => {
       const current = await this.load(s, id);
       const has = (k: keyof IdentityInput) => mode === 'replace' || Object.hasOwn(input, k);
-      const next: Identity = { ...current, updatedAt: now };
+      // A timed disable that passed ends with this change (the sweeper would record it otherwise).
+      const next: Identity = { ...current, disabled: recordedDisabled(current, now), updatedAt: now };
       if (has('name')) {
         const name = (input.name ?? '').trim();
         if (!name) throw ApiError.field('name', 'name in body is required', input.name);
@@ -196,11 +205,7 @@ export class IdentityService {
       if (has('tags')) next.tags = input.tags ?? {};
       if (next.authPolicyId !== current.authPolicyId) await this.checkAuthPolicy(s, next.authPolicyId);
       await s.identities.update(next);
-      await s.events.emit(
-        eventTypes.identityUpdated.type,
-        identityState(next, now),
-        eventTypes.identityUpdated.version,
-      );
+      await s.events.emit(eventTypes.identityUpdated.type, identityState(next), eventTypes.identityUpdated.version);
     });
     if (
       mode === 'replace' ||
@@ -233,80 +238,99 @@ export class IdentityService {
     }
   }
 
-  /** Ends an identity's sessions and tells the others (edge sessions go with them). */
-  private async endSessions(identityId: string): Promise<void> {
-    const ended = await this.sessions.deleteByIdentity(identityId);
-    if (ended.length === 0) return;
-    await this.work(async (s) => {
-      for (const sid of ended) {
-        await s.events.emit(
-          eventTypes.apiSessionDeleted.type,
-          { id: sid, identityId },
-          eventTypes.apiSessionDeleted.version,
-        );
-      }
+  /**
+   * Runs `change` and ends the identity's API sessions with it: they are ended in the session
+   * store first (their tokens stop working), announced in `change`'s unit of work, then their
+   * tombstones are dropped (see api-session-events.ts for why this order). A login that passed
+   * its checks before the change committed may have opened a session meanwhile: a second pass
+   * ends it too.
+   */
+  private async withSessionsEnded<T>(
+    identityId: string,
+    reason: ApiSessionDeleteReason,
+    change: (s: AuthStores) => Promise<T>,
+  ): Promise<T> {
+    const ended = await this.sessions.endByIdentity(identityId, reason);
+    const endedAt = this.now();
+    const result = await this.work(async (s) => {
+      const value = await change(s);
+      for (const r of ended) await emitApiSessionDeleted(s.events, r, reason, endedAt);
+      return value;
     });
+    await this.forget(ended);
+    const late = (await this.sessions.endByIdentity(identityId, reason)).filter(
+      (r) => !ended.some((e) => e.id === r.id),
+    );
+    if (late.length > 0) {
+      await this.work(async (s) => {
+        for (const r of late) await emitApiSessionDeleted(s.events, r, reason, this.now());
+      });
+      await this.forget(late);
+    }
+    return result;
   }
 
+  /** Drops announced tombstones; if that fails the sweeper announces them once more (a duplicate). */
+  private async forget(ended: ApiSessionRecord[]): Promise<void> {
+    if (ended.length > 0) await this.sessions.forget(ended.map((r) => r.id)).catch(() => undefined);
+  }
+
+  private assertDeletable(identity: Identity): void {
+    if (identity.isDefaultAdmin) {
+      throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', {
+        code: 'UNHANDLED',
+        message: 'the default admin can not be deleted',
+      });
+    }
+    if (identity.typeId === 'Router') {
+      throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', {
+        code: 'UNHANDLED',
+        message: 'router identities are deleted with their edge router',
+      });
+    }
+  }
+
+  /** Deletes an identity with its MFA (cascade) and its API sessions, announcing each. */
   async delete(id: string): Promise<void> {
-    await this.work(async (s) => {
+    // Refusals first: the sessions end before the deletion commits.
+    this.assertDeletable(await this.read((s) => this.load(s, id)));
+    await this.withSessionsEnded(id, 'identityDeleted', async (s) => {
       const current = await this.load(s, id);
-      if (current.isDefaultAdmin) {
-        throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', {
-          code: 'UNHANDLED',
-          message: 'the default admin can not be deleted',
-        });
-      }
-      if (current.typeId === 'Router') {
-        throw new ApiError('ENTITY_CAN_NOT_BE_DELETED', {
-          code: 'UNHANDLED',
-          message: 'router identities are deleted with their edge router',
-        });
-      }
+      this.assertDeletable(current);
+      const mfa = await s.mfa.getByIdentity(id, true);
       await s.identities.delete(id);
-      await s.events.emit(
-        eventTypes.identityDeleted.type,
-        identityState(current, this.now()),
-        eventTypes.identityDeleted.version,
-      );
+      await s.events.emit(eventTypes.identityDeleted.type, identityState(current), eventTypes.identityDeleted.version);
+      if (mfa) await emitMfa(s.events, 'mfaDeleted', mfa);
     });
-    await this.endSessions(id);
   }
 
   async disable(id: string, durationMinutes: number): Promise<void> {
     if (!Number.isInteger(durationMinutes) || durationMinutes < 0) {
       throw ApiError.field('durationMinutes', 'durationMinutes must be a non-negative integer', durationMinutes);
     }
+    await this.read((s) => this.load(s, id));
     const now = this.now();
-    await this.work(async (s) => {
+    await this.withSessionsEnded(id, 'identityDisabled', async (s) => {
       const current = await this.load(s, id);
       const next: Identity = {
         ...current,
+        disabled: true,
         disabledAt: now,
         disabledUntil: durationMinutes > 0 ? new Date(now.getTime() + durationMinutes * 60_000) : null,
         updatedAt: now,
       };
       await s.identities.update(next);
-      await s.events.emit(
-        eventTypes.identityUpdated.type,
-        identityState(next, now),
-        eventTypes.identityUpdated.version,
-      );
+      await s.events.emit(eventTypes.identityUpdated.type, identityState(next), eventTypes.identityUpdated.version);
     });
-    await this.endSessions(id);
   }
 
   async enable(id: string): Promise<void> {
     const now = this.now();
     await this.work(async (s) => {
       const current = await this.load(s, id);
-      const next: Identity = { ...current, disabledAt: null, disabledUntil: null, updatedAt: now };
+      const next: Identity = { ...current, disabled: false, disabledAt: null, disabledUntil: null, updatedAt: now };
       await s.identities.update(next);
-      await s.events.emit(
-        eventTypes.identityUpdated.type,
-        identityState(next, now),
-        eventTypes.identityUpdated.version,
-      );
+      await s.events.emit(eventTypes.identityUpdated.type, identityState(next), eventTypes.identityUpdated.version);
     });
   }
 }

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '@ziti/contracts';
 import { base62Uuid } from '@ziti/platform';
+import { emitMfa } from './api-session-events.ts';
 import type { AuthStores, SessionStore, StoredMfa, UnitOfWork } from './ports.ts';
 
 /** Port: TOTP as the reference configures it (ZITI-FACTS §9.1). */
@@ -158,6 +159,7 @@ export class MfaService {
     await this.work(async (s) => {
       if (await s.mfa.getByIdentity(identityId)) throw new ApiError('MFA_EXISTS');
       await s.mfa.insert(this.seal(record));
+      await emitMfa(s.events, 'mfaCreated', record);
     });
     return record;
   }
@@ -179,7 +181,9 @@ export class MfaService {
       if (record.isVerified)
         throw new ApiError('NOT_FOUND', { code: 'UNHANDLED', message: 'MFA enrollment is already completed' });
       if (!(await this.isTotp(record, code))) throw new ApiError('MFA_INVALID_TOKEN');
-      await s.mfa.update(this.seal({ ...record, isVerified: true, updatedAt: this.now() }));
+      const verified = { ...record, isVerified: true, updatedAt: this.now() };
+      await s.mfa.update(this.seal(verified));
+      await emitMfa(s.events, 'mfaVerified', verified);
     });
     await this.sessions.update(
       apiSessionId,
@@ -196,6 +200,7 @@ export class MfaService {
       if (record.isVerified && !(await this.matches(record, code ?? '', true)).ok)
         throw new ApiError('MFA_INVALID_TOKEN');
       await s.mfa.deleteByIdentity(identityId);
+      await emitMfa(s.events, 'mfaDeleted', record);
     });
   }
 
@@ -242,7 +247,8 @@ export class MfaService {
   async removeForIdentity(identityId: string): Promise<void> {
     await this.work(async (s) => {
       if (!(await s.identities.get(identityId))) throw ApiError.notFound('identity', identityId);
-      await s.mfa.deleteByIdentity(identityId);
+      const stored = await s.mfa.getByIdentity(identityId, true);
+      if (stored && (await s.mfa.deleteByIdentity(identityId))) await emitMfa(s.events, 'mfaDeleted', stored);
     });
     for (const sid of await this.sessions.listIdsByIdentity(identityId)) {
       await this.sessions.update(sid, { isMfaRequired: false }, this.options.sessionTtlSeconds);

@@ -12,6 +12,12 @@ export interface Identity {
   roleAttributes: string[];
   externalId: string | null;
   authPolicyId: string;
+  /**
+   * Disabled as last recorded: set by a disable, cleared by an enable or, once a timed disable's
+   * `disabledUntil` passed, by the sweeper (with an `identity.updated`). Events carry this, so
+   * they are a function of stored data; logins and the API use `isDisabled` (the clock).
+   */
+  disabled: boolean;
   disabledAt: Date | null;
   disabledUntil: Date | null;
   defaultHostingPrecedence: string | null;
@@ -66,6 +72,7 @@ export function newIdentity(
     isDefaultAdmin: false,
     roleAttributes: [],
     externalId: null,
+    disabled: false,
     disabledAt: null,
     disabledUntil: null,
     defaultHostingPrecedence: null,
@@ -84,4 +91,12 @@ export function newIdentity(
 /** `disabled` as the reference computes it (ZITI-FACTS §11). */
 export function isDisabled(identity: Pick<Identity, 'disabledAt' | 'disabledUntil'>, now = new Date()): boolean {
   return identity.disabledAt !== null && (identity.disabledUntil === null || identity.disabledUntil > now);
+}
+
+/** The recorded `disabled` of a change made at `now`: a timed disable that passed ends with it. */
+export function recordedDisabled(
+  identity: Pick<Identity, 'disabled' | 'disabledAt' | 'disabledUntil'>,
+  now: Date,
+): boolean {
+  return identity.disabled && isDisabled(identity, now);
 }

@@ -15,6 +15,11 @@ export interface IdentityStore {
   findByExternalId(externalId: string): Promise<Identity | null>;
   /** Ids of the identities using an auth policy (at most `limit`). */
   idsByAuthPolicy(authPolicyId: string, limit?: number): Promise<string[]>;
+  /**
+   * Records the end of up to `limit` timed disables whose `disabledUntil` is not after `now`
+   * (`disabled` becomes false), skipping rows other transactions hold; answers them as changed.
+   */
+  endLapsedDisables(now: Date, limit: number): Promise<Identity[]>;
 }
 
 export interface AuthenticatorStore {

@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/contracts';
-import { type Db, listRows, roleFilterScope, withUniqueFields, toListPage } from '@ziti/platform';
+import { type Db, listRows, queryRows, roleFilterScope, withUniqueFields, toListPage } from '@ziti/platform';
 import { and, eq } from 'drizzle-orm';
 import type { Authenticator, Identity, ListInput, ListPage, NamedEntity, RoleFilter } from '../domain/model.ts';
 import type { AuthenticatorStore, IdentityStore, IdentityTypeStore } from '../domain/ports.ts';
@@ -23,6 +23,7 @@ function identityFromRow(r: Row): Identity {
     roleAttributes: (r.role_attributes as string[] | null) ?? [],
     externalId: (r.external_id as string | null) ?? null,
     authPolicyId: String(r.auth_policy_id),
+    disabled: Boolean(r.disabled),
     disabledAt: dateOrNull(r.disabled_at),
     disabledUntil: dateOrNull(r.disabled_until),
     defaultHostingPrecedence: (r.default_hosting_precedence as string | null) ?? null,
@@ -106,6 +107,19 @@ export class PgIdentityStore implements IdentityStore {
   async delete(id: string): Promise<boolean> {
     const rows = await this.db.delete(identities).where(eq(identities.id, id)).returning({ id: identities.id });
     return rows.length > 0;
+  }
+
+  async endLapsedDisables(now: Date, limit: number): Promise<Identity[]> {
+    const rows = await queryRows<Row>(
+      this.db,
+      `update identities set disabled = false
+        where id in (select id from identities
+                      where disabled and disabled_until is not null and disabled_until <= $1
+                      order by disabled_until limit $2 for update skip locked)
+        returning *`,
+      [now.toISOString(), limit],
+    );
+    return rows.map(identityFromRow);
   }
 
   async list(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Identity>> {

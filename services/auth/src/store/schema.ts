@@ -29,6 +29,7 @@ export const identities = pgTable('identities', {
   roleAttributes: text('role_attributes').array().notNull(),
   externalId: text('external_id'),
   authPolicyId: text('auth_policy_id').notNull(),
+  disabled: boolean('disabled').notNull().default(false),
   disabledAt: ts('disabled_at'),
   disabledUntil: ts('disabled_until'),
   defaultHostingPrecedence: text('default_hosting_precedence'),

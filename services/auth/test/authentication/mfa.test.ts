@@ -26,6 +26,7 @@ async function newIdentity(): Promise<string> {
       roleAttributes: [],
       externalId: null,
       authPolicyId: 'default',
+      disabled: false,
       disabledAt: null,
       disabledUntil: null,
       defaultHostingPrecedence: null,

@@ -30,6 +30,7 @@ const identity = (id: string, authPolicyId = 'default'): Identity => {
     roleAttributes: [],
     externalId: `ext-${id}`,
     authPolicyId,
+    disabled: false,
     disabledAt: null,
     disabledUntil: null,
     defaultHostingPrecedence: null,

@@ -1,0 +1,88 @@
+import { type ApiSessionDeleteReason, type ApiSessionState, type MfaState, eventTypes } from '@ziti/contracts';
+import type { ApiSessionRecord, EventSink } from '@ziti/platform';
+import type { StoredMfa } from './ports.ts';
+
+/**
+ * The facts auth publishes about API sessions and MFA, in the caller's unit of work.
+ *
+ * API sessions live in Redis, which is not part of any transaction, so every path orders its
+ * steps to never lose an end (docs/adr/0002):
+ * - open: the session is created in Redis, then `apiSession.created` commits; if that fails the
+ *   session is deleted again (its token was never handed out). Were the process to die in
+ *   between, the session expires unused and the sweeper announces `apiSession.expired`: an end
+ *   without a start is harmless to idempotent consumers, whereas the reverse order could announce
+ *   a session that never existed and never ends.
+ * - end: the session is ended in Redis first (`end`/`endByIdentity`: the token stops working at
+ *   once and a tombstone keeps the record), then `apiSession.deleted` commits with the change
+ *   that caused it, then the tombstone is forgotten. A crash or a rollback in between leaves the
+ *   tombstone, which the sweeper announces after its grace period: at worst an end is announced
+ *   twice, never not at all, and no deleted session keeps working while its event is pending.
+ * - expiry: the sweeper claims expired sessions (`claimEnded`, leased so replicas do not
+ *   collide), commits `apiSession.expired`, then forgets them.
+ */
+export function apiSessionState(r: ApiSessionRecord): ApiSessionState {
+  return {
+    id: r.id,
+    identityId: r.identityId,
+    authenticatorId: r.authenticatorId,
+    authMethod: r.authMethod,
+    ipAddress: r.ipAddress,
+    isMfaRequired: r.isMfaRequired,
+    isMfaComplete: r.isMfaComplete,
+    configTypes: r.configTypes,
+    createdAt: r.createdAt,
+  };
+}
+
+/**
+ * Reasons whose announcements commit with the identity's deletion: a tombstone left with one of
+ * them is announced by the sweeper only while the identity still exists (the deletion rolled
+ * back); once the identity is gone they were announced with it.
+ */
+export const identityDeletionReasons: ReadonlySet<string> = new Set<ApiSessionDeleteReason>([
+  'identityDeleted',
+  'routerRemoved',
+]);
+
+export async function emitApiSessionCreated(events: EventSink, r: ApiSessionRecord): Promise<void> {
+  const t = eventTypes.apiSessionCreated;
+  await events.emit(t.type, apiSessionState(r), t.version);
+}
+
+export async function emitApiSessionDeleted(
+  events: EventSink,
+  r: ApiSessionRecord,
+  reason: ApiSessionDeleteReason | (string & {}),
+  endedAt: Date | string,
+): Promise<void> {
+  const t = eventTypes.apiSessionDeleted;
+  const at = typeof endedAt === 'string' ? endedAt : endedAt.toISOString();
+  await events.emit(t.type, { ...apiSessionState(r), reason, endedAt: at }, t.version);
+}
+
+export async function emitApiSessionExpired(events: EventSink, r: ApiSessionRecord, endedAt: string): Promise<void> {
+  const t = eventTypes.apiSessionExpired;
+  await events.emit(t.type, { ...apiSessionState(r), endedAt }, t.version);
+}
+
+type MfaFacts = Pick<StoredMfa, 'id' | 'identityId' | 'isVerified' | 'createdAt' | 'updatedAt'>;
+
+export function mfaState(m: MfaFacts): MfaState {
+  return {
+    id: m.id,
+    identityId: m.identityId,
+    isVerified: m.isVerified,
+    createdAt: m.createdAt.toISOString(),
+    updatedAt: m.updatedAt.toISOString(),
+  };
+}
+
+/** `mfa.created` (unverified), `mfa.verified`, `mfa.deleted` (its last state). */
+export async function emitMfa(
+  events: EventSink,
+  kind: 'mfaCreated' | 'mfaVerified' | 'mfaDeleted',
+  m: MfaFacts,
+): Promise<void> {
+  const t = eventTypes[kind];
+  await events.emit(t.type, mfaState(m), t.version);
+}
