@@ -1,10 +1,11 @@
 import { hostname } from 'node:os';
-import type { Bus, Database, Logger, RunnableService } from '@ziti/platform';
+import type { Bus, Database, Db, EventSink, Logger, RunnableService } from '@ziti/platform';
 import {
   OutboxRelay,
   createServiceRuntime,
   createUnitOfWork,
   readMigrations,
+  readOnlyEventSink,
   shortId,
   snapshotLabel,
 } from '@ziti/platform';
@@ -17,7 +18,10 @@ import { inventoryOperations } from './bus/operations.ts';
 import { ConfigTypeService } from './domain/config-types.ts';
 import { ConfigService } from './domain/configs.ts';
 import { DatabaseMaintenance } from './domain/database-maintenance.ts';
-import { IdentityServiceConfigService } from './domain/identity-service-configs.ts';
+import {
+  AnnouncedIdentityServiceConfigStore,
+  IdentityServiceConfigService,
+} from './domain/identity-service-configs.ts';
 import type { InventoryStores } from './domain/ports.ts';
 import { type RouterEnrollments, RouterService } from './domain/routers.ts';
 import { ServiceCatalog } from './domain/services.ts';
@@ -47,7 +51,7 @@ export const migrations = readMigrations(new URL('../migrations/', import.meta.u
 /** Composition root of the inventory service: stores, domain, bus endpoints and consumers. */
 export function createInventoryService(deps: InventoryServiceDeps): RunnableService {
   const relay = new OutboxRelay(deps.database, deps.bus, 'inventory', deps.logger);
-  const work = createUnitOfWork<InventoryStores>(deps.database, relay, 'inventory', (tx, events) => ({
+  const bind = (tx: Db, events: EventSink): InventoryStores => ({
     seeds: new PgSeedStore(tx),
     configTypes: new PgConfigTypeStore(tx),
     configs: new PgConfigStore(tx),
@@ -56,7 +60,9 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
     terminators: new PgTerminatorStore(tx),
     identityServiceConfigs: new PgIdentityServiceConfigStore(tx),
     events,
-  }));
+  });
+  const work = createUnitOfWork<InventoryStores>(deps.database, relay, 'inventory', bind);
+  const read = (tx: Db) => bind(tx, readOnlyEventSink);
   const schemas = new AjvSchemaValidator();
   const identities = new BusIdentityDirectory(deps.bus);
   const configTypes = new ConfigTypeService(work, schemas);
@@ -78,7 +84,7 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
     logger: deps.logger,
     migrations,
     relay,
-    calls: { ...inventoryCalls(routers), ...maintenanceCalls(deps.database, { work, schemas, identities }) },
+    calls: { ...inventoryCalls(routers), ...maintenanceCalls(deps.database, { work, read, schemas, identities }) },
     operations: inventoryOperations({
       configTypes,
       configs: new ConfigService(work, schemas),
@@ -89,7 +95,12 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
       maintenance,
       work,
     }),
-    subscriptions: [identityEventSubscription((tx) => new PgIdentityServiceConfigStore(tx), deps.logger)],
+    subscriptions: [
+      identityEventSubscription(
+        (tx, events) => new AnnouncedIdentityServiceConfigStore(new PgIdentityServiceConfigStore(tx), events),
+        deps.logger,
+      ),
+    ],
     onStart: async () => {
       if (await configTypes.seedBuiltins()) deps.logger.info('built-in config types created');
     },

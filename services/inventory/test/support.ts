@@ -1,4 +1,13 @@
-import { type Database, createUnitOfWork, migrate, openDatabase, queryRows } from '@ziti/platform';
+import {
+  type Database,
+  type Db,
+  type EventSink,
+  createUnitOfWork,
+  migrate,
+  openDatabase,
+  queryRows,
+  readOnlyEventSink,
+} from '@ziti/platform';
 import { createTestDatabase } from '../../../test/support/infra.ts';
 import { migrations } from '../src/app.ts';
 import type { IdentityDirectory, InventoryStores, UnitOfWork } from '../src/domain/ports.ts';
@@ -12,10 +21,28 @@ import {
   PgTerminatorStore,
 } from '../src/store/pg-stores.ts';
 
+/** inventory's stores bound to a transaction (as app.ts binds them). */
+export function bindStores(tx: Db, events: EventSink): InventoryStores {
+  return {
+    seeds: new PgSeedStore(tx),
+    configTypes: new PgConfigTypeStore(tx),
+    configs: new PgConfigStore(tx),
+    services: new PgServiceStore(tx),
+    routers: new PgRouterStore(tx),
+    terminators: new PgTerminatorStore(tx),
+    identityServiceConfigs: new PgIdentityServiceConfigStore(tx),
+    events,
+  };
+}
+
 /** inventory's stores on a fresh, migrated database: real Postgres, or PGlite in memory. */
-export async function inventoryDatabase(
-  kind: 'postgres' | 'pglite' = 'postgres',
-): Promise<{ database: Database; work: UnitOfWork; drop: () => Promise<void> }> {
+export async function inventoryDatabase(kind: 'postgres' | 'pglite' = 'postgres'): Promise<{
+  database: Database;
+  work: UnitOfWork;
+  /** The stores of a transaction the caller opened (read only). */
+  read: (tx: Db) => InventoryStores;
+  drop: () => Promise<void>;
+}> {
   let drop = async () => undefined as void;
   let database: Database;
   if (kind === 'postgres') {
@@ -30,17 +57,8 @@ export async function inventoryDatabase(
     drop = async () => database.close();
   }
   await migrate(database, migrations);
-  const work = createUnitOfWork<InventoryStores>(database, undefined, 'inventory', (tx, events) => ({
-    seeds: new PgSeedStore(tx),
-    configTypes: new PgConfigTypeStore(tx),
-    configs: new PgConfigStore(tx),
-    services: new PgServiceStore(tx),
-    routers: new PgRouterStore(tx),
-    terminators: new PgTerminatorStore(tx),
-    identityServiceConfigs: new PgIdentityServiceConfigStore(tx),
-    events,
-  }));
-  return { database, work, drop };
+  const work = createUnitOfWork<InventoryStores>(database, undefined, 'inventory', bindStores);
+  return { database, work, read: (tx) => bindStores(tx, readOnlyEventSink), drop };
 }
 
 /** The events written to the outbox, oldest first. */

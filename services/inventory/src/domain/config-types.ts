@@ -1,4 +1,4 @@
-import { ApiError, stringifyValue } from '@ziti/contracts';
+import { ApiError, type ConfigTypeState, inventoryEventTypes, stringifyValue } from '@ziti/contracts';
 import { base62Uuid } from '@ziti/platform';
 import { builtinConfigTypes } from './builtin-config-types.ts';
 import type { ConfigType, ListInput, ListPage } from './model.ts';
@@ -11,10 +11,38 @@ export interface ConfigTypeInput {
   tags?: Record<string, unknown> | null;
 }
 
+export function configTypeState(t: ConfigType): ConfigTypeState {
+  return {
+    id: t.id,
+    name: t.name,
+    schema: t.schema,
+    tags: t.tags,
+    createdAt: t.createdAt.toISOString(),
+    updatedAt: t.updatedAt.toISOString(),
+  };
+}
+
+export async function emitConfigTypeEvent(
+  s: InventoryStores,
+  what: 'created' | 'updated' | 'deleted',
+  type: ConfigType,
+): Promise<void> {
+  const def =
+    what === 'created'
+      ? inventoryEventTypes.configTypeCreated
+      : what === 'updated'
+        ? inventoryEventTypes.configTypeUpdated
+        : inventoryEventTypes.configTypeDeleted;
+  await s.events.emit(def.type, configTypeState(type), def.version);
+}
+
 /** `all` asks for every config type in `configTypes` lists, so no type may be named that. */
 export const allConfigTypesKeyword = 'all';
 
-/** Config types: named JSON schemas that configs of the type must satisfy (ZITI-FACTS §7.4). */
+/**
+ * Config types: named JSON schemas that configs of the type must satisfy (ZITI-FACTS §7.4);
+ * changes are announced (`configType.*`), the built-in types' creation included.
+ */
 export class ConfigTypeService {
   constructor(
     private readonly work: UnitOfWork,
@@ -65,7 +93,10 @@ export class ConfigTypeService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.work((s) => s.configTypes.insert(type));
+    await this.work(async (s) => {
+      await s.configTypes.insert(type);
+      await emitConfigTypeEvent(s, 'created', type);
+    });
     return type;
   }
 
@@ -82,19 +113,21 @@ export class ConfigTypeService {
         schema: has('schema') ? input.schema : current.schema,
       };
       const { name, schema } = this.validated(merged);
-      await s.configTypes.update({
+      const next: ConfigType = {
         ...current,
         name,
         schema,
         tags: has('tags') ? mapOrEmpty(input.tags) : current.tags,
         updatedAt: this.now(),
-      });
+      };
+      await s.configTypes.update(next);
+      await emitConfigTypeEvent(s, 'updated', next);
     });
   }
 
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
-      await load(s, id);
+      const current = await load(s, id);
       const used = await s.configTypes.configIds(id, 50);
       if (used.length > 0) {
         const ids = `[${used.join(' ')}]`;
@@ -105,6 +138,7 @@ export class ConfigTypeService {
         });
       }
       await s.configTypes.delete(id);
+      await emitConfigTypeEvent(s, 'deleted', { ...current, updatedAt: this.now() });
     });
   }
 
@@ -115,14 +149,9 @@ export class ConfigTypeService {
       if (!(await s.seeds.claim('builtin-config-types'))) return false;
       for (const t of builtinConfigTypes) {
         if (await s.configTypes.get(t.id)) continue;
-        await s.configTypes.insert({
-          id: t.id,
-          name: t.name,
-          schema: t.schema,
-          tags: {},
-          createdAt: now,
-          updatedAt: now,
-        });
+        const type: ConfigType = { id: t.id, name: t.name, schema: t.schema, tags: {}, createdAt: now, updatedAt: now };
+        await s.configTypes.insert(type);
+        await emitConfigTypeEvent(s, 'created', type);
       }
       return true;
     });

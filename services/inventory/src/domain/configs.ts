@@ -1,4 +1,4 @@
-import { ApiError } from '@ziti/contracts';
+import { ApiError, type ConfigState, inventoryEventTypes } from '@ziti/contracts';
 import { base62Uuid } from '@ziti/platform';
 import type { Config, ConfigType, ListInput, ListPage, Service } from './model.ts';
 import type { InventoryStores, SchemaValidator, UnitOfWork } from './ports.ts';
@@ -12,7 +12,33 @@ export interface ConfigInput {
   tags?: Record<string, unknown> | null;
 }
 
-/** Configs: data of a config type, validated against the type's JSON schema. */
+export function configState(c: Config): ConfigState {
+  return {
+    id: c.id,
+    name: c.name,
+    configTypeId: c.configTypeId,
+    data: c.data,
+    tags: c.tags,
+    createdAt: c.createdAt.toISOString(),
+    updatedAt: c.updatedAt.toISOString(),
+  };
+}
+
+export async function emitConfigEvent(
+  s: InventoryStores,
+  what: 'created' | 'updated' | 'deleted',
+  config: Config,
+): Promise<void> {
+  const def =
+    what === 'created'
+      ? inventoryEventTypes.configCreated
+      : what === 'updated'
+        ? inventoryEventTypes.configUpdated
+        : inventoryEventTypes.configDeleted;
+  await s.events.emit(def.type, configState(config), def.version);
+}
+
+/** Configs: data of a config type, validated against the type's JSON schema; changes are announced (`config.*`). */
 export class ConfigService {
   constructor(
     private readonly work: UnitOfWork,
@@ -77,6 +103,7 @@ export class ConfigService {
         updatedAt: now,
       };
       await s.configs.insert(config);
+      await emitConfigEvent(s, 'created', config);
       return config;
     });
   }
@@ -96,6 +123,7 @@ export class ConfigService {
       }
       if (has('tags')) next.tags = mapOrEmpty(input.tags);
       await s.configs.update(next);
+      await emitConfigEvent(s, 'updated', next);
       // Services carry their config ids only; a data change is not a service change.
     });
   }
@@ -107,7 +135,7 @@ export class ConfigService {
   async delete(id: string): Promise<void> {
     const now = this.now();
     await this.work(async (s) => {
-      await loadConfig(s, id);
+      const current = await loadConfig(s, id);
       const overrides = await s.identityServiceConfigs.countByConfig(id);
       if (overrides > 0) {
         throw new ApiError('CAN_NOT_DELETE_REFERENCED_ENTITY', {
@@ -118,6 +146,7 @@ export class ConfigService {
       }
       const serviceIds = await s.services.idsUsingConfig(id);
       await s.configs.delete(id);
+      await emitConfigEvent(s, 'deleted', { ...current, updatedAt: now });
       for (const service of await s.services.getMany(serviceIds)) {
         const next: Service = { ...service, updatedAt: now };
         await s.services.update(next);

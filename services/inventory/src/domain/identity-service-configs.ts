@@ -1,6 +1,7 @@
-import { ApiError } from '@ziti/contracts';
+import { ApiError, type IdentityServiceConfigsState, inventoryEventTypes } from '@ziti/contracts';
+import type { EventSink } from '@ziti/platform';
 import type { Config, IdentityServiceConfig, Service } from './model.ts';
-import type { IdentityDirectory, UnitOfWork } from './ports.ts';
+import type { IdentityDirectory, IdentityServiceConfigStore, UnitOfWork } from './ports.ts';
 
 export interface ServiceConfigPair {
   serviceId?: string | null;
@@ -26,10 +27,91 @@ function pairsOf(list: ServiceConfigPair[] | null | undefined): { serviceId: str
   });
 }
 
+const bytewise = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** The overrides of one identity as announced: one state per identity, pairs sorted bytewise. */
+export function identityServiceConfigsState(
+  identityId: string,
+  links: Pick<IdentityServiceConfig, 'serviceId' | 'configId'>[],
+): IdentityServiceConfigsState {
+  return {
+    id: identityId,
+    identityId,
+    serviceConfigs: links
+      .map((l) => ({ serviceId: l.serviceId, configId: l.configId }))
+      .sort((a, b) => bytewise(a.serviceId, b.serviceId) || bytewise(a.configId, b.configId)),
+  };
+}
+
+/**
+ * Announces the current overrides of each identity (`identityServiceConfigs.updated`, the full
+ * list, empty when none are left), inside the transaction that changed them.
+ */
+export async function emitIdentityServiceConfigs(
+  s: { identityServiceConfigs: IdentityServiceConfigStore; events: EventSink },
+  identityIds: Iterable<string>,
+): Promise<void> {
+  const def = inventoryEventTypes.identityServiceConfigsUpdated;
+  for (const id of [...new Set(identityIds)].sort(bytewise)) {
+    const links = await s.identityServiceConfigs.listByIdentity(id);
+    await s.events.emit(def.type, identityServiceConfigsState(id, links), def.version);
+  }
+}
+
+const samePairs = (a: IdentityServiceConfig[], b: IdentityServiceConfig[]) =>
+  JSON.stringify(identityServiceConfigsState('', a)) === JSON.stringify(identityServiceConfigsState('', b));
+
+/**
+ * The overrides store of a transaction that is not a unit of work of this domain (the consumer of
+ * auth's `identity.deleted`): each change it makes is announced in that transaction, with the
+ * sink the transaction's events leave through.
+ */
+export class AnnouncedIdentityServiceConfigStore implements IdentityServiceConfigStore {
+  constructor(
+    private readonly store: IdentityServiceConfigStore,
+    private readonly events: EventSink,
+  ) {}
+
+  private announce(identityId: string): Promise<void> {
+    return emitIdentityServiceConfigs({ identityServiceConfigs: this.store, events: this.events }, [identityId]);
+  }
+
+  listByIdentity(identityId: string) {
+    return this.store.listByIdentity(identityId);
+  }
+  listByIdentities(identityIds: string[]) {
+    return this.store.listByIdentities(identityIds);
+  }
+  identityIdsByService(serviceId: string) {
+    return this.store.identityIdsByService(serviceId);
+  }
+  identityIds(after: string | undefined, limit: number, ids?: string[]) {
+    return this.store.identityIds(after, limit, ids);
+  }
+  countByConfig(configId: string) {
+    return this.store.countByConfig(configId);
+  }
+  async upsert(link: IdentityServiceConfig): Promise<void> {
+    await this.store.upsert(link);
+    await this.announce(link.identityId);
+  }
+  async delete(identityId: string, serviceId: string, configId: string): Promise<number> {
+    const removed = await this.store.delete(identityId, serviceId, configId);
+    if (removed > 0) await this.announce(identityId);
+    return removed;
+  }
+  async deleteByIdentity(identityId: string): Promise<number> {
+    const removed = await this.store.deleteByIdentity(identityId);
+    if (removed > 0) await this.announce(identityId);
+    return removed;
+  }
+}
+
 /**
  * An identity's own config for a service, replacing the service's config of the same type for
  * that identity (ZITI-FACTS §10.3). Identities belong to auth: their existence is asked, and
- * their deletion (an event) removes their overrides.
+ * their deletion (an event) removes their overrides. Every change of an identity's overrides is
+ * announced with the identity's full list (`identityServiceConfigs.updated`).
  */
 export class IdentityServiceConfigService {
   constructor(
@@ -65,6 +147,7 @@ export class IdentityServiceConfigService {
     const pairs = pairsOf(list);
     await this.requireIdentity(identityId);
     await this.work(async (s) => {
+      const before = await s.identityServiceConfigs.listByIdentity(identityId);
       const services = new Set(
         (await s.services.getMany([...new Set(pairs.map((p) => p.serviceId))])).map((x) => x.id),
       );
@@ -92,6 +175,8 @@ export class IdentityServiceConfigService {
           configTypeId: config.configTypeId,
         });
       }
+      if (!samePairs(before, await s.identityServiceConfigs.listByIdentity(identityId)))
+        await emitIdentityServiceConfigs(s, [identityId]);
     });
   }
 
@@ -100,16 +185,19 @@ export class IdentityServiceConfigService {
     const pairs = pairsOf(list);
     await this.requireIdentity(identityId);
     await this.work(async (s) => {
-      if (pairs.length === 0) {
-        await s.identityServiceConfigs.deleteByIdentity(identityId);
-        return;
-      }
-      for (const p of pairs) await s.identityServiceConfigs.delete(identityId, p.serviceId, p.configId);
+      let removed = 0;
+      if (pairs.length === 0) removed = await s.identityServiceConfigs.deleteByIdentity(identityId);
+      for (const p of pairs) removed += await s.identityServiceConfigs.delete(identityId, p.serviceId, p.configId);
+      if (removed > 0) await emitIdentityServiceConfigs(s, [identityId]);
     });
   }
 
   /** An identity left: its overrides go (idempotent). */
   async identityDeleted(identityId: string): Promise<number> {
-    return this.work((s) => s.identityServiceConfigs.deleteByIdentity(identityId));
+    return this.work(async (s) => {
+      const removed = await s.identityServiceConfigs.deleteByIdentity(identityId);
+      if (removed > 0) await emitIdentityServiceConfigs(s, [identityId]);
+      return removed;
+    });
   }
 }

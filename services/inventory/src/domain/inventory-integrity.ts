@@ -1,5 +1,6 @@
 import type { IntegrityResult } from '@ziti/contracts';
 import { maxIntegrityResults } from './database-maintenance.ts';
+import { emitIdentityServiceConfigs } from './identity-service-configs.ts';
 import type { IdentityDirectory, SchemaValidator, UnitOfWork } from './ports.ts';
 
 const page = 500;
@@ -49,7 +50,12 @@ export async function checkInventoryIntegrity(
     for (const id of ids) {
       if (existing.has(id)) continue;
       let fixed = false;
-      if (fix) fixed = (await work((s) => s.identityServiceConfigs.deleteByIdentity(id))) >= 0;
+      if (fix) {
+        await work(async (s) => {
+          if ((await s.identityServiceConfigs.deleteByIdentity(id)) > 0) await emitIdentityServiceConfigs(s, [id]);
+        });
+        fixed = true;
+      }
       results.push({ description: `identity service configs of identity ${id}, which no longer exists`, fixed });
     }
     if (ids.length < page || full()) break;

@@ -24,6 +24,8 @@ export interface ConfigTypeStore {
   delete(id: string): Promise<boolean>;
   list(input: ListInput): Promise<ListPage<ConfigType>>;
   configIds(id: string, limit: number): Promise<string[]>;
+  /** One page of config types in id order (bytewise), for owners' state pages. */
+  page(after: string | undefined, limit: number, ids?: string[]): Promise<ConfigType[]>;
 }
 
 export interface ConfigStore {
@@ -36,6 +38,8 @@ export interface ConfigStore {
   list(input: ListInput, scope?: { configTypeId?: string; serviceId?: string }): Promise<ListPage<Config>>;
   /** Every config of a type, for re-validation (bounded by the caller). */
   listByType(configTypeId: string, after: string | undefined, limit: number): Promise<Config[]>;
+  /** One page of configs in id order (bytewise), for owners' state pages. */
+  page(after: string | undefined, limit: number, ids?: string[]): Promise<Config[]>;
 }
 
 export interface ServiceStore {
@@ -73,12 +77,16 @@ export interface TerminatorStore {
 
 export interface IdentityServiceConfigStore {
   listByIdentity(identityId: string): Promise<IdentityServiceConfig[]>;
+  /** The overrides of several identities. */
+  listByIdentities(identityIds: string[]): Promise<IdentityServiceConfig[]>;
+  /** Distinct identity ids with an override for the service. */
+  identityIdsByService(serviceId: string): Promise<string[]>;
   /** Sets the identity's config of that type for that service, replacing one of the same type. */
   upsert(link: IdentityServiceConfig): Promise<void>;
   delete(identityId: string, serviceId: string, configId: string): Promise<number>;
   deleteByIdentity(identityId: string): Promise<number>;
-  /** Distinct identity ids with overrides, one page in id order. */
-  identityIds(after: string | undefined, limit: number): Promise<string[]>;
+  /** Distinct identity ids with overrides, one page in id order (bytewise); `ids` narrows to those. */
+  identityIds(after: string | undefined, limit: number, ids?: string[]): Promise<string[]>;
   countByConfig(configId: string): Promise<number>;
 }
 

@@ -46,6 +46,8 @@ export function edgeRouterState(r: Router): EdgeRouterState {
     noTraversal: r.noTraversal,
     cost: r.cost,
     fingerprint: r.fingerprint,
+    hostname: r.hostname,
+    supportedProtocols: r.supportedProtocols,
     appData: r.appData,
     tags: r.tags,
     createdAt: r.createdAt.toISOString(),
@@ -79,6 +81,8 @@ export async function loadRouter(s: InventoryStores, id: string, kind?: RouterKi
  * Edge routers (`/edge-routers`) and transit routers (`/routers`, `/transit-routers`): one name
  * index, one id space. Edge router changes are announced (`edgeRouter.*`) for policy's read model
  * and auth's router identities; an edge router is created together with its `erott` enrollment.
+ * pki-enrollment owns the enrollments and is only ever asked with no transaction open here: it
+ * calls inventory back while enrolling a router (docs/adr/0007).
  */
 export class RouterService {
   constructor(
@@ -119,17 +123,25 @@ export class RouterService {
       createdAt: now,
       updatedAt: now,
     };
-    return this.work(async (s) => {
-      await s.routers.insert(router);
-      if (kind === 'edge') {
-        // Issued inside the transaction, so a refused enrollment undoes the router (an enrollment
-        // whose router then fails to commit can never be used: inventory does not know the router).
-        // Transit routers get none: their method (trott) is not offered yet.
-        await this.enrollments.issue(router.id, kind);
-        await emitEdgeRouterEvent(s, 'created', router);
-      }
+    if (kind === 'transit') {
+      // Transit routers get no enrollment: their method (trott) is not offered yet.
+      await this.work((s) => s.routers.insert(router));
       return router;
-    });
+    }
+    // pki-enrollment issues the router's enrollment first (no transaction is held while asking it,
+    // docs/adr/0007); if the router then does not commit, the enrollment is taken back. One left
+    // behind (the compensation failed too) can never be used: inventory does not know its router.
+    await this.enrollments.issue(router.id, kind);
+    try {
+      await this.work(async (s) => {
+        await s.routers.insert(router);
+        await emitEdgeRouterEvent(s, 'created', router);
+      });
+    } catch (err) {
+      await this.enrollments.revoke(router.id).catch(() => undefined);
+      throw err;
+    }
+    return router;
   }
 
   async update(kind: RouterKind, id: string, input: RouterInput, mode: 'replace' | 'patch'): Promise<void> {
@@ -152,14 +164,19 @@ export class RouterService {
     });
   }
 
-  /** Its terminators and pending enrollment go with it; its router identity leaves through the event. */
+  /**
+   * Its terminators and pending enrollment go with it; its router identity leaves through the event.
+   * The enrollment is revoked once the router is gone (no transaction is held while asking
+   * pki-enrollment); should that fail, the enrollment can no longer be used (its router is unknown)
+   * and the data-integrity fix removes it.
+   */
   async delete(kind: RouterKind, id: string): Promise<void> {
     await this.work(async (s) => {
       const current = await loadRouter(s, id, kind);
       await s.routers.delete(id);
-      await this.enrollments.revoke(id);
       if (kind === 'edge') await emitEdgeRouterEvent(s, 'deleted', { ...current, updatedAt: this.now() });
     });
+    await this.enrollments.revoke(id).catch(() => undefined);
   }
 
   /** The pending enrollments of routers that are not verified yet (shown with them). */
@@ -170,29 +187,41 @@ export class RouterService {
 
   /**
    * Back to "awaiting enrollment" (ZITI-FACTS §5.1): the certificates stop being accepted, a new
-   * enrollment (and JWT) replaces any pending one; every other property stays.
+   * enrollment (and JWT) replaces any pending one; every other property stays. The enrollment is
+   * issued first, with no transaction held (pki-enrollment waits for an enrollment of the router
+   * that is under way, so this lands after it), then the router changes.
    */
   async reEnroll(id: string): Promise<void> {
-    await this.work(async (s) => {
-      const current = await loadRouter(s, id, 'edge');
-      const next: Router = {
-        ...current,
-        isVerified: false,
-        fingerprint: null,
-        certPem: null,
-        unverifiedFingerprint: null,
-        unverifiedCertPem: null,
-        updatedAt: this.now(),
-      };
-      await s.routers.update(next);
-      if (!(await this.enrollments.issue(id, 'edge'))) {
-        throw new ApiError('FAILED_ER_REENROLLMENT', {
-          code: 'UNHANDLED',
-          message: 'no enrollment could be issued for the router',
-        });
-      }
-      await emitEdgeRouterEvent(s, 'updated', next);
-    });
+    const before = await this.work((s) => loadRouter(s, id, 'edge'));
+    if (!(await this.enrollments.issue(id, 'edge'))) {
+      throw new ApiError('FAILED_ER_REENROLLMENT', {
+        code: 'UNHANDLED',
+        message: 'no enrollment could be issued for the router',
+      });
+    }
+    try {
+      await this.work(async (s) => {
+        const current = await loadRouter(s, id, 'edge');
+        const next: Router = {
+          ...current,
+          isVerified: false,
+          fingerprint: null,
+          certPem: null,
+          unverifiedFingerprint: null,
+          unverifiedCertPem: null,
+          updatedAt: this.now(),
+        };
+        await s.routers.update(next);
+        await emitEdgeRouterEvent(s, 'updated', next);
+      });
+    } catch (err) {
+      // A router that is gone, or still verified, must not keep the new enrollment (best effort:
+      // the data-integrity fix removes one of a router that is gone). One that was awaiting
+      // enrollment keeps it: it replaced the one it had.
+      const gone = err instanceof ApiError && err.code === 'NOT_FOUND';
+      if (gone || before.isVerified) await this.enrollments.revoke(id).catch(() => undefined);
+      throw err;
+    }
   }
 
   /**

@@ -1,5 +1,6 @@
 import { ApiError, type ServiceState, inventoryEventTypes } from '@ziti/contracts';
 import { base62Uuid } from '@ziti/platform';
+import { emitIdentityServiceConfigs } from './identity-service-configs.ts';
 import type { ListInput, ListPage, RoleFilter, Service } from './model.ts';
 import type { InventoryStores, UnitOfWork } from './ports.ts';
 import { assertRoleAttributes, mapOrEmpty, presentIn, requireName } from './rules.ts';
@@ -160,12 +161,14 @@ export class ServiceCatalog {
     });
   }
 
-  /** Its terminators and identity config overrides go with it. */
+  /** Its terminators and identity config overrides go with it (the identities' new lists are announced). */
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
       const current = await loadService(s, id);
+      const overridden = await s.identityServiceConfigs.identityIdsByService(id);
       await s.services.delete(id);
       await emitServiceEvent(s, 'deleted', { ...current, updatedAt: this.now() });
+      await emitIdentityServiceConfigs(s, overridden);
     });
   }
 }

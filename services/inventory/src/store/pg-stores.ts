@@ -70,6 +70,26 @@ async function withForeignKey<T>(write: () => Promise<T>, constraint: string, er
   }
 }
 
+/**
+ * One page of a table keyed by `id` for owners' state pages: the rows with `ids`, or the next
+ * `limit` after `after`, in bytewise id order. `table` is a name written in code, never input.
+ */
+async function statePage(
+  db: Db,
+  table: 'configs' | 'config_types',
+  after: string | undefined,
+  limit: number,
+  ids?: string[],
+): Promise<Row[]> {
+  return ids
+    ? queryRows<Row>(db, `select * from ${table} where id = any($1::text[]) order by id collate "C"`, [ids])
+    : queryRows<Row>(
+        db,
+        `select * from ${table} where ($1::text is null or id collate "C" > $1) order by id collate "C" limit $2`,
+        [after ?? null, limit],
+      );
+}
+
 // ---------------------------------------------------------------------------------------------
 
 export class PgSeedStore implements SeedStore {
@@ -167,6 +187,10 @@ export class PgConfigTypeStore implements ConfigTypeStore {
     );
     return rows.map((r) => r.id);
   }
+
+  async page(after: string | undefined, limit: number, ids?: string[]): Promise<ConfigType[]> {
+    return (await statePage(this.db, 'config_types', after, limit, ids)).map(configTypeFromRow);
+  }
 }
 
 function configFromRow(r: Row): Config {
@@ -257,6 +281,10 @@ export class PgConfigStore implements ConfigStore {
       [configTypeId, after ?? null, limit],
     );
     return rows.map(configFromRow);
+  }
+
+  async page(after: string | undefined, limit: number, ids?: string[]): Promise<Config[]> {
+    return (await statePage(this.db, 'configs', after, limit, ids)).map(configFromRow);
   }
 }
 
@@ -628,6 +656,15 @@ export class PgTerminatorStore implements TerminatorStore {
 
 // ---------------------------------------------------------------------------------------------
 
+function identityServiceConfigFromRow(r: Row): IdentityServiceConfig {
+  return {
+    identityId: String(r.identity_id),
+    serviceId: String(r.service_id),
+    configId: String(r.config_id),
+    configTypeId: String(r.config_type_id),
+  };
+}
+
 export class PgIdentityServiceConfigStore implements IdentityServiceConfigStore {
   constructor(private readonly db: Db) {}
 
@@ -637,12 +674,27 @@ export class PgIdentityServiceConfigStore implements IdentityServiceConfigStore 
       'select * from identity_service_configs where identity_id = $1 order by service_id collate "C", config_type_id collate "C"',
       [identityId],
     );
-    return rows.map((r) => ({
-      identityId: String(r.identity_id),
-      serviceId: String(r.service_id),
-      configId: String(r.config_id),
-      configTypeId: String(r.config_type_id),
-    }));
+    return rows.map(identityServiceConfigFromRow);
+  }
+
+  async listByIdentities(identityIds: string[]): Promise<IdentityServiceConfig[]> {
+    if (identityIds.length === 0) return [];
+    const rows = await queryRows<Row>(
+      this.db,
+      `select * from identity_service_configs where identity_id = any($1::text[])
+        order by identity_id collate "C", service_id collate "C", config_id collate "C"`,
+      [identityIds],
+    );
+    return rows.map(identityServiceConfigFromRow);
+  }
+
+  async identityIdsByService(serviceId: string): Promise<string[]> {
+    const rows = await queryRows<{ id: string }>(
+      this.db,
+      'select distinct identity_id collate "C" as id from identity_service_configs where service_id = $1 order by 1',
+      [serviceId],
+    );
+    return rows.map((r) => r.id);
   }
 
   async upsert(l: IdentityServiceConfig): Promise<void> {
@@ -670,13 +722,20 @@ export class PgIdentityServiceConfigStore implements IdentityServiceConfigStore 
     ).length;
   }
 
-  async identityIds(after: string | undefined, limit: number): Promise<string[]> {
-    const rows = await queryRows<{ id: string }>(
-      this.db,
-      `select distinct identity_id collate "C" as id from identity_service_configs where ($1::text is null or identity_id collate "C" > $1)
-       order by 1 limit $2`,
-      [after ?? null, limit],
-    );
+  async identityIds(after: string | undefined, limit: number, ids?: string[]): Promise<string[]> {
+    const rows = ids
+      ? await queryRows<{ id: string }>(
+          this.db,
+          `select distinct identity_id collate "C" as id from identity_service_configs where identity_id = any($1::text[])
+           order by 1`,
+          [ids],
+        )
+      : await queryRows<{ id: string }>(
+          this.db,
+          `select distinct identity_id collate "C" as id from identity_service_configs where ($1::text is null or identity_id collate "C" > $1)
+           order by 1 limit $2`,
+          [after ?? null, limit],
+        );
     return rows.map((r) => r.id);
   }
 

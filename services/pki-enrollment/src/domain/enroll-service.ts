@@ -7,7 +7,7 @@ import { extractExternalId } from './external-id.ts';
 import { formatIdentityName } from './identity-name.ts';
 import { DEFAULT_IDENTITY_NAME_FORMAT, type Enrollment } from './model.ts';
 import { signCsr } from '@ziti/x509';
-import type { CredentialPort, PkiStores, UnitOfWork } from './ports.ts';
+import type { CredentialPort, UnitOfWork } from './ports.ts';
 import { MAX_PRESENTED_CHAIN, presentedLeaf, tryVerifyPresentedChain } from './trust.ts';
 
 /** One `/enroll*` request as the transport read it (ZITI-FACTS §8.2). */
@@ -33,13 +33,23 @@ export type EnrollResult =
   | { kind: 'empty' };
 
 /**
- * One enrollment method. It consumes the (row-locked) enrollment inside the caller's transaction:
- * on success the enrollment is deleted in that transaction, on failure it stays.
+ * One enrollment method, in two steps so that no transaction is open while another service is
+ * asked (docs/adr/0007). `prepare` checks the request and does the local work (CSR signing, chain
+ * checks) before the enrollment is claimed; the step it returns hands the credential to its owner
+ * (auth, or inventory for routers) once the enrollment is claimed. When that step succeeds the
+ * enrollment is used up; when it fails the claim is released and the enrollment stays, unless it
+ * failed with INVALID_ENROLLMENT_TOKEN (the identity or router is gone): then the enrollment goes.
  */
 export interface EnrollmentModule {
   readonly method: string;
-  enroll(enrollment: Enrollment, request: EnrollRequest, stores: PkiStores): Promise<EnrollResult>;
+  prepare(enrollment: Enrollment, request: EnrollRequest): Promise<() => Promise<EnrollResult>>;
 }
+
+/**
+ * How long a claim holds an enrollment: longer than any call to another service may take (their
+ * timeouts are 10 s at most), so it only lapses when the replica that claimed it died.
+ */
+export const ENROLLMENT_CLAIM_MS = 60_000;
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -101,42 +111,59 @@ export class EnrollService {
       });
     if (!uuidPattern.test(token))
       throw ApiError.field('token', `token in query must be of type uuid: ${JSON.stringify(token)}`, token);
-    return this.work(async (s) => {
-      const enrollment = await s.enrollments.lockByToken(token);
-      // Found by the token's hash; compare the token itself too, in constant time.
-      const same =
-        enrollment !== null &&
-        enrollment.token.length === token.length &&
-        timingSafeEqual(Buffer.from(enrollment.token), Buffer.from(token));
-      if (!enrollment || !same || (expectedMethod !== undefined && enrollment.method !== expectedMethod)) {
-        throw new ApiError('INVALID_ENROLLMENT_TOKEN', {
-          code: 'INVALID_ENROLLMENT_TOKEN',
-          message: 'the enrollment token is not valid',
-        });
-      }
-      if (enrollment.expiresAt.getTime() <= this.now().getTime()) {
-        throw new ApiError('ENROLLMENT_EXPIRED', {
-          code: 'ENROLLMENT_EXPIRED',
-          message: `the enrollment expired at ${enrollment.expiresAt.toISOString()}`,
-        });
-      }
-      const module = this.modules.get(enrollment.method);
-      if (!module) {
-        throw new ApiError('INVALID_ENROLL_METHOD', {
-          code: 'INVALID_ENROLL_METHOD',
-          message: `enrollment method ${enrollment.method} is not supported`,
-        });
-      }
-      const result = await module.enroll(enrollment, request, s);
-      await s.enrollments.delete(enrollment.id);
-      return result;
-    });
+    const invalid = () =>
+      new ApiError('INVALID_ENROLLMENT_TOKEN', {
+        code: 'INVALID_ENROLLMENT_TOKEN',
+        message: 'the enrollment token is not valid',
+      });
+    const enrollment = await this.work((s) => s.enrollments.findByToken(token));
+    // Found by the token's hash; compare the token itself too, in constant time.
+    const same =
+      enrollment !== null &&
+      enrollment.token.length === token.length &&
+      timingSafeEqual(Buffer.from(enrollment.token), Buffer.from(token));
+    if (!enrollment || !same || (expectedMethod !== undefined && enrollment.method !== expectedMethod)) throw invalid();
+    if (enrollment.expiresAt.getTime() <= this.now().getTime()) {
+      throw new ApiError('ENROLLMENT_EXPIRED', {
+        code: 'ENROLLMENT_EXPIRED',
+        message: `the enrollment expired at ${enrollment.expiresAt.toISOString()}`,
+      });
+    }
+    const module = this.modules.get(enrollment.method);
+    if (!module) {
+      throw new ApiError('INVALID_ENROLL_METHOD', {
+        code: 'INVALID_ENROLL_METHOD',
+        message: `enrollment method ${enrollment.method} is not supported`,
+      });
+    }
+    const complete = await module.prepare(enrollment, request);
+    // One use at a time: the claim commits at once, so no transaction is held while the owner of
+    // the credential is asked. A concurrent use of the same token finds it claimed (or gone).
+    const now = this.now();
+    const until = new Date(now.getTime() + ENROLLMENT_CLAIM_MS);
+    if (!(await this.work((s) => s.enrollments.claim(enrollment.id, token, until, now)))) throw invalid();
+    let result: EnrollResult;
+    try {
+      result = await complete();
+    } catch (err) {
+      const gone = err instanceof ApiError && err.code === 'INVALID_ENROLLMENT_TOKEN';
+      // Best effort: a claim that can not be released lapses on its own.
+      await this.work(async (s) => {
+        if (gone) await s.enrollments.delete(enrollment.id);
+        else await s.enrollments.release(enrollment.id);
+      }).catch(() => undefined);
+      throw err;
+    }
+    // Used up. Should the delete fail, the claim lapses and a second use is refused by the owner
+    // (the identity has that authenticator, the router is verified); the credential stands.
+    await this.work((s) => s.enrollments.delete(enrollment.id)).catch(() => undefined);
+    return result;
   }
 
   private ottModule(): EnrollmentModule {
     return {
       method: 'ott',
-      enroll: async (enrollment, request) => {
+      prepare: async (enrollment, request) => {
         if (!request.csrPem)
           throw new ApiError('COULD_NOT_PROCESS_CSR', {
             code: 'COULD_NOT_PROCESS_CSR',
@@ -148,8 +175,10 @@ export class EnrollService {
           validityDays: this.options.identityCertDays,
           now: this.now(),
         });
-        await this.createCredential({ identityId: enrollment.identityId!, method: 'cert', certPem });
-        return { kind: 'certificate', certPem, chainPem: certPem + signer.issuingChainPem };
+        return async () => {
+          await this.createCredential({ identityId: enrollment.identityId!, method: 'cert', certPem });
+          return { kind: 'certificate', certPem, chainPem: certPem + signer.issuingChainPem };
+        };
       },
     };
   }
@@ -157,8 +186,9 @@ export class EnrollService {
   private ottcaModule(): EnrollmentModule {
     return {
       method: 'ottca',
-      enroll: async (enrollment, request, s) => {
-        const ca = enrollment.caId ? await s.cas.get(enrollment.caId) : null;
+      prepare: async (enrollment, request) => {
+        const caId = enrollment.caId;
+        const ca = caId ? await this.work((s) => s.cas.get(caId)) : null;
         if (!ca || !ca.isVerified || !ca.isOttCaEnrollmentEnabled) {
           throw new ApiError('ENROLLMENT_CA_NOT_VALID', {
             code: 'ENROLLMENT_CA_NOT_VALID',
@@ -170,13 +200,11 @@ export class EnrollService {
         if (!(await tryVerifyPresentedChain(chain, ca.certPem, { usage: 'clientAuth', now: this.now() }))) {
           throw certFailed(`the client certificate does not verify against ca ${ca.id}`);
         }
-        await this.createCredential({
-          identityId: enrollment.identityId!,
-          method: 'cert',
-          certPem: presentedLeaf(chain)!.pem,
-          caId: ca.id,
-        });
-        return { kind: 'empty' };
+        const certPem = presentedLeaf(chain)!.pem;
+        return async () => {
+          await this.createCredential({ identityId: enrollment.identityId!, method: 'cert', certPem, caId: ca.id });
+          return { kind: 'empty' };
+        };
       },
     };
   }
@@ -184,16 +212,19 @@ export class EnrollService {
   private updbModule(): EnrollmentModule {
     return {
       method: 'updb',
-      enroll: async (enrollment, request) => {
-        if (!request.password) throw ApiError.field('password', 'password in body is required', request.password);
+      prepare: async (enrollment, request) => {
+        const password = request.password;
+        if (!password) throw ApiError.field('password', 'password in body is required', password);
         // The username is the one the enrollment was created with; a body username is ignored.
-        await this.createCredential({
-          identityId: enrollment.identityId!,
-          method: 'updb',
-          username: enrollment.username ?? '',
-          password: request.password,
-        });
-        return { kind: 'empty' };
+        return async () => {
+          await this.createCredential({
+            identityId: enrollment.identityId!,
+            method: 'updb',
+            username: enrollment.username ?? '',
+            password,
+          });
+          return { kind: 'empty' };
+        };
       },
     };
   }

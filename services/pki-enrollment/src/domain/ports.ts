@@ -36,8 +36,20 @@ export interface CaStore {
 
 export interface EnrollmentStore {
   get(id: string): Promise<Enrollment | null>;
-  /** The enrollment of a token, row-locked until the transaction ends (one use at a time). */
-  lockByToken(token: string): Promise<Enrollment | null>;
+  /** The enrollment of a token. */
+  findByToken(token: string): Promise<Enrollment | null>;
+  /**
+   * Claims the enrollment for one use until `until`: true unless it is gone, its token changed or
+   * a live claim holds it (one use at a time, without a transaction held while it is used).
+   */
+  claim(id: string, token: string, until: Date, now: Date): Promise<boolean>;
+  /** Ends a claim: the enrollment can be used again. */
+  release(id: string): Promise<void>;
+  /**
+   * Deletes the router's enrollments unless one is claimed (being used) at `now`; false when a
+   * claimed one stays.
+   */
+  clearRouter(routerId: string, now: Date): Promise<boolean>;
   list(input: ListInput, identityId?: string): Promise<ListPage<Enrollment>>;
   listByIdentities(identityIds: string[]): Promise<Enrollment[]>;
   insert(enrollment: Enrollment): Promise<void>;

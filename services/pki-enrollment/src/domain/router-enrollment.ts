@@ -34,6 +34,11 @@ export interface RouterEnrollmentOptions {
   durationMinutes: number;
   /** Validity of the client and server certificates issued to routers. */
   certDays: number;
+  /**
+   * How long a new enrollment waits for the router's current one to stop being used (default 5 s,
+   * inside inventory's 10 s budget for the call; a use takes one call to inventory).
+   */
+  issueWaitMs?: number;
 }
 
 export interface RouterCertificates {
@@ -68,14 +73,18 @@ export function routerCsrs(body: Record<string, unknown> | undefined): { clientC
  * one, which stops being accepted at once.
  */
 export class RouterEnrollmentService {
+  private readonly options: Required<RouterEnrollmentOptions>;
+
   constructor(
     private readonly work: UnitOfWork,
     private readonly enrollments: EnrollmentService,
     private readonly pki: ControllerPkiService,
     private readonly routers: RouterDirectory,
-    private readonly options: RouterEnrollmentOptions,
+    options: RouterEnrollmentOptions,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.options = { issueWaitMs: 5_000, ...options };
+  }
 
   private static filterFor(routerIds: string[]): string {
     const list = routerIds.map(quote).join(', ');
@@ -87,7 +96,13 @@ export class RouterEnrollmentService {
     return (await s.enrollments.list({ filter: RouterEnrollmentService.filterFor(routerIds) })).items;
   }
 
-  /** A new enrollment for the router; any it had is replaced (its token stops working). */
+  /**
+   * A new enrollment for the router; any it had is replaced (its token stops working). While the
+   * current one is being used (claimed by `/enroll`, which is telling inventory the router is
+   * enrolled) the new one waits for that to end, so a re-enrollment always lands after an
+   * enrollment it overlaps and the router ends awaiting enrollment with this token. Nothing is
+   * held while waiting (the enrollment needs inventory, which may be the caller).
+   */
   async issue(routerId: string, kind: RouterKind): Promise<Enrollment> {
     const expiresAt = new Date(this.now().getTime() + this.options.durationMinutes * 60_000);
     const enrollment = await this.enrollments.build({
@@ -96,11 +111,26 @@ export class RouterEnrollmentService {
       expiresAt,
       idKind: 'short',
     });
-    await this.work(async (s) => {
-      for (const old of await this.routerEnrollments(s, [routerId])) await s.enrollments.delete(old.id);
-      await s.enrollments.insert(enrollment);
-    });
-    return enrollment;
+    const deadline = Date.now() + this.options.issueWaitMs;
+    for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+      const issued = await this.work(async (s) => {
+        if (!(await s.enrollments.clearRouter(routerId, this.now()))) return false;
+        await s.enrollments.insert(enrollment);
+        return true;
+      }).catch((err: unknown) => {
+        // Another replica issued one for the router at the same moment (one per router): again.
+        if (err instanceof ApiError && err.code === 'ENROLLMENT_EXISTS') return false;
+        throw err;
+      });
+      if (issued) return enrollment;
+      if (Date.now() >= deadline) {
+        throw new ApiError('TIMEOUT', {
+          code: 'TIMEOUT',
+          message: `the enrollment of router ${routerId} is being used; try again`,
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
   }
 
   async revoke(routerId: string): Promise<void> {
@@ -140,11 +170,14 @@ export class RouterEnrollmentService {
     return { ca: this.pki.serverIdentity().caBundlePem, cert: clientPem + chain, serverCert: serverPem + chain };
   }
 
-  /** The `erott` method of `/enroll`: consumes the (locked) enrollment inside the caller's transaction. */
+  /**
+   * The `erott` method of `/enroll`: the CSRs are signed before the enrollment is claimed; once it
+   * is, inventory is told the router is enrolled (no transaction is open here meanwhile).
+   */
   erottModule(): EnrollmentModule {
     return {
       method: 'erott',
-      enroll: async (enrollment: Enrollment, request: EnrollRequest) => {
+      prepare: async (enrollment: Enrollment, request: EnrollRequest) => {
         const routerId = enrollment.edgeRouterId;
         if (!routerId)
           throw new ApiError('INVALID_ENROLLMENT_TOKEN', {
@@ -153,23 +186,25 @@ export class RouterEnrollmentService {
           });
         const { clientCsr, serverCsr } = routerCsrs(request.body);
         const { clientPem, serverPem } = await this.sign(routerId, clientCsr, serverCsr);
-        try {
-          await this.routers.enrolled({
-            routerId,
-            kind: 'edge',
-            fingerprint: fingerprint(clientPem),
-            certPem: clientPem,
-          });
-        } catch (err) {
-          if (err instanceof ApiError && err.code === 'NOT_FOUND') {
-            throw new ApiError('INVALID_ENROLLMENT_TOKEN', {
-              code: 'INVALID_ENROLLMENT_TOKEN',
-              message: 'the router of this enrollment no longer exists',
+        return async () => {
+          try {
+            await this.routers.enrolled({
+              routerId,
+              kind: 'edge',
+              fingerprint: fingerprint(clientPem),
+              certPem: clientPem,
             });
+          } catch (err) {
+            if (err instanceof ApiError && err.code === 'NOT_FOUND') {
+              throw new ApiError('INVALID_ENROLLMENT_TOKEN', {
+                code: 'INVALID_ENROLLMENT_TOKEN',
+                message: 'the router of this enrollment no longer exists',
+              });
+            }
+            throw err;
           }
-          throw err;
-        }
-        return { kind: 'data', data: { ...this.certificates(clientPem, serverPem) } };
+          return { kind: 'data', data: { ...this.certificates(clientPem, serverPem) } };
+        };
       },
     };
   }

@@ -174,11 +174,39 @@ export class PgEnrollmentStore implements EnrollmentStore {
     return rows[0] ? this.fromRow(rows[0] as unknown as Row) : null;
   }
 
-  async lockByToken(token: string): Promise<Enrollment | null> {
-    const rows = await queryRows<Row>(this.db, 'select * from enrollments where token_hash = $1 for update', [
-      tokenHash(token),
-    ]);
+  async findByToken(token: string): Promise<Enrollment | null> {
+    const rows = await queryRows<Row>(this.db, 'select * from enrollments where token_hash = $1', [tokenHash(token)]);
     return rows[0] ? this.fromRow(rows[0]) : null;
+  }
+
+  async claim(id: string, token: string, until: Date, now: Date): Promise<boolean> {
+    const rows = await queryRows(
+      this.db,
+      `update enrollments set claimed_until = $3::timestamptz
+        where id = $1 and token_hash = $2 and (claimed_until is null or claimed_until <= $4::timestamptz) returning 1`,
+      [id, tokenHash(token), until.toISOString(), now.toISOString()],
+    );
+    return rows.length > 0;
+  }
+
+  async release(id: string): Promise<void> {
+    await queryRows(this.db, 'update enrollments set claimed_until = null where id = $1', [id]);
+  }
+
+  async clearRouter(routerId: string, now: Date): Promise<boolean> {
+    // The claim is re-checked on the row itself, so a claim committed meanwhile keeps it.
+    await queryRows(
+      this.db,
+      `delete from enrollments where (edge_router_id = $1 or transit_router_id = $1)
+          and (claimed_until is null or claimed_until <= $2::timestamptz)`,
+      [routerId, now.toISOString()],
+    );
+    const left = await queryRows(
+      this.db,
+      'select 1 from enrollments where edge_router_id = $1 or transit_router_id = $1 limit 1',
+      [routerId],
+    );
+    return left.length === 0;
   }
 
   async list(input: ListInput, identityId?: string): Promise<ListPage<Enrollment>> {

@@ -43,6 +43,8 @@ export const enrollments = pgTable('enrollments', {
   tags: jsonb('tags').notNull().$type<Record<string, unknown>>(),
   createdAt: ts('created_at').notNull(),
   updatedAt: ts('updated_at').notNull(),
+  /** Set while `/enroll` uses the enrollment (migration 0003); not part of the entity. */
+  claimedUntil: ts('claimed_until'),
 });
 
 export const apiSessionCertificates = pgTable('api_session_certificates', {

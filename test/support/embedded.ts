@@ -1,0 +1,145 @@
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { createAuthService } from '@ziti/auth/app';
+import { readAuthConfig } from '@ziti/auth/config';
+import { createGateway } from '@ziti/gateway/app';
+import { readGatewayConfig } from '@ziti/gateway/config';
+import { createInventoryService } from '@ziti/inventory/app';
+import { createPkiService } from '@ziti/pki-enrollment/app';
+import { readPkiConfig } from '@ziti/pki-enrollment/config';
+import {
+  InProcessBus,
+  MemoryApiSessionStore,
+  type RunnableService,
+  SecretBox,
+  createLogger,
+  openDatabase,
+} from '@ziti/platform';
+import { createPolicyService } from '@ziti/policy/app';
+import type { Api } from './e2e.ts';
+import { base } from './e2e.ts';
+import { type HttpRequest, type HttpResponse, createHttpClient } from './http.ts';
+import { uniqueName } from './infra.ts';
+import { certificatesFromPkcs7Base64 } from './pkcs7.ts';
+import { loadSpecValidator } from './spec-validator.ts';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => (typeof a === 'object' && a ? resolve(a.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * The embedded mode (`npm start`) inside the test process, composed as packages/standalone/src/main.ts
+ * composes it: one PGlite per service (in memory, or under `dataDir`), the in-process bus, in-memory
+ * API sessions, the gateway on a loopback port. Driven over HTTPS like the cluster fixture, every
+ * response validated against the specs.
+ */
+export async function startEmbedded(options: { dataDir?: string } = {}) {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ZITI_SECRET_KEY: SecretBox.generateSecret(),
+    ZITI_ADMIN_USERNAME: 'admin',
+    ZITI_ADMIN_PASSWORD: uniqueName('pw'),
+    ZITI_BIND: '127.0.0.1',
+    ZITI_PORT: String(port),
+    ZITI_ADVERTISED_ADDRESS: `localhost:${port}`,
+    ZITI_AUTH_RATE_LIMIT: '0',
+  };
+  const logger = createLogger('embedded', process.env.LOG_LEVEL ?? 'warn');
+  const bus = new InProcessBus({ holdEvents: true });
+  const sessions = new MemoryApiSessionStore();
+  const db = (name: string) =>
+    openDatabase(options.dataDir ? { pgliteDir: join(options.dataDir, name) } : { pgliteMemory: true });
+  const services: RunnableService[] = [
+    createPkiService({
+      config: readPkiConfig(env),
+      database: await db('pki'),
+      bus,
+      logger: logger.child({ service: 'pki-enrollment' }),
+      ownsBus: false,
+    }),
+    createAuthService({
+      config: readAuthConfig(env),
+      database: await db('auth'),
+      bus,
+      sessions,
+      logger: logger.child({ service: 'auth' }),
+      ownsBus: false,
+    }),
+    createPolicyService({
+      database: await db('policy'),
+      bus,
+      logger: logger.child({ service: 'policy' }),
+      ownsBus: false,
+    }),
+    createInventoryService({
+      database: await db('inventory'),
+      bus,
+      logger: logger.child({ service: 'inventory' }),
+      ownsBus: false,
+    }),
+  ];
+  const gateway = createGateway({
+    config: readGatewayConfig(env),
+    bus,
+    sessions,
+    logger: logger.child({ service: 'gateway' }),
+  });
+  const started: RunnableService[] = [];
+  const stop = async () => {
+    for (const s of [gateway, ...[...started].reverse()]) await s.stop().catch(() => undefined);
+    await bus.close();
+  };
+  try {
+    for (const s of services) {
+      await s.start();
+      started.push(s);
+    }
+    bus.openEvents();
+    await gateway.start();
+    started.unshift(gateway);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+
+  const baseUrl = `https://127.0.0.1:${port}`;
+  const insecure = createHttpClient(baseUrl, undefined);
+  const caPems = certificatesFromPkcs7Base64((await insecure({ path: '/.well-known/est/cacerts' })).text);
+  const http = createHttpClient(baseUrl, caPems.join(''));
+  const validator = loadSpecValidator();
+
+  async function call(api: Api, req: HttpRequest & { token?: string }): Promise<HttpResponse> {
+    const headers = { ...(req.headers ?? {}) };
+    if (req.token) headers['zt-session'] = req.token;
+    const path = req.path.startsWith('/edge/') ? req.path : base[api] + req.path;
+    const res = await http({ ...req, path, headers });
+    validator.validate(
+      api,
+      req.method ?? 'GET',
+      path,
+      res.status,
+      res.json ?? (res.text || undefined),
+      String(res.headers['content-type'] ?? ''),
+    );
+    return res;
+  }
+
+  const login = await call('management', {
+    method: 'POST',
+    path: '/authenticate?method=password',
+    body: { username: env.ZITI_ADMIN_USERNAME, password: env.ZITI_ADMIN_PASSWORD },
+  });
+  if (login.status !== 200) {
+    await stop();
+    throw new Error(`admin login failed: ${login.status} ${login.text}`);
+  }
+  return { call, caPems, adminToken: login.json.data.token as string, port, stop };
+}
+
+export type Embedded = Awaited<ReturnType<typeof startEmbedded>>;
