@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { startLocalCluster } from '../deploy/local-cluster.ts';
+import { benchEmitCost } from './emit-cost.ts';
 
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // loopback only, self-issued certificates
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -92,13 +93,22 @@ execFileSync(
 );
 
 /** Scenarios: `npm run bench` runs all, `npm run bench -- <name>` one. */
-const scenarios = ['read', 'visibility'] as const;
+const scenarios = ['read', 'visibility', 'emit'] as const;
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const w of wanted)
   if (!(scenarios as readonly string[]).includes(w))
     throw new Error(`unknown scenario ${w}; one of ${scenarios.join(', ')}`);
 const runs = (name: (typeof scenarios)[number]) => wanted.length === 0 || wanted.includes(name);
 
+if (runs('emit')) {
+  const emit = await benchEmitCost();
+  const date = new Date().toISOString();
+  mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+  writeFileSync(
+    join(root, 'bench', 'results', `${date.slice(0, 19).replace(/:/g, '-')}-emit.json`),
+    `${JSON.stringify({ date, scenario: 'emit', machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }, ...emit }, null, 2)}\n`,
+  );
+}
 if (runs('visibility')) await benchVisibility();
 if (runs('read')) await benchRead();
 

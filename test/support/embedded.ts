@@ -1,21 +1,7 @@
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { createAuthService } from '@ziti/auth/app';
-import { readAuthConfig } from '@ziti/auth/config';
-import { createGateway } from '@ziti/gateway/app';
-import { readGatewayConfig } from '@ziti/gateway/config';
-import { createInventoryService } from '@ziti/inventory/app';
-import { createPkiService } from '@ziti/pki-enrollment/app';
-import { readPkiConfig } from '@ziti/pki-enrollment/config';
-import {
-  InProcessBus,
-  MemoryApiSessionStore,
-  type RunnableService,
-  SecretBox,
-  createLogger,
-  openDatabase,
-} from '@ziti/platform';
-import { createPolicyService } from '@ziti/policy/app';
+import { SecretBox, createLogger, openDatabase } from '@ziti/platform';
+import { composeEmbedded } from '@ziti/standalone/compose';
 import type { Api } from './e2e.ts';
 import { base } from './e2e.ts';
 import { type HttpRequest, type HttpResponse, createHttpClient } from './http.ts';
@@ -34,8 +20,8 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * The embedded mode (`npm start`) inside the test process, composed as packages/standalone/src/main.ts
- * composes it: one PGlite per service (in memory, or under `dataDir`), the in-process bus, in-memory
+ * The embedded mode (`npm start`) inside the test process, with the same composition
+ * (packages/standalone/src/compose.ts): one PGlite per service (in memory, or under `dataDir`), the in-process bus, in-memory
  * API sessions, the gateway on a loopback port. Driven over HTTPS like the cluster fixture, every
  * response validated against the specs.
  */
@@ -50,63 +36,14 @@ export async function startEmbedded(options: { dataDir?: string } = {}) {
     ZITI_ADVERTISED_ADDRESS: `localhost:${port}`,
     ZITI_AUTH_RATE_LIMIT: '0',
   };
-  const logger = createLogger('embedded', process.env.LOG_LEVEL ?? 'warn');
-  const bus = new InProcessBus({ holdEvents: true });
-  const sessions = new MemoryApiSessionStore();
-  const db = (name: string) =>
-    openDatabase(options.dataDir ? { pgliteDir: join(options.dataDir, name) } : { pgliteMemory: true });
-  const services: RunnableService[] = [
-    createPkiService({
-      config: readPkiConfig(env),
-      database: await db('pki'),
-      bus,
-      logger: logger.child({ service: 'pki-enrollment' }),
-      ownsBus: false,
-    }),
-    createAuthService({
-      config: readAuthConfig(env),
-      database: await db('auth'),
-      bus,
-      sessions,
-      logger: logger.child({ service: 'auth' }),
-      ownsBus: false,
-    }),
-    createPolicyService({
-      database: await db('policy'),
-      bus,
-      logger: logger.child({ service: 'policy' }),
-      ownsBus: false,
-    }),
-    createInventoryService({
-      database: await db('inventory'),
-      bus,
-      logger: logger.child({ service: 'inventory' }),
-      ownsBus: false,
-    }),
-  ];
-  const gateway = createGateway({
-    config: readGatewayConfig(env),
-    bus,
-    sessions,
-    logger: logger.child({ service: 'gateway' }),
+  const { controller } = await composeEmbedded({
+    env,
+    logger: createLogger('embedded', process.env.LOG_LEVEL ?? 'warn'),
+    database: (name) =>
+      openDatabase(options.dataDir ? { pgliteDir: join(options.dataDir, name) } : { pgliteMemory: true }),
   });
-  const started: RunnableService[] = [];
-  const stop = async () => {
-    for (const s of [gateway, ...[...started].reverse()]) await s.stop().catch(() => undefined);
-    await bus.close();
-  };
-  try {
-    for (const s of services) {
-      await s.start();
-      started.push(s);
-    }
-    bus.openEvents();
-    await gateway.start();
-    started.unshift(gateway);
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+  await controller.start();
+  const stop = () => controller.stop();
 
   const baseUrl = `https://127.0.0.1:${port}`;
   const insecure = createHttpClient(baseUrl, undefined);

@@ -7,18 +7,20 @@ export const defaultCallTimeoutMs = 8_000;
 
 /**
  * A call to another service (`ziti.rpc.<owner>.call.<action>`): a down or slow owner becomes the
- * API's 503 codes, never a 500; the event positions the callee's writes produced are recorded for
- * the current request (docs/adr/0008). Parse the result with the contract's schema.
+ * API's 503 codes, never a 500; a result that does not match the contract's `schema` is UNHANDLED;
+ * the event positions the callee's writes produced are recorded for the current request
+ * (docs/adr/0008).
  */
-export async function callService(
+export async function callService<T = unknown>(
   bus: Bus,
   owner: Exclude<Owner, 'gateway'>,
   action: string,
   payload: unknown,
-  options: { timeoutMs?: number } = {},
-): Promise<unknown> {
+  options: { timeoutMs?: number; schema?: ReplySchema<T> } = {},
+): Promise<T> {
+  let result: unknown;
   try {
-    return await bus.request(subjects.call(owner, action), payload, {
+    result = await bus.request(subjects.call(owner, action), payload, {
       timeoutMs: options.timeoutMs ?? defaultCallTimeoutMs,
     });
   } catch (err) {
@@ -28,4 +30,13 @@ export async function callService(
       throw new ApiError('TIMEOUT', { code: 'TIMEOUT', message: `${owner} did not answer ${action} in time` });
     throw err;
   }
+  if (!options.schema) return result as T;
+  const parsed = options.schema.safeParse(result);
+  if (!parsed.success) throw new ApiError('UNHANDLED', `${owner}.${action} answered an unexpected shape`);
+  return parsed.data;
+}
+
+/** The contract schema of a call's result (a zod schema, structurally). */
+export interface ReplySchema<T> {
+  safeParse(value: unknown): { success: true; data: T } | { success: false };
 }

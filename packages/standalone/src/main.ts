@@ -1,23 +1,8 @@
 import 'reflect-metadata';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createAuthService } from '@ziti/auth/app';
-import { readAuthConfig } from '@ziti/auth/config';
-import { createGateway } from '@ziti/gateway/app';
-import { readGatewayConfig } from '@ziti/gateway/config';
-import { createInventoryService } from '@ziti/inventory/app';
-import { createPkiService } from '@ziti/pki-enrollment/app';
-import { readPkiConfig } from '@ziti/pki-enrollment/config';
-import {
-  InProcessBus,
-  MemoryApiSessionStore,
-  type RunnableService,
-  SecretBox,
-  createLogger,
-  openDatabase,
-  runProcess,
-} from '@ziti/platform';
-import { createPolicyService } from '@ziti/policy/app';
+import { type RunnableService, SecretBox, createLogger, openDatabase, runProcess } from '@ziti/platform';
+import { composeEmbedded } from './compose.ts';
 
 /**
  * `npm start`: the whole controller in one process for a newcomer. Same domain code as the
@@ -48,48 +33,16 @@ if (!env.ZITI_ADMIN_PASSWORD) {
 }
 env.ZITI_ADMIN_USERNAME ??= 'admin';
 
-const bus = new InProcessBus({ holdEvents: true });
-const sessions = new MemoryApiSessionStore();
-const db = (name: string) => openDatabase({ pgliteDir: join(dataDir, name) });
-
-const gatewayConfig = readGatewayConfig(env);
-const services: RunnableService[] = [
-  createPkiService({
-    config: readPkiConfig(env),
-    database: await db('pki'),
-    bus,
-    logger: logger.child({ service: 'pki-enrollment' }),
-    ownsBus: false,
-  }),
-  createAuthService({
-    config: readAuthConfig(env),
-    database: await db('auth'),
-    bus,
-    sessions,
-    logger: logger.child({ service: 'auth' }),
-    ownsBus: false,
-  }),
-  createPolicyService({
-    database: await db('policy'),
-    bus,
-    logger: logger.child({ service: 'policy' }),
-    ownsBus: false,
-  }),
-  createInventoryService({
-    database: await db('inventory'),
-    bus,
-    logger: logger.child({ service: 'inventory' }),
-    ownsBus: false,
-  }),
-];
-const gateway = createGateway({ config: gatewayConfig, bus, sessions, logger: logger.child({ service: 'gateway' }) });
+const { controller: services, gatewayConfig } = await composeEmbedded({
+  env,
+  logger,
+  database: (name) => openDatabase({ pgliteDir: join(dataDir, name) }),
+});
 
 const controller: RunnableService = {
-  name: 'controller',
+  ...services,
   async start() {
-    for (const s of services) await s.start();
-    bus.openEvents();
-    await gateway.start();
+    await services.start();
     const url = `https://${gatewayConfig.advertisedAddress}`;
     const lines = [
       '',
@@ -104,14 +57,6 @@ const controller: RunnableService = {
       '',
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
-  },
-  async ready() {
-    return (await Promise.all([...services, gateway].map((s) => s.ready()))).every(Boolean);
-  },
-  async stop() {
-    await gateway.stop();
-    for (const s of [...services].reverse()) await s.stop();
-    await bus.close();
   },
 };
 

@@ -4,10 +4,9 @@ import {
   calls,
   pkiCallNames,
   serverIdentitySchema,
-  subjects,
   verifyClientCertificateResultSchema,
 } from '@ziti/contracts';
-import type { Bus, Logger } from '@ziti/platform';
+import { type Bus, type Logger, callService } from '@ziti/platform';
 import type { ClientCertificateTrust } from '../domain/authentication-service.ts';
 
 interface PublicServerIdentity {
@@ -39,10 +38,17 @@ export class PkiCertificates implements ClientCertificateTrust {
 
   async serverIdentity(): Promise<PublicServerIdentity> {
     if (this.cached && this.now() - this.cached.at < this.cacheMs) return this.cached.value;
-    this.loading ??= this.bus
-      .request(subjects.call('pki-enrollment', calls.serverIdentity), {}, { timeoutMs: 5_000 })
-      .then((raw) => {
-        const parsed = serverIdentitySchema.parse(raw);
+    this.loading ??= callService(
+      this.bus,
+      'pki-enrollment',
+      calls.serverIdentity,
+      {},
+      {
+        timeoutMs: 5_000,
+        schema: serverIdentitySchema,
+      },
+    )
+      .then((parsed) => {
         const value = { certChainPem: parsed.certChainPem, caBundlePem: parsed.caBundlePem };
         this.cached = { value, at: this.now() };
         return value;
@@ -60,11 +66,9 @@ export class PkiCertificates implements ClientCertificateTrust {
   async verifyWithPki(chainPem: string[]): Promise<VerifyClientCertificateResult | null> {
     const request: VerifyClientCertificateRequest = { chainPem: chainPem.slice(0, 10) };
     try {
-      const raw = await this.bus.request(
-        subjects.call('pki-enrollment', pkiCallNames.verifyClientCertificate),
-        request,
-        { timeoutMs: 5_000 },
-      );
+      const raw = await callService(this.bus, 'pki-enrollment', pkiCallNames.verifyClientCertificate, request, {
+        timeoutMs: 5_000,
+      });
       const parsed = verifyClientCertificateResultSchema.safeParse(raw);
       if (!parsed.success) {
         this.logger.warn(

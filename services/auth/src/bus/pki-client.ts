@@ -3,17 +3,9 @@ import {
   createIdentityEnrollmentsResultSchema,
   pendingEnrollmentsResultSchema,
   pkiCallNames,
-  subjects,
 } from '@ziti/contracts';
-import type { Bus } from '@ziti/platform';
+import { type Bus, callService } from '@ziti/platform';
 import type { EnrollmentPort, EnrollmentRequestSpec } from '../domain/credential-service.ts';
-
-/*
- * NOTE (auth engineer, issue 4): this file was created by the enrollment work at the same time as
- * mine and I overwrote it by mistake while adding the certificate client (now bus/pki-certificates.ts).
- * This is a reconstruction from the EnrollmentPort interface and the call contracts in
- * packages/contracts/src/bus.ts — please compare it with your version and keep yours.
- */
 
 /** EnrollmentPort over the bus: pki-enrollment owns enrollments. */
 export class BusEnrollmentPort implements EnrollmentPort {
@@ -23,17 +15,21 @@ export class BusEnrollmentPort implements EnrollmentPort {
   ) {}
 
   async createForIdentity(identityId: string, specs: EnrollmentRequestSpec[]): Promise<string[]> {
-    const raw = await this.bus.request(
-      subjects.call('pki-enrollment', pkiCallNames.createIdentityEnrollments),
+    const result = await callService(
+      this.bus,
+      'pki-enrollment',
+      pkiCallNames.createIdentityEnrollments,
       { identityId, enrollments: specs },
-      { timeoutMs: this.timeoutMs },
+      { timeoutMs: this.timeoutMs, schema: createIdentityEnrollmentsResultSchema },
     );
-    return createIdentityEnrollmentsResultSchema.parse(raw).ids;
+    return result.ids;
   }
 
   async deleteForIdentity(identityId: string, ids: string[]): Promise<void> {
-    await this.bus.request(
-      subjects.call('pki-enrollment', pkiCallNames.deleteIdentityEnrollments),
+    await callService(
+      this.bus,
+      'pki-enrollment',
+      pkiCallNames.deleteIdentityEnrollments,
       { identityId, ids },
       { timeoutMs: this.timeoutMs },
     );
@@ -41,11 +37,13 @@ export class BusEnrollmentPort implements EnrollmentPort {
 
   async pendingFor(identityIds: string[]): Promise<Record<string, PendingEnrollment[]>> {
     if (identityIds.length === 0) return {};
-    const raw = await this.bus.request(
-      subjects.call('pki-enrollment', pkiCallNames.pendingEnrollments),
+    const result = await callService(
+      this.bus,
+      'pki-enrollment',
+      pkiCallNames.pendingEnrollments,
       { identityIds },
-      { timeoutMs: this.timeoutMs },
+      { timeoutMs: this.timeoutMs, schema: pendingEnrollmentsResultSchema },
     );
-    return pendingEnrollmentsResultSchema.parse(raw).enrollments;
+    return result.enrollments;
   }
 }

@@ -1,5 +1,4 @@
 import {
-  ApiError,
   type IntegrityResult,
   type Owner,
   type RouterEnrollmentInfo,
@@ -10,10 +9,9 @@ import {
   routerEnrollmentActions,
   routerEnrollmentInfoSchema,
   snapshotReplySchema,
-  subjects,
   summaryCountsSchema,
 } from '@ziti/contracts';
-import { type Bus, NoRespondersError, RequestTimeoutError } from '@ziti/platform';
+import { type Bus, callService } from '@ziti/platform';
 import type { ServiceMaintenance } from '../domain/database-maintenance.ts';
 import type { RouterEnrollment, RouterKind } from '../domain/model.ts';
 import type { IdentityDirectory } from '../domain/ports.ts';
@@ -27,18 +25,6 @@ export const databaseOwners = ['auth', 'pki-enrollment', 'policy', 'inventory'] 
 
 type DatabaseOwner = (typeof databaseOwners)[number];
 
-/** A service that does not answer is SERVICE_UNAVAILABLE (503) or TIMEOUT (503), as at the gateway. */
-async function ask(bus: Bus, subject: string, payload: unknown, timeoutMs: number): Promise<unknown> {
-  try {
-    return await bus.request(subject, payload, { timeoutMs });
-  } catch (err) {
-    if (err instanceof NoRespondersError)
-      throw new ApiError('SERVICE_UNAVAILABLE', { code: 'UNHANDLED', message: err.message });
-    if (err instanceof RequestTimeoutError) throw new ApiError('TIMEOUT', { code: 'UNHANDLED', message: err.message });
-    throw err;
-  }
-}
-
 /** The maintenance calls of every service, over the bus (`ziti.rpc.<owner>.call.maintenance.*`). */
 export class BusServiceMaintenance implements ServiceMaintenance {
   readonly services = databaseOwners;
@@ -50,31 +36,34 @@ export class BusServiceMaintenance implements ServiceMaintenance {
 
   async summaryCounts(service: string): Promise<Record<string, number>> {
     return summaryCountsSchema.parse(
-      await ask(
+      await callService(
         this.bus,
-        subjects.call(service as DatabaseOwner, maintenanceActions.summaryCounts),
+        service as DatabaseOwner,
+        maintenanceActions.summaryCounts,
         {},
-        this.timeouts.summary,
+        { timeoutMs: this.timeouts.summary },
       ),
     );
   }
 
   async integrityCheck(service: string, fix: boolean): Promise<IntegrityResult[]> {
-    const reply = await ask(
+    const reply = await callService(
       this.bus,
-      subjects.call(service as DatabaseOwner, maintenanceActions.integrityCheck),
+      service as DatabaseOwner,
+      maintenanceActions.integrityCheck,
       { fix },
-      this.timeouts.integrity,
+      { timeoutMs: this.timeouts.integrity },
     );
     return integrityCheckReplySchema.parse(reply).results;
   }
 
   async snapshot(service: string, label: string): Promise<string> {
-    const reply = await ask(
+    const reply = await callService(
       this.bus,
-      subjects.call(service as DatabaseOwner, maintenanceActions.snapshot),
+      service as DatabaseOwner,
+      maintenanceActions.snapshot,
       { label },
-      this.timeouts.snapshot,
+      { timeoutMs: this.timeouts.snapshot },
     );
     return snapshotReplySchema.parse(reply).path;
   }
@@ -89,11 +78,12 @@ export class BusIdentityDirectory implements IdentityDirectory {
     const unique = [...new Set(ids)];
     for (let i = 0; i < unique.length; i += 500) {
       const reply = entityStatesReplySchema.parse(
-        await ask(
+        await callService(
           this.bus,
-          subjects.call('auth', maintenanceActions.entityStates),
+          'auth',
+          maintenanceActions.entityStates,
           { type: 'identity', ids: unique.slice(i, i + 500) },
-          10_000,
+          { timeoutMs: 10_000 },
         ),
       );
       for (const s of reply.states) found.add(String(s.id));
@@ -115,28 +105,30 @@ export class BusRouterEnrollments implements RouterEnrollments {
   constructor(private readonly bus: Bus) {}
 
   async issue(routerId: string, kind: RouterKind): Promise<RouterEnrollment | null> {
-    const reply = await ask(
+    const reply = await callService(
       this.bus,
-      subjects.call('pki-enrollment', routerEnrollmentActions.issue),
+      'pki-enrollment',
+      routerEnrollmentActions.issue,
       { routerId, kind },
-      10_000,
+      { timeoutMs: 10_000 },
     );
     return enrollmentOf(routerEnrollmentInfoSchema.parse(reply));
   }
 
   async revoke(routerId: string): Promise<void> {
-    await ask(this.bus, subjects.call('pki-enrollment', routerEnrollmentActions.revoke), { routerId }, 10_000);
+    await callService(this.bus, 'pki-enrollment', routerEnrollmentActions.revoke, { routerId }, { timeoutMs: 10_000 });
   }
 
   async pending(routerIds: string[]): Promise<Map<string, RouterEnrollment>> {
     const out = new Map<string, RouterEnrollment>();
     for (let i = 0; i < routerIds.length; i += 1000) {
       const reply = pendingRouterEnrollmentsReplySchema.parse(
-        await ask(
+        await callService(
           this.bus,
-          subjects.call('pki-enrollment', routerEnrollmentActions.pending),
+          'pki-enrollment',
+          routerEnrollmentActions.pending,
           { routerIds: routerIds.slice(i, i + 1000) },
-          10_000,
+          { timeoutMs: 10_000 },
         ),
       );
       for (const [id, e] of Object.entries(reply.enrollments)) out.set(id, enrollmentOf(e));

@@ -8,9 +8,8 @@ import {
   revokeRouterEnrollmentsRequestSchema,
   routerByFingerprintReplySchema,
   routerEnrollmentActions,
-  subjects,
 } from '@ziti/contracts';
-import { type Bus, NoRespondersError, type OperationHandlers, RequestTimeoutError, reply } from '@ziti/platform';
+import { type Bus, type OperationHandlers, callService, reply } from '@ziti/platform';
 import type { z } from 'zod';
 import type { EnrollService } from '../domain/enroll-service.ts';
 import type { Enrollment } from '../domain/model.ts';
@@ -20,16 +19,8 @@ import type { RouterDirectory, RouterEnrollmentService, RouterKind } from '../do
 export class BusRouterDirectory implements RouterDirectory {
   constructor(private readonly bus: Bus) {}
 
-  private async ask(action: string, payload: unknown): Promise<unknown> {
-    try {
-      return await this.bus.request(subjects.call('inventory', action), payload);
-    } catch (err) {
-      if (err instanceof NoRespondersError)
-        throw new ApiError('SERVICE_UNAVAILABLE', { code: 'UNHANDLED', message: err.message });
-      if (err instanceof RequestTimeoutError)
-        throw new ApiError('TIMEOUT', { code: 'UNHANDLED', message: err.message });
-      throw err;
-    }
+  private ask(action: string, payload: unknown): Promise<unknown> {
+    return callService(this.bus, 'inventory', action, payload);
   }
 
   async enrolled(input: { routerId: string; kind: RouterKind; fingerprint: string; certPem: string }): Promise<void> {

@@ -1,0 +1,73 @@
+import { createAuthService } from '@ziti/auth/app';
+import { readAuthConfig } from '@ziti/auth/config';
+import { createGateway } from '@ziti/gateway/app';
+import { type GatewayConfig, readGatewayConfig } from '@ziti/gateway/config';
+import { createInventoryService } from '@ziti/inventory/app';
+import { createPkiService } from '@ziti/pki-enrollment/app';
+import { readPkiConfig } from '@ziti/pki-enrollment/config';
+import { type Database, InProcessBus, type Logger, MemoryApiSessionStore, type RunnableService } from '@ziti/platform';
+import { createPolicyService } from '@ziti/policy/app';
+
+/**
+ * The whole controller in one process (`npm start`, and the embedded tests): the same composition
+ * roots as the cluster, with one database per service from `database`, the in-process bus and
+ * in-memory API sessions. Events are held until every service has registered its consumers.
+ */
+export async function composeEmbedded(o: {
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  database: (service: 'pki' | 'auth' | 'policy' | 'inventory') => Promise<Database>;
+}): Promise<{ controller: RunnableService; gatewayConfig: GatewayConfig }> {
+  const bus = new InProcessBus({ holdEvents: true });
+  const sessions = new MemoryApiSessionStore();
+  const log = (service: string) => o.logger.child({ service });
+  const gatewayConfig = readGatewayConfig(o.env);
+  const services: RunnableService[] = [
+    createPkiService({
+      config: readPkiConfig(o.env),
+      database: await o.database('pki'),
+      bus,
+      logger: log('pki-enrollment'),
+      ownsBus: false,
+    }),
+    createAuthService({
+      config: readAuthConfig(o.env),
+      database: await o.database('auth'),
+      bus,
+      sessions,
+      logger: log('auth'),
+      ownsBus: false,
+    }),
+    createPolicyService({ database: await o.database('policy'), bus, logger: log('policy'), ownsBus: false }),
+    createInventoryService({ database: await o.database('inventory'), bus, logger: log('inventory'), ownsBus: false }),
+  ];
+  const gateway = createGateway({ config: gatewayConfig, bus, sessions, logger: log('gateway') });
+  const started: RunnableService[] = [];
+  const stop = async () => {
+    for (const s of [...started].reverse()) await s.stop().catch((err) => o.logger.error({ err }, 'stop failed'));
+    started.length = 0;
+    await bus.close();
+  };
+  const controller: RunnableService = {
+    name: 'controller',
+    async start() {
+      try {
+        for (const s of services) {
+          await s.start();
+          started.push(s);
+        }
+        bus.openEvents();
+        await gateway.start();
+        started.push(gateway);
+      } catch (err) {
+        await stop();
+        throw err;
+      }
+    },
+    async ready() {
+      return (await Promise.all([...services, gateway].map((s) => s.ready()))).every(Boolean);
+    },
+    stop,
+  };
+  return { controller, gatewayConfig };
+}
