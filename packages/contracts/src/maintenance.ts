@@ -71,5 +71,7 @@ export type EntityStatesRequest = z.infer<typeof entityStatesRequestSchema>;
 export const entityStatesReplySchema = z.object({
   states: z.array(z.record(z.string(), z.unknown())),
   position: z.number().int().nonnegative(),
+  /** Another page follows (after the last id of this one); absent on answers by `ids`. */
+  more: z.boolean().optional(),
 });
 export type EntityStatesReply = z.infer<typeof entityStatesReplySchema>;

@@ -31,6 +31,26 @@ export async function trackProduced<T>(fn: () => Promise<T>): Promise<{ result: 
   return { result, produced: ctx.produced };
 }
 
+/**
+ * Like `trackProduced`, but a failure is returned with the positions produced before it (a write
+ * may have committed before a later step failed: the caller must still wait for it).
+ */
+export async function settleProduced<T>(
+  fn: () => Promise<T>,
+): Promise<{ ok: true; result: T; produced: Positions } | { ok: false; error: unknown; produced: Positions }> {
+  const ctx: CausalContext = { produced: {} };
+  try {
+    return { ok: true, result: await context.run(ctx, fn), produced: ctx.produced };
+  } catch (error) {
+    return { ok: false, error, produced: ctx.produced };
+  }
+}
+
+/** Runs `fn` outside any request (background work must not add positions to whichever request woke it). */
+export function outsideRequest<T>(fn: () => T): T {
+  return context.exit(fn);
+}
+
 /** Records positions produced on behalf of the current request (a no-op outside one). */
 export function recordProduced(positions: Positions): void {
   const ctx = context.getStore();

@@ -171,7 +171,19 @@ export function maintenanceHandlers(o: MaintenanceOptions): Record<string, (payl
       return o.database.transaction(async (tx) => {
         await queryRows(tx, 'set transaction isolation level repeatable read, read only');
         const position = await currentEventPosition(tx);
-        return { states: await source(request, tx), position };
+        const states = await source(request, tx);
+        if (request.ids) return { states, position };
+        // A page stays well under the bus's message size whatever the states weigh; `more` says
+        // whether another page follows (a short page is not the last one when it was cut here).
+        let bytes = 0;
+        let kept = 0;
+        while (kept < states.length && (kept === 0 || bytes < maxPageBytes))
+          bytes += JSON.stringify(states[kept++]).length;
+        return {
+          states: states.slice(0, kept),
+          position,
+          more: kept < states.length || states.length === (request.limit ?? 500),
+        };
       });
     },
   };
@@ -191,6 +203,9 @@ export function entityStatesPage(
   if (request.after !== undefined) return { where: `${idColumn} collate "C" > $1`, params: [request.after], limit };
   return { where: 'true', params: [], limit };
 }
+
+/** The most a page of owner states weighs (JSON), far below NATS's default 1 MB max_payload. */
+const maxPageBytes = 256 * 1024;
 
 /** One page of an owner's states: read at `position`, covering the ids in (`after`, `upTo`] (`upTo` absent: to the end). */
 export interface OwnerStatesPage {
@@ -226,7 +241,8 @@ export async function* ownerEntityStates(
         { timeoutMs: 30_000 },
       ),
     );
-    const last = reply.states.length === pageSize ? String(reply.states[reply.states.length - 1]!.id) : undefined;
+    const more = (reply.more ?? reply.states.length === pageSize) && reply.states.length > 0;
+    const last = more ? String(reply.states[reply.states.length - 1]!.id) : undefined;
     yield {
       states: reply.states,
       position: reply.position,

@@ -57,8 +57,8 @@ export interface EventConsumerOptions {
 
 export interface Consumer {
   /**
-   * The durable did not exist (or had to be recreated) at this start: it delivers events published
-   * from now on, so whatever came before must come from the owners' state (a resync).
+   * The durable did not exist (or had to be recreated) at this start: it delivers the stream from
+   * its start, which may no longer hold everything, so read models resync from their owners.
    */
   readonly fresh: boolean;
   stop(): Promise<void>;

@@ -29,7 +29,7 @@ import type {
   Served,
 } from './bus.ts';
 import { NoRespondersError, RequestTimeoutError, RetryEvents } from './bus.ts';
-import { fromBusReply, toBusReply } from './reply.ts';
+import { fromBusReply, toBusReply, toFailure } from './reply.ts';
 
 const codec = JSONCodec<unknown>();
 
@@ -40,6 +40,10 @@ const codec = JSONCodec<unknown>();
  */
 const ackWaitMs = 4_000;
 const heartbeatMs = 1_000;
+/** Longest a replica keeps extending the deadline of a batch it handles (consumer statements time out before). */
+const maxHoldMs = 35_000;
+/** Events pulled and handled at a time. */
+const batchSize = 100;
 
 export interface NatsBusOptions {
   url: string;
@@ -51,6 +55,8 @@ export interface NatsBusOptions {
    */
   namespace?: string;
   logger: Logger;
+  /** Longest a replica keeps extending the ack deadline of a batch it handles (default 35 s). */
+  maxHoldMs?: number;
 }
 
 /** The cluster bus: NATS request/reply with queue groups, JetStream for durable events. */
@@ -111,7 +117,14 @@ export class NatsBus implements Bus {
           () => handler(codec.decode(msg.data), local),
           (e) => this.options.logger.error({ err: e, subject: local }, 'request handler failed'),
         ).then((reply) => {
-          if (msg.reply) msg.respond(codec.encode(reply));
+          if (!msg.reply) return;
+          try {
+            msg.respond(codec.encode(reply));
+          } catch (err) {
+            // e.g. a reply over the server's max_payload: the caller gets an error, not a timeout.
+            this.options.logger.error({ err, subject: local }, 'reply could not be sent');
+            msg.respond(codec.encode(toFailure(err)));
+          }
         });
         inFlight.add(work);
         void work.finally(() => inFlight.delete(work));
@@ -168,20 +181,35 @@ export class NatsBus implements Bus {
     const log = this.options.logger;
     const queue: JsMsg[] = [];
     const inHand = new Set<JsMsg>();
+    let handling: JsMsg[] = [];
+    let handlingSince = 0;
     let wake: (() => void) | undefined;
     let messages: ConsumerMessages | undefined;
     let stopped = false;
-    // Messages held here (queued or being handled) keep their ack deadline alive; those of a
-    // replica that dies are redelivered to another within `ackWaitMs`.
+    // Only the batch being handled keeps its ack deadline alive, and only for `maxHoldMs`: events
+    // of a replica that dies, or whose handler hangs, go to another replica within `ackWaitMs`.
+    // Queued events are not extended: a busy replica lets others take them.
     const heartbeat = setInterval(() => {
-      for (const m of inHand) m.working();
+      if (Date.now() - handlingSince > (this.options.maxHoldMs ?? maxHoldMs)) return;
+      for (const m of handling) m.working();
     }, heartbeatMs);
     heartbeat.unref();
 
+    // Pulls a batch only once the previous one was taken by the processor: a replica whose handler
+    // hangs stops pulling, and what it had fetched but not started goes elsewhere after `ackWaitMs`.
+    let drained: (() => void) | undefined;
     const reader = (async () => {
       while (!stopped) {
         try {
-          messages = await consumer.consume({ max_messages: 256 });
+          if (queue.length > 0) {
+            await new Promise<void>((r) => {
+              drained = r;
+            });
+            drained = undefined;
+            continue;
+          }
+          messages = await consumer.fetch({ max_messages: batchSize, expires: 5_000 });
+          if (stopped) messages.stop();
           for await (const m of messages) {
             inHand.add(m);
             queue.push(m);
@@ -189,8 +217,8 @@ export class NatsBus implements Bus {
           }
         } catch (err) {
           if (!stopped) log.warn({ err, durable }, 'event consumer interrupted; resuming');
+          if (!stopped) await new Promise((r) => setTimeout(r, 250));
         }
-        if (!stopped) await new Promise((r) => setTimeout(r, 250));
       }
     })();
 
@@ -240,7 +268,11 @@ export class NatsBus implements Bus {
           wake = undefined;
           continue;
         }
-        await handle(queue.splice(0, 100));
+        handling = queue.splice(0, batchSize);
+        handlingSince = Date.now();
+        drained?.();
+        await handle(handling);
+        handling = [];
       }
     })();
 
@@ -250,6 +282,7 @@ export class NatsBus implements Bus {
         stopped = true;
         messages?.stop();
         wake?.();
+        drained?.();
         await Promise.allSettled([reader, processor]);
         // Hand back what was fetched but not handled, so another replica gets it at once.
         for (const m of queue.splice(0)) m.nak();
@@ -261,8 +294,8 @@ export class NatsBus implements Bus {
 
   /**
    * Creates the shared durable, or brings an existing one to the wanted configuration. A filter
-   * that cannot be changed in place means a new durable. Returns whether the durable is new
-   * (it then delivers only what is published from now on).
+   * that cannot be changed in place means a new durable. Returns whether the durable is new (it
+   * then delivers the stream from its start; the consumer skips positions it already applied).
    */
   private async ensureDurable(jsm: JetStreamManager, durable: string, filter: string): Promise<boolean> {
     const wanted = { ack_wait: nanos(ackWaitMs), max_ack_pending: 2_000, max_deliver: -1 };
@@ -293,7 +326,7 @@ export class NatsBus implements Bus {
       await jsm.consumers.add(this.streamName, {
         durable_name: durable,
         ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.New,
+        deliver_policy: DeliverPolicy.All,
         filter_subject: filter,
         ...wanted,
       });

@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/contracts';
-import { hasPositions, recordProduced, trackProduced } from '../causality.ts';
+import { hasPositions, recordProduced, settleProduced } from '../causality.ts';
 import type { BusReply } from './bus.ts';
 
 /**
@@ -7,16 +7,12 @@ import type { BusReply } from './bus.ts';
  * The event positions the handler produced travel with the reply (docs/adr/0008).
  */
 export async function toBusReply(run: () => Promise<unknown>, onUnexpected: (err: unknown) => void): Promise<BusReply> {
-  let produced: Record<string, number> = {};
-  try {
-    const tracked = await trackProduced(run);
-    produced = tracked.produced;
-    return { ok: true, result: tracked.result, ...(hasPositions(produced) ? { positions: produced } : {}) };
-  } catch (err) {
-    if (err instanceof ApiError) return { ok: false, error: err.toJSON() };
-    onUnexpected(err);
-    return { ok: false, error: new ApiError('UNHANDLED').toJSON() };
-  }
+  const settled = await settleProduced(run);
+  const positions = hasPositions(settled.produced) ? { positions: settled.produced } : {};
+  if (settled.ok) return { ok: true, result: settled.result, ...positions };
+  if (settled.error instanceof ApiError) return { ok: false, error: settled.error.toJSON(), ...positions };
+  onUnexpected(settled.error);
+  return { ok: false, error: new ApiError('UNHANDLED').toJSON(), ...positions };
 }
 
 /** The reply's result (or its error, thrown); the positions it carries are recorded for the current request. */
@@ -24,4 +20,9 @@ export function fromBusReply(reply: BusReply): unknown {
   if (hasPositions(reply.positions)) recordProduced(reply.positions);
   if (reply.ok) return reply.result;
   throw ApiError.fromJSON(reply.error);
+}
+
+/** The reply of a handler whose answer could not be delivered. */
+export function toFailure(_err: unknown): BusReply {
+  return { ok: false, error: new ApiError('UNHANDLED').toJSON() };
 }

@@ -46,7 +46,7 @@ export type DatabaseConfig = { url: string; poolSize?: number } | { pgliteDir: s
 
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if ('url' in config) {
-    const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize ?? 10 });
+    const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize ?? 10, keepAlive: true });
     pool.on('error', () => {
       // An idle client lost its connection; the pool replaces it on next use.
     });
@@ -135,7 +135,7 @@ class PgNotifications {
   private connect(): Promise<pg.Client> {
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.url });
+      const client = new pg.Client({ connectionString: this.url, keepAlive: true });
       client.on('error', () => this.lost(client));
       client.on('end', () => this.lost(client));
       client.on('notification', (n) => {

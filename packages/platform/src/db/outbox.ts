@@ -1,7 +1,7 @@
 import type { Owner } from '@ziti/contracts';
 import { subjects } from '@ziti/contracts';
 import type { Bus, EventEnvelope } from '../bus/bus.ts';
-import { recordProduced } from '../causality.ts';
+import { outsideRequest, recordProduced } from '../causality.ts';
 import type { Logger } from '../logger.ts';
 import type { Database, DatabaseSession, Db } from './database.ts';
 import { queryRows } from './database.ts';
@@ -149,7 +149,7 @@ export class OutboxRelay {
       this.again = true;
       return;
     }
-    this.running = this.flushAll()
+    this.running = outsideRequest(() => this.flushAll())
       .catch((err) => this.logger.warn({ err }, 'outbox relay failed; will retry'))
       .finally(() => {
         this.running = undefined;

@@ -32,6 +32,8 @@ export interface RebuildableReadModel {
   applyPage(tx: Db, page: OwnerStatesPage): Promise<void>;
   /** Drops what can no longer matter once every event up to `watermark` is applied (old tombstones). */
   prune?(tx: Db, watermark: number): Promise<number>;
+  /** After every page was applied: state derived from the read model can be derived again. */
+  rebuilt?(tx: Db): Promise<void>;
 }
 
 /** Everything one service consumes of one source: one durable consumer, replicas share it. */
@@ -68,6 +70,9 @@ interface CursorRow {
 const parseApplied = (v: CursorRow['applied']): number[] =>
   (typeof v === 'string' ? v.replace(/[{}]/g, '').split(',').filter(Boolean) : v).map(Number);
 
+/** Longest a statement of a consumer's transaction may run. */
+const statementTimeoutMs = 30_000;
+
 /** The durable name of `owner`'s consumer of `source`'s events. */
 export const durableName = (owner: string, source: string) => `${owner}-from-${source}`;
 
@@ -86,6 +91,7 @@ export class SourceConsumer {
   private lastPrune = 0;
   private retryMs = 0;
   private stopped = false;
+  private gapReported = 0;
   private readonly handlers: Map<string, EventHandler>;
   private readonly warned = new Set<string>();
 
@@ -105,7 +111,9 @@ export class SourceConsumer {
       subject: `${subjects.event(this.o.source, '')}>`,
       handler: (batch) => this.onBatch(batch),
     });
-    if (this.consumer.fresh) await this.requireResync('the durable consumer is new');
+    // A new durable replays the stream from its start; read models rebuild from their owners in case
+    // the stream no longer holds everything (positions they already have are skipped either way).
+    if (this.consumer.fresh && this.o.readModels.length > 0) await this.requireResync('the durable consumer is new');
     await this.retryParked();
     this.timer = setInterval(() => void this.tick(), this.o.tickMs ?? 5_000);
     this.timer.unref();
@@ -154,15 +162,32 @@ export class SourceConsumer {
   private async maintain(): Promise<void> {
     const cursor = await this.cursor(this.o.database.db);
     const gapMs = cursor.gap_since ? Date.now() - new Date(cursor.gap_since).getTime() : 0;
-    const gap = gapMs > (this.o.gapResyncMs ?? 60_000);
-    if (gap && !cursor.resync_required) {
-      const missing = Number(cursor.watermark) + 1;
+    const gap = gapMs > (this.o.gapResyncMs ?? 5 * 60_000);
+    const missing = Number(cursor.watermark) + 1;
+    if (gap && this.o.readModels.length === 0) {
+      // Nothing to rebuild from: skipping the position would lose what its handler does. The event
+      // is still in the stream (7 days) and comes when whoever holds it lets go; keep waiting, loudly.
+      if (this.gapReported !== missing) {
+        this.gapReported = missing;
+        this.o.logger.error(
+          { consumer: this.durable, missing, forSeconds: Math.round(gapMs / 1000) },
+          'an event position is missing; waiting for it',
+        );
+      }
+    } else if (gap && !cursor.resync_required) {
       await this.requireResync(`position ${missing} has been missing for ${Math.round(gapMs / 1000)} s`);
     }
-    if (cursor.resync_required || gap) await this.resync();
+    if (cursor.resync_required || (gap && this.o.readModels.length > 0)) await this.resync();
     if (Date.now() - this.lastPrune > 10 * 60_000) {
       this.lastPrune = Date.now();
-      const watermark = Number(cursor.watermark);
+      // A parked event may still be applied later: keep every tombstone it could need.
+      const [parked] = await queryRows<{ oldest: string | number | null }>(
+        this.o.database.db,
+        'select min(position) as oldest from parked_events where consumer = $1 and source = $2',
+        [this.durable, this.o.source],
+      );
+      const oldestParked = parked?.oldest === null || parked?.oldest === undefined ? Infinity : Number(parked.oldest);
+      const watermark = Math.min(Number(cursor.watermark), oldestParked - 1);
       for (const model of this.o.readModels) {
         if (!model.prune) continue;
         const pruned = await this.o.database.transaction((tx) => model.prune!(tx, watermark));
@@ -195,6 +220,7 @@ export class SourceConsumer {
         await this.o.database.transaction((tx) => model.applyPage(tx, page));
         states += page.states.length;
       }
+      if (model.rebuilt) await this.o.database.transaction((tx) => model.rebuilt!(tx));
     }
     const watermark = await this.o.database.transaction(async (tx) => {
       const cursor = await this.cursor(tx, true);
@@ -225,10 +251,12 @@ export class SourceConsumer {
     await queryRows(
       tx,
       `update event_cursors set watermark = $3, applied = $4::bigint[],
-          gap_since = case when cardinality($4::bigint[]) = 0 then null else coalesce(gap_since, now()) end,
+          gap_since = case when cardinality($4::bigint[]) = 0 then null
+                           when $3 > $5 then now()
+                           else coalesce(gap_since, now()) end,
           ${o.resynced ? 'resync_required = false, resynced_at = now(),' : ''} updated_at = now()
         where consumer = $1 and source = $2`,
-      [this.durable, this.o.source, next.watermark, next.applied],
+      [this.durable, this.o.source, next.watermark, next.applied, o.previous],
     );
     if (next.watermark > o.previous) {
       await queryRows(tx, `select pg_notify('${cursorChannel}', $1)`, [
@@ -272,6 +300,8 @@ export class SourceConsumer {
   private async apply(batch: EventDelivery[], park?: string): Promise<void> {
     let watermark = 0;
     await inEventTransaction(this.o.database, this.o.owner, this.o.relay, async (tx, events) => {
+      // A handler stuck on a lock or a dead connection must fail (and be retried), not hold its events.
+      await queryRows(tx, `set local statement_timeout = ${statementTimeoutMs}`);
       const cursor = await this.cursor(tx, true);
       const previous = Number(cursor.watermark);
       const applied = new Set(parseApplied(cursor.applied));

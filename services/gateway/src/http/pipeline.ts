@@ -22,7 +22,7 @@ import {
   RequestTimeoutError,
   hasPositions,
   pendingAuthQueries,
-  trackProduced,
+  settleProduced,
 } from '@ziti/platform';
 import type { NextFunction, Request, Response } from 'express';
 import type { ExtJwtSecondaryCheck } from './ext-jwt-secondary.ts';
@@ -199,15 +199,17 @@ export function createPipeline(deps: PipelineDeps) {
         clientCertChain: clientCertificateChain(req.socket as TLSSocket),
         remoteAddress: (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
       };
-      const { result: reply, produced } = await trackProduced(() => dispatch(op, request, deps, timeoutMs));
-      if (session && hasPositions(produced)) {
+      const settled = await settleProduced(() => dispatch(op, request, deps, timeoutMs));
+      if (session && hasPositions(settled.produced)) {
         // Read-your-writes (docs/adr/0008): the session's next request, on any gateway replica,
-        // carries these positions, and the services that consume them wait until applied.
+        // carries these positions, and the services that consume them wait until applied. A
+        // request that failed after a write committed counts too.
         await deps.sessions
-          .recordPositions(session.id, produced, deps.sessionTimeoutSeconds)
+          .recordPositions(session.id, settled.produced, deps.sessionTimeoutSeconds)
           .catch((err) => log.warn({ err }, 'could not record the positions of a write'));
       }
-      writeReply(req, res, reply, requestId);
+      if (!settled.ok) throw settled.error;
+      writeReply(req, res, settled.result, requestId);
     } catch (err) {
       const apiError = toApiError(err, log);
       sendError(req, res, apiError, requestId);
