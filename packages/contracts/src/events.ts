@@ -213,6 +213,71 @@ export const caEventTypes = {
   caDeleted: { type: 'ca.deleted', version: 1, schema: caState },
 } as const;
 
+/** policy's service policies (ZITI-FACTS §12.6): the full state after each change. Roles are sorted. */
+export const servicePolicyState = z.object({
+  id: z.string(),
+  name: z.string(),
+  type: z.enum(['Dial', 'Bind']),
+  semantic: z.enum(['AllOf', 'AnyOf']),
+  identityRoles: z.array(z.string()),
+  serviceRoles: z.array(z.string()),
+  postureCheckRoles: z.array(z.string()),
+  tags: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type ServicePolicyState = z.infer<typeof servicePolicyState>;
+
+export const edgeRouterPolicyState = z.object({
+  id: z.string(),
+  name: z.string(),
+  semantic: z.enum(['AllOf', 'AnyOf']),
+  identityRoles: z.array(z.string()),
+  edgeRouterRoles: z.array(z.string()),
+  isSystem: z.boolean(),
+  tags: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type EdgeRouterPolicyState = z.infer<typeof edgeRouterPolicyState>;
+
+export const serviceEdgeRouterPolicyState = z.object({
+  id: z.string(),
+  name: z.string(),
+  semantic: z.enum(['AllOf', 'AnyOf']),
+  serviceRoles: z.array(z.string()),
+  edgeRouterRoles: z.array(z.string()),
+  tags: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type ServiceEdgeRouterPolicyState = z.infer<typeof serviceEdgeRouterPolicyState>;
+
+/** Events of policy: every create, update and delete of the three policy kinds. */
+export const policyEventTypes = {
+  servicePolicyCreated: { type: 'servicePolicy.created', version: 1, schema: servicePolicyState },
+  servicePolicyUpdated: { type: 'servicePolicy.updated', version: 1, schema: servicePolicyState },
+  servicePolicyDeleted: { type: 'servicePolicy.deleted', version: 1, schema: servicePolicyState },
+  edgeRouterPolicyCreated: { type: 'edgeRouterPolicy.created', version: 1, schema: edgeRouterPolicyState },
+  edgeRouterPolicyUpdated: { type: 'edgeRouterPolicy.updated', version: 1, schema: edgeRouterPolicyState },
+  edgeRouterPolicyDeleted: { type: 'edgeRouterPolicy.deleted', version: 1, schema: edgeRouterPolicyState },
+  serviceEdgeRouterPolicyCreated: {
+    type: 'serviceEdgeRouterPolicy.created',
+    version: 1,
+    schema: serviceEdgeRouterPolicyState,
+  },
+  serviceEdgeRouterPolicyUpdated: {
+    type: 'serviceEdgeRouterPolicy.updated',
+    version: 1,
+    schema: serviceEdgeRouterPolicyState,
+  },
+  serviceEdgeRouterPolicyDeleted: {
+    type: 'serviceEdgeRouterPolicy.deleted',
+    version: 1,
+    schema: serviceEdgeRouterPolicyState,
+  },
+} as const;
+
 /** One published event type: its name, current schema version and the schema of `data`. */
 export interface EventDefinition {
   type: string;
@@ -232,7 +297,7 @@ export const publishedEvents: Record<
   auth: eventTypes,
   inventory: inventoryEventTypes,
   'pki-enrollment': caEventTypes,
-  policy: {},
+  policy: policyEventTypes,
 };
 
 /** The definition of `type` as `source` publishes it, if this build knows it. */

@@ -1,7 +1,33 @@
-import type { Bus, Database, Logger, RunnableService } from '@ziti/platform';
+import type { Bus, Database, Db, Logger, RunnableService } from '@ziti/platform';
 import { maintenanceCalls } from './bus/maintenance.ts';
-import { OutboxRelay, createServiceRuntime, readMigrations } from '@ziti/platform';
-import { authReadModelSubscription, inventoryReadModelSubscription } from './bus/read-model-events.ts';
+import {
+  type EventSink,
+  OutboxRelay,
+  createReader,
+  createServiceRuntime,
+  createUnitOfWork,
+  readMigrations,
+} from '@ziti/platform';
+import {
+  type Derivations,
+  authReadModelSubscription,
+  inventoryReadModelSubscription,
+} from './bus/read-model-events.ts';
+import { AccessDerivation } from './domain/access.ts';
+import {
+  PolicyService,
+  type PolicyStores,
+  edgeRouterPolicyKind,
+  serviceEdgeRouterPolicyKind,
+  servicePolicyKind,
+} from './domain/policies.ts';
+import { PgAccessLinks } from './store/pg-access-links.ts';
+import {
+  PgRoleTargets,
+  pgEdgeRouterPolicies,
+  pgServiceEdgeRouterPolicies,
+  pgServicePolicies,
+} from './store/pg-policy-stores.ts';
 import { policyOperations } from './bus/operations.ts';
 import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from './store/pg-identity-read-model.ts';
 
@@ -17,9 +43,28 @@ export const migrations = readMigrations(new URL('../migrations/', import.meta.u
 /** Composition root of the policy service: stores, domain, bus endpoints and consumers. */
 export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
   const relay = new OutboxRelay(deps.database, deps.bus, 'policy', deps.logger);
-  const identities = (db: import('@ziti/platform').Db) => new PgIdentityReadModel(db);
-  const services = (db: import('@ziti/platform').Db) => new PgServiceReadModel(db);
-  const edgeRouters = (db: import('@ziti/platform').Db) => new PgEdgeRouterReadModel(db);
+  const identities = (db: Db) => new PgIdentityReadModel(db);
+  const services = (db: Db) => new PgServiceReadModel(db);
+  const edgeRouters = (db: Db) => new PgEdgeRouterReadModel(db);
+  const access = new AccessDerivation();
+  const links = (db: Db) => new PgAccessLinks(db);
+  const derive: Derivations = {
+    identityChanged: (tx, id) => access.identityChanged(links(tx), id),
+    serviceChanged: (tx, id) => access.serviceChanged(links(tx), id),
+    edgeRouterChanged: (tx, id) => access.edgeRouterChanged(links(tx), id),
+    rebuild: (tx) => access.rebuild(links(tx)),
+  };
+  const bind = (tx: Db, events: EventSink): PolicyStores => ({
+    servicePolicies: pgServicePolicies(tx),
+    edgeRouterPolicies: pgEdgeRouterPolicies(tx),
+    serviceEdgeRouterPolicies: pgServiceEdgeRouterPolicies(tx),
+    targets: new PgRoleTargets(tx),
+    links: links(tx),
+    events,
+  });
+  const work = createUnitOfWork<PolicyStores>(deps.database, relay, 'policy', bind);
+  const read = createReader<PolicyStores>(deps.database, bind);
+  const policies = (kind: typeof servicePolicyKind) => new PolicyService(kind, work, read, access);
   return createServiceRuntime({
     owner: 'policy',
     database: deps.database,
@@ -28,10 +73,18 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
     migrations,
     relay,
     calls: maintenanceCalls(deps.database, deps.bus),
-    operations: policyOperations({ db: deps.database.db, identities, services, edgeRouters }),
+    operations: policyOperations({
+      db: deps.database.db,
+      identities,
+      services,
+      edgeRouters,
+      servicePolicies: policies(servicePolicyKind),
+      edgeRouterPolicies: policies(edgeRouterPolicyKind),
+      serviceEdgeRouterPolicies: policies(serviceEdgeRouterPolicyKind),
+    }),
     subscriptions: [
-      authReadModelSubscription(identities, deps.logger),
-      inventoryReadModelSubscription(services, edgeRouters, deps.logger),
+      authReadModelSubscription(identities, derive, deps.logger),
+      inventoryReadModelSubscription(services, edgeRouters, derive, deps.logger),
     ],
     ...(deps.ownsBus === undefined ? {} : { ownsBus: deps.ownsBus }),
   });

@@ -3,7 +3,9 @@ import type { Bus, Database } from '@ziti/platform';
 import { maintenanceHandlers, ownerEntityStates, parkedEventResults } from '@ziti/platform';
 import type { z } from 'zod';
 import type { EntityReadModel } from '../domain/ports.ts';
+import { AccessDerivation } from '../domain/access.ts';
 import { reconcileReadModel } from '../domain/read-model-integrity.ts';
+import { PgAccessLinks } from '../store/pg-access-links.ts';
 import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from '../store/pg-identity-read-model.ts';
 
 /**
@@ -11,7 +13,11 @@ import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from '
  * `/database/*`): entity counts of this service, its integrity check and fix, its snapshot.
  * Each service lists here the tables it owns that `/summary` reports.
  */
-export const summaryTables: Record<string, string> = {};
+export const summaryTables: Record<string, string> = {
+  servicePolicies: 'service_policies',
+  edgeRouterPolicies: 'edge_router_policies',
+  serviceEdgeRouterPolicies: 'service_edge_router_policies',
+};
 
 const parser =
   <S>(schema: z.ZodType<S>) =>
@@ -70,7 +76,10 @@ export function maintenanceCalls(
                 edgeRouterState,
                 fix,
               )),
-            ].map((r) => ({ ...r, description: `read model: ${r.description}` })),
+            ]
+              .map((r) => ({ ...r, description: `read model: ${r.description}` }))
+              // After the read models: derived access against a computation from scratch (docs/adr/0009).
+              .concat(await database.transaction((tx) => new AccessDerivation().check(new PgAccessLinks(tx), fix))),
         }
       : {}),
   });

@@ -1,13 +1,20 @@
 import { listEnvelope } from '@ziti/contracts';
 import type { Db, OperationHandler, OperationHandlers } from '@ziti/platform';
 import { listInputOf, reply } from '@ziti/platform';
+import type { PolicyService } from '../domain/policies.ts';
 import type { EdgeRouterReadModel, EntityReadModel, IdentityReadModel, ServiceReadModel } from '../domain/ports.ts';
+import { edgeRouterPolicyOperations } from './edge-router-policies.ts';
+import { serviceEdgeRouterPolicyOperations } from './service-edge-router-policies.ts';
+import { servicePolicyOperations } from './service-policies.ts';
 
 export interface PolicyOperationDeps {
   db: Db;
   identities: (db: Db) => IdentityReadModel;
   services: (db: Db) => ServiceReadModel;
   edgeRouters: (db: Db) => EdgeRouterReadModel;
+  servicePolicies: PolicyService;
+  edgeRouterPolicies: PolicyService;
+  serviceEdgeRouterPolicies: PolicyService;
 }
 
 /** `/…-role-attributes`: the distinct attributes of the live entities of a read model (ZITI-FACTS §3.4). */
@@ -29,5 +36,8 @@ export function policyOperations(deps: PolicyOperationDeps = {} as PolicyOperati
     'management.listIdentityRoleAttributes': roleAttributes(db, (d) => deps.identities(d)),
     'management.listServiceRoleAttributes': roleAttributes(db, (d) => deps.services(d)),
     'management.listEdgeRouterRoleAttributes': roleAttributes(db, (d) => deps.edgeRouters(d)),
+    ...servicePolicyOperations(() => deps.servicePolicies),
+    ...edgeRouterPolicyOperations(() => deps.edgeRouterPolicies),
+    ...serviceEdgeRouterPolicyOperations(() => deps.serviceEdgeRouterPolicies),
   };
 }

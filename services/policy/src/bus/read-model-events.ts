@@ -21,6 +21,10 @@ interface ReadModelSource<S extends { id: string }> {
   updated: EventDefinition;
   deleted: EventDefinition;
   model: (tx: Db) => EntityReadModel<S>;
+  /** Derives again what depends on the entity, in the same transaction, when its row changed. */
+  changed: (tx: Db, id: string) => Promise<void>;
+  /** Derives everything again after the read model was rebuilt from its owner. */
+  rebuilt: (tx: Db) => Promise<void>;
   logger: Logger;
 }
 
@@ -43,12 +47,14 @@ function readModelFeed<S extends { id: string }>(
       if (unreadable > 0) o.logger.warn({ entity: o.entity, unreadable }, 'owner states of an unknown shape skipped');
     },
     prune: (tx, watermark) => o.model(tx).pruneTombstones(watermark),
+    rebuilt: o.rebuilt,
   };
   return {
     handlers: [o.created, o.updated, o.deleted].map((def) => ({
       type: def.type,
       handle: async (tx, event) => {
-        await o.model(tx).apply(parseEventData(o.schema, event), event.sequence, def === o.deleted);
+        const state = parseEventData(o.schema, event);
+        if (await o.model(tx).apply(state, event.sequence, def === o.deleted)) await o.changed(tx, state.id);
       },
     })),
     readModels: [rebuild],
@@ -56,9 +62,18 @@ function readModelFeed<S extends { id: string }>(
 }
 
 /** policy's read models of inventory's services and edge routers. */
+/** What the read models' changes feed: the derived access (docs/adr/0009). */
+export interface Derivations {
+  identityChanged(tx: Db, id: string): Promise<void>;
+  serviceChanged(tx: Db, id: string): Promise<void>;
+  edgeRouterChanged(tx: Db, id: string): Promise<void>;
+  rebuild(tx: Db): Promise<void>;
+}
+
 export const inventoryReadModelSubscription = (
   services: (tx: Db) => ServiceReadModel,
   edgeRouters: (tx: Db) => EdgeRouterReadModel,
+  derive: Derivations,
   logger: Logger,
 ): EventSubscription => {
   const s = readModelFeed({
@@ -68,6 +83,8 @@ export const inventoryReadModelSubscription = (
     updated: inventoryEventTypes.serviceUpdated,
     deleted: inventoryEventTypes.serviceDeleted,
     model: services,
+    changed: (tx, id) => derive.serviceChanged(tx, id),
+    rebuilt: (tx) => derive.rebuild(tx),
     logger,
   });
   const r = readModelFeed({
@@ -77,6 +94,8 @@ export const inventoryReadModelSubscription = (
     updated: inventoryEventTypes.edgeRouterUpdated,
     deleted: inventoryEventTypes.edgeRouterDeleted,
     model: edgeRouters,
+    changed: (tx, id) => derive.edgeRouterChanged(tx, id),
+    rebuilt: (tx) => derive.rebuild(tx),
     logger,
   });
   return {
@@ -89,6 +108,7 @@ export const inventoryReadModelSubscription = (
 /** policy's read model of auth's identities. */
 export const authReadModelSubscription = (
   identities: (tx: Db) => IdentityReadModel,
+  derive: Derivations,
   logger: Logger,
 ): EventSubscription => ({
   source: 'auth',
@@ -99,6 +119,8 @@ export const authReadModelSubscription = (
     updated: eventTypes.identityUpdated,
     deleted: eventTypes.identityDeleted,
     model: identities,
+    changed: (tx, id) => derive.identityChanged(tx, id),
+    rebuilt: (tx) => derive.rebuild(tx),
     logger,
   }),
 });
