@@ -21,7 +21,9 @@ import {
   serviceEdgeRouterPolicyKind,
   servicePolicyKind,
 } from './domain/policies.ts';
+import { RelationService, type RelationStore } from './domain/relations.ts';
 import { PgAccessLinks } from './store/pg-access-links.ts';
+import { PgRelations } from './store/pg-relations.ts';
 import {
   PgRoleTargets,
   pgEdgeRouterPolicies,
@@ -81,6 +83,7 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
       servicePolicies: policies(servicePolicyKind),
       edgeRouterPolicies: policies(edgeRouterPolicyKind),
       serviceEdgeRouterPolicies: policies(serviceEdgeRouterPolicyKind),
+      relations: new RelationService(createReader<RelationStore>(deps.database, (db) => new PgRelations(db))),
     }),
     subscriptions: [
       authReadModelSubscription(identities, derive, deps.logger),

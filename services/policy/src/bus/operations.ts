@@ -2,10 +2,16 @@ import { listEnvelope } from '@ziti/contracts';
 import type { Db, OperationHandler, OperationHandlers } from '@ziti/platform';
 import { listInputOf, reply } from '@ziti/platform';
 import type { PolicyService } from '../domain/policies.ts';
+import type { RelationService } from '../domain/relations.ts';
 import type { EdgeRouterReadModel, EntityReadModel, IdentityReadModel, ServiceReadModel } from '../domain/ports.ts';
 import { edgeRouterPolicyOperations } from './edge-router-policies.ts';
+import { edgeRouterRelationOperations } from './edge-router-relations.ts';
+import { identityRelationOperations } from './identity-relations.ts';
+import { policyRelationOperations } from './policy-relations.ts';
+import type { RelationDeps } from './related-details.ts';
 import { serviceEdgeRouterPolicyOperations } from './service-edge-router-policies.ts';
 import { servicePolicyOperations } from './service-policies.ts';
+import { serviceRelationOperations } from './service-relations.ts';
 
 export interface PolicyOperationDeps {
   db: Db;
@@ -15,6 +21,7 @@ export interface PolicyOperationDeps {
   servicePolicies: PolicyService;
   edgeRouterPolicies: PolicyService;
   serviceEdgeRouterPolicies: PolicyService;
+  relations: RelationService;
 }
 
 /** `/…-role-attributes`: the distinct attributes of the live entities of a read model (ZITI-FACTS §3.4). */
@@ -32,6 +39,7 @@ function roleAttributes<S extends { id: string }>(
 /** The operations this service implements, keyed `<api>.<operationId>`; the rest answer 501. */
 export function policyOperations(deps: PolicyOperationDeps = {} as PolicyOperationDeps): OperationHandlers {
   const db = () => deps.db;
+  const related = (): RelationDeps => deps;
   return {
     'management.listIdentityRoleAttributes': roleAttributes(db, (d) => deps.identities(d)),
     'management.listServiceRoleAttributes': roleAttributes(db, (d) => deps.services(d)),
@@ -39,5 +47,9 @@ export function policyOperations(deps: PolicyOperationDeps = {} as PolicyOperati
     ...servicePolicyOperations(() => deps.servicePolicies),
     ...edgeRouterPolicyOperations(() => deps.edgeRouterPolicies),
     ...serviceEdgeRouterPolicyOperations(() => deps.serviceEdgeRouterPolicies),
+    ...identityRelationOperations(related),
+    ...serviceRelationOperations(related),
+    ...edgeRouterRelationOperations(related),
+    ...policyRelationOperations(related),
   };
 }

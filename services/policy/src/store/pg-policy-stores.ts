@@ -130,8 +130,9 @@ export class PgPolicyStore implements PolicyStore {
     return (await queryRows(this.db, `delete from ${this.def.table} where id = $1 returning id`, [id])).length > 0;
   }
 
-  async list(input: ListInput): Promise<ListPage<Policy>> {
-    return toListPage(await listRows<Row>(this.db, this.def.query, input), this.fromRow);
+  /** `scope` (SQL over the alias `p`) narrows the rows before the filter, e.g. to a link table's. */
+  async list(input: ListInput, scope?: { sql: string; params: unknown[] }): Promise<ListPage<Policy>> {
+    return toListPage(await listRows<Row>(this.db, this.def.query, input, scope ? { scope } : {}), this.fromRow);
   }
 }
 

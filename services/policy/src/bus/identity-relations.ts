@@ -1,0 +1,44 @@
+import type { OperationHandlers } from '@ziti/platform';
+import {
+  type RelationDeps,
+  accessTypeOf,
+  edgeRouterDetailOf,
+  listInput,
+  pageReply,
+  pathId,
+  policyPageReply,
+  serviceDetailOf,
+} from './related-details.ts';
+import { edgeRouterPolicyResource } from './edge-router-policies.ts';
+import { servicePolicyResource } from './service-policies.ts';
+
+/**
+ * `/identities/{id}/…` (ZITI-FACTS §6.3): the services an identity may dial or bind (`policyType`
+ * narrows to one), its edge routers, and the policies that select it.
+ */
+export function identityRelationOperations(deps: () => RelationDeps): OperationHandlers {
+  const of = (id: string) => ({ from: 'identity' as const, id });
+  return {
+    'management.listIdentityServices': async (req) => {
+      const accessType = accessTypeOf(req);
+      const page = await deps().relations.services(
+        { ...of(pathId(req)), ...(accessType ? { accessType } : {}) },
+        listInput(req),
+      );
+      return pageReply(page, serviceDetailOf);
+    },
+    'management.listIdentityEdgeRouters': async (req) =>
+      pageReply(await deps().relations.edgeRouters(of(pathId(req)), listInput(req)), edgeRouterDetailOf),
+    'management.listIdentityServicePolicies': async (req) => {
+      const d = deps();
+      const page = await d.relations.policies('service', of(pathId(req)), listInput(req));
+      return policyPageReply(servicePolicyResource, d.servicePolicies, page);
+    },
+    // The spec's operation id is spelt `listIdentitysEdgeRouterPolicies`.
+    'management.listIdentitysEdgeRouterPolicies': async (req) => {
+      const d = deps();
+      const page = await d.relations.policies('edgeRouter', of(pathId(req)), listInput(req));
+      return policyPageReply(edgeRouterPolicyResource, d.edgeRouterPolicies, page);
+    },
+  };
+}

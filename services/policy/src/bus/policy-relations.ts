@@ -1,0 +1,38 @@
+import type { OperationHandlers } from '@ziti/platform';
+import {
+  type RelationDeps,
+  edgeRouterDetailOf,
+  identityDetailOf,
+  listInput,
+  pageReply,
+  pathId,
+  serviceDetailOf,
+} from './related-details.ts';
+
+/** `/…-policies/{id}/…` (ZITI-FACTS §6.1, §6.2): the live entities a policy's roles select. */
+export function policyRelationOperations(deps: () => RelationDeps): OperationHandlers {
+  const servicePolicy = (id: string) => ({ from: 'servicePolicy' as const, id });
+  const edgeRouterPolicy = (id: string) => ({ from: 'edgeRouterPolicy' as const, id });
+  const serviceEdgeRouterPolicy = (id: string) => ({ from: 'serviceEdgeRouterPolicy' as const, id });
+  const identity = (s: Parameters<typeof identityDetailOf>[0]) => identityDetailOf(s);
+  return {
+    'management.listServicePolicyIdentities': async (req) =>
+      pageReply(await deps().relations.identities(servicePolicy(pathId(req)), listInput(req)), identity),
+    'management.listServicePolicyServices': async (req) =>
+      pageReply(await deps().relations.services(servicePolicy(pathId(req)), listInput(req)), serviceDetailOf),
+    // Posture checks do not exist in this controller yet: always an empty page (filter and paging checked).
+    'management.listServicePolicyPostureChecks': async (req) =>
+      pageReply(await deps().relations.postureChecks(servicePolicy(pathId(req)), listInput(req)), () => ({})),
+    'management.listEdgeRouterPolicyIdentities': async (req) =>
+      pageReply(await deps().relations.identities(edgeRouterPolicy(pathId(req)), listInput(req)), identity),
+    'management.listEdgeRouterPolicyEdgeRouters': async (req) =>
+      pageReply(await deps().relations.edgeRouters(edgeRouterPolicy(pathId(req)), listInput(req)), edgeRouterDetailOf),
+    'management.listServiceEdgeRouterPolicyServices': async (req) =>
+      pageReply(await deps().relations.services(serviceEdgeRouterPolicy(pathId(req)), listInput(req)), serviceDetailOf),
+    'management.listServiceEdgeRouterPolicyEdgeRouters': async (req) =>
+      pageReply(
+        await deps().relations.edgeRouters(serviceEdgeRouterPolicy(pathId(req)), listInput(req)),
+        edgeRouterDetailOf,
+      ),
+  };
+}

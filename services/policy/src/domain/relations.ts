@@ -1,0 +1,85 @@
+import { ApiError, type EdgeRouterState, type IdentityState, type ServiceState } from '@ziti/contracts';
+import type { PolicyKind } from './access.ts';
+import type { Policy } from './policies.ts';
+import type { ListInput, ListPage } from './ports.ts';
+
+/** What a "what is related" list starts from: an entity or a policy, by id. */
+export type RelationSource =
+  'identity' | 'service' | 'edgeRouter' | 'servicePolicy' | 'edgeRouterPolicy' | 'serviceEdgeRouterPolicy';
+
+/** `policyType` of `/identities/{id}/services` and `/services/{id}/identities`. */
+export type AccessType = 'dial' | 'bind';
+
+export interface Relation {
+  from: RelationSource;
+  id: string;
+  /** Only identity ↔ service access through Dial (or Bind) policies. */
+  accessType?: AccessType;
+}
+
+/**
+ * The derived link and access tables (docs/adr/0009) joined to the read models: related rows are
+ * read, never computed from policies at read time. A pair the store does not know is a programming
+ * error, not an API error.
+ */
+export interface RelationStore {
+  /** The source is a live entity (tombstones do not count) or an existing policy. */
+  exists(source: RelationSource, id: string): Promise<boolean>;
+  identities(of: Relation, input: ListInput): Promise<ListPage<IdentityState>>;
+  services(of: Relation, input: ListInput): Promise<ListPage<ServiceState>>;
+  edgeRouters(of: Relation, input: ListInput): Promise<ListPage<EdgeRouterState>>;
+  policies(kind: PolicyKind, of: Relation, input: ListInput): Promise<ListPage<Policy>>;
+  /**
+   * Posture checks of a service policy: posture checks do not exist in this controller yet (no
+   * service owns them), so every service policy names none and the page is always empty.
+   */
+  postureChecks(of: Relation, input: ListInput): Promise<ListPage<never>>;
+}
+
+export type RelationReader = <T>(fn: (store: RelationStore) => Promise<T>) => Promise<T>;
+
+/** The singular entity type of not-found causes, as the details of each source say it. */
+const singular: Record<RelationSource, string> = {
+  identity: 'identity',
+  service: 'service',
+  edgeRouter: 'edgeRouter',
+  servicePolicy: 'servicePolicy',
+  edgeRouterPolicy: 'edgeRouterPolicy',
+  serviceEdgeRouterPolicy: 'serviceEdgeRouterPolicy',
+};
+
+/** The association lists of ZITI-FACTS §6.3: a missing (or deleted) source is NOT_FOUND. */
+export class RelationService {
+  constructor(private readonly read: RelationReader) {}
+
+  identities(of: Relation, input: ListInput): Promise<ListPage<IdentityState>> {
+    return this.within(of, (s) => s.identities(of, input));
+  }
+
+  services(of: Relation, input: ListInput): Promise<ListPage<ServiceState>> {
+    return this.within(of, (s) => s.services(of, input));
+  }
+
+  edgeRouters(of: Relation, input: ListInput): Promise<ListPage<EdgeRouterState>> {
+    return this.within(of, (s) => s.edgeRouters(of, input));
+  }
+
+  policies(kind: PolicyKind, of: Relation, input: ListInput): Promise<ListPage<Policy>> {
+    return this.within(of, (s) => s.policies(kind, of, input));
+  }
+
+  /**
+   * Posture checks of a service policy: posture checks do not exist in this controller yet (no
+   * service owns them), so every existing service policy names none.
+   */
+  postureChecks(of: Relation, input: ListInput): Promise<ListPage<never>> {
+    return this.within(of, (s) => s.postureChecks(of, input));
+  }
+
+  private within<T>(of: Relation, fn: (s: RelationStore) => Promise<T>): Promise<T> {
+    return this.read(async (s) => {
+      if (!(await s.exists(of.from, of.id))) throw ApiError.notFound(singular[of.from], of.id);
+      return fn(s);
+    });
+  }
+}
