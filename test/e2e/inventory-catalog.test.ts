@@ -353,15 +353,16 @@ describe('services', () => {
         })
       ).status,
     ).toBe(200);
-    expect((await admin({ path: `/services/${id}` })).json.data).toMatchObject({
-      name: `${id}-renamed`,
-      maxIdleTimeMillis: 5,
-      tags: {},
-    });
+    // Another session (the management one) sees the client session's write within a bounded delay.
+    const renamed = await waitFor(async () => {
+      const data = (await admin({ path: `/services/${id}` })).json.data;
+      return data.name === `${id}-renamed` ? data : undefined;
+    }, 'the renamed service');
+    expect(renamed).toMatchObject({ name: `${id}-renamed`, maxIdleTimeMillis: 5, tags: {} });
     expect((await e.call('client', { method: 'DELETE', path: `/services/${id}`, token: clientAdmin })).status).toBe(
       200,
     );
-    expect((await admin({ path: `/services/${id}` })).status).toBe(404);
+    await waitFor(async () => (await admin({ path: `/services/${id}` })).status === 404, 'the deleted service gone');
   });
 });
 

@@ -610,6 +610,18 @@ const accessCorrections: Record<string, { access: string; reason: string }> = {
   'client DELETE /services/{id}': { access: 'admin', reason: 'spec: "Requires admin access."' },
 };
 
+/**
+ * Where the proposed owners are corrected by the design: a service detail carries the caller's
+ * `permissions` and `postureQueries` (ZITI-FACTS §12.3), which only policy can compute (it holds the
+ * derived access and a read model of every service, config and override). The management service
+ * reads therefore live with the client ones in policy; inventory keeps the writes.
+ */
+const ownerCorrections: Record<string, { owner: string; reason: string }> = {
+  'management GET /services': { owner: 'policy', reason: 'permissions/postureQueries of the caller' },
+  'management GET /services/{id}': { owner: 'policy', reason: 'permissions/postureQueries of the caller' },
+  'management GET /configs/{id}/services': { owner: 'policy', reason: 'permissions/postureQueries of the caller' },
+};
+
 function indexTsv(tsv: string[][], ops: Operation[]): Map<string, TsvRow> {
   const rows = new Map<string, TsvRow>();
   for (const cols of tsv) {
@@ -626,7 +638,7 @@ function indexTsv(tsv: string[][], ops: Operation[]): Map<string, TsvRow> {
     if (!accessMap[access]) throw new Error(`unknown access ${access}`);
     if (mfa !== 'yes' && mfa !== 'no') throw new Error(`unknown mfa_pending_ok ${mfa}`);
     const corrected = accessCorrections[k]?.access ?? accessMap[access]!;
-    rows.set(k, { owner, access: corrected, mfaPendingOk: mfa === 'yes', tag });
+    rows.set(k, { owner: ownerCorrections[k]?.owner ?? owner, access: corrected, mfaPendingOk: mfa === 'yes', tag });
   }
   for (const op of ops) {
     if (!rows.has(`${op.api} ${op.method} ${op.path}`))

@@ -62,7 +62,7 @@ export const operationRequestSchema = z.object({
   rawBody: z.string().optional(),
   contentType: z.string().optional(),
   accept: z.string().optional(),
-  /** The few request headers operations read (`authorization`, `mfa-validation-code`). */
+  /** The few request headers operations read (`authorization`, `mfa-validation-code`, `session-token`). */
   headers: z.record(z.string(), z.string()),
   caller: callerSchema.optional(),
   /**

@@ -253,8 +253,38 @@ export const serviceEdgeRouterPolicyState = z.object({
 });
 export type ServiceEdgeRouterPolicyState = z.infer<typeof serviceEdgeRouterPolicyState>;
 
-/** Events of policy: every create, update and delete of the three policy kinds. */
+/**
+ * What an identity may now do with the services whose access changed in one commit (derived from
+ * policies and role attributes): `dial`/`bind` as they are now; both false means access was lost.
+ * `id` = `identityId`. Sorted by service id.
+ */
+export const identityAccessChangedState = z.object({
+  id: z.string(),
+  identityId: z.string(),
+  services: z.array(z.object({ serviceId: z.string(), dial: z.boolean(), bind: z.boolean() })),
+});
+export type IdentityAccessChangedState = z.infer<typeof identityAccessChangedState>;
+
+/**
+ * One commit changed more identity × service pairs than are announced one by one (an `#all` policy
+ * over a large network): the identities whose access changed, to be read again
+ * (`/identities/{id}/services`), and the policy that caused it when one did.
+ */
+export const identityAccessBulkChangedState = z.object({
+  identityIds: z.array(z.string()),
+  pairs: z.number().int(),
+  policyId: z.string().nullable(),
+});
+export type IdentityAccessBulkChangedState = z.infer<typeof identityAccessBulkChangedState>;
+
+/** Events of policy: every create, update and delete of the three policy kinds, and access changes. */
 export const policyEventTypes = {
+  identityAccessChanged: { type: 'identityAccess.changed', version: 1, schema: identityAccessChangedState },
+  identityAccessBulkChanged: {
+    type: 'identityAccess.bulkChanged',
+    version: 1,
+    schema: identityAccessBulkChangedState,
+  },
   servicePolicyCreated: { type: 'servicePolicy.created', version: 1, schema: servicePolicyState },
   servicePolicyUpdated: { type: 'servicePolicy.updated', version: 1, schema: servicePolicyState },
   servicePolicyDeleted: { type: 'servicePolicy.deleted', version: 1, schema: servicePolicyState },

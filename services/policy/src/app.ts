@@ -6,6 +6,7 @@ import {
   createReader,
   createServiceRuntime,
   createUnitOfWork,
+  emitWithin,
   readMigrations,
 } from '@ziti/platform';
 import {
@@ -31,7 +32,19 @@ import {
   pgServicePolicies,
 } from './store/pg-policy-stores.ts';
 import { policyOperations } from './bus/operations.ts';
-import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from './store/pg-identity-read-model.ts';
+import { PolicyAdvisor } from './domain/advice.ts';
+import { ClientEdgeRouterService } from './domain/client-edge-routers.ts';
+import { PgAccessReads } from './store/pg-access-reads.ts';
+import {
+  PgConfigReadModel,
+  PgConfigTypeReadModel,
+  PgEdgeRouterReadModel,
+  PgIdentityReadModel,
+  PgIdentityServiceConfigsReadModel,
+  PgServiceReadModel,
+} from './store/pg-identity-read-model.ts';
+import { ServiceViewService } from './domain/service-view.ts';
+import { PgServiceView } from './store/pg-service-view.ts';
 
 export interface PolicyServiceDeps {
   database: Database;
@@ -50,11 +63,16 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
   const edgeRouters = (db: Db) => new PgEdgeRouterReadModel(db);
   const access = new AccessDerivation();
   const links = (db: Db) => new PgAccessLinks(db);
+  // Consumers apply events in their own transaction: access changes are announced in it.
   const derive: Derivations = {
-    identityChanged: (tx, id) => access.identityChanged(links(tx), id),
-    serviceChanged: (tx, id) => access.serviceChanged(links(tx), id),
+    identityChanged: (tx, id) => emitWithin(tx, 'policy', (ev) => access.identityChanged(links(tx), ev, id)),
+    serviceChanged: (tx, id) => emitWithin(tx, 'policy', (ev) => access.serviceChanged(links(tx), ev, id)),
     edgeRouterChanged: (tx, id) => access.edgeRouterChanged(links(tx), id),
-    rebuild: (tx) => access.rebuild(links(tx)),
+    configChanged: (tx, id) => access.serviceViewChanged(links(tx), { kind: 'config', id }),
+    configTypeChanged: (tx, id) => access.serviceViewChanged(links(tx), { kind: 'configType', id }),
+    overridesChanged: (tx, id) => access.serviceViewChanged(links(tx), { kind: 'identities', ids: [id] }),
+    rebuild: (tx) => emitWithin(tx, 'policy', (ev) => access.rebuild(links(tx), ev)),
+    viewsRebuilt: (tx) => access.serviceViewChanged(links(tx), { kind: 'all' }),
   };
   const bind = (tx: Db, events: EventSink): PolicyStores => ({
     servicePolicies: pgServicePolicies(tx),
@@ -83,11 +101,24 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
       servicePolicies: policies(servicePolicyKind),
       edgeRouterPolicies: policies(edgeRouterPolicyKind),
       serviceEdgeRouterPolicies: policies(serviceEdgeRouterPolicyKind),
+      serviceViews: new ServiceViewService(createReader(deps.database, (db) => new PgServiceView(db))),
       relations: new RelationService(createReader<RelationStore>(deps.database, (db) => new PgRelations(db))),
+      advice: new PolicyAdvisor(createReader(deps.database, (db) => new PgAccessReads(db))),
+      clientEdgeRouters: new ClientEdgeRouterService(createReader(deps.database, (db) => new PgAccessReads(db))),
     }),
     subscriptions: [
       authReadModelSubscription(identities, derive, deps.logger),
-      inventoryReadModelSubscription(services, edgeRouters, derive, deps.logger),
+      inventoryReadModelSubscription(
+        {
+          services,
+          edgeRouters,
+          configs: (db) => new PgConfigReadModel(db),
+          configTypes: (db) => new PgConfigTypeReadModel(db),
+          overrides: (db) => new PgIdentityServiceConfigsReadModel(db),
+        },
+        derive,
+        deps.logger,
+      ),
     ],
     ...(deps.ownsBus === undefined ? {} : { ownsBus: deps.ownsBus }),
   });

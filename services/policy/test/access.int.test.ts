@@ -1,5 +1,5 @@
 import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
-import { type Database, type Db, migrate, openDatabase, queryRows } from '@ziti/platform';
+import { type Database, type Db, type EventSink, migrate, openDatabase, queryRows } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../test/support/infra.ts';
 import { migrations } from '../src/app.ts';
@@ -15,6 +15,13 @@ let database: Database;
 let drop: () => Promise<void>;
 const access = new AccessDerivation();
 let position = 0;
+/** Every event the derivations emitted, in emission order (derivations run under one lock). */
+const emitted: { type: string; data: unknown }[] = [];
+const events: EventSink = {
+  emit: async (type, data) => {
+    emitted.push({ type, data });
+  },
+};
 
 beforeAll(async () => {
   const db = await createTestDatabase('acc');
@@ -77,11 +84,11 @@ const router = (id: string, roleAttributes: string[]): EdgeRouterState => ({
 /** What the consumers do for an event: apply the state, derive again if it changed. */
 async function putIdentity(tx: Db, s: IdentityState, deleted = false) {
   if (await new PgIdentityReadModel(tx).apply(s, ++position, deleted))
-    await access.identityChanged(new PgAccessLinks(tx), s.id);
+    await access.identityChanged(new PgAccessLinks(tx), events, s.id);
 }
 async function putService(tx: Db, s: ServiceState, deleted = false) {
   if (await new PgServiceReadModel(tx).apply(s, ++position, deleted))
-    await access.serviceChanged(new PgAccessLinks(tx), s.id);
+    await access.serviceChanged(new PgAccessLinks(tx), events, s.id);
 }
 async function putRouter(tx: Db, s: EdgeRouterState) {
   if (await new PgEdgeRouterReadModel(tx).apply(s, ++position, false))
@@ -116,7 +123,7 @@ async function putPolicy(
       [p.id, p.semantic ?? 'AnyOf', [...p.a].sort(), [...p.b].sort()],
     );
   }
-  await access.policyChanged(new PgAccessLinks(tx), kind, p.id);
+  await access.policyChanged(new PgAccessLinks(tx), events, kind, p.id);
 }
 
 const rows = async (sql: string, params: unknown[] = []) =>
@@ -238,17 +245,32 @@ describe('derived access', () => {
     expect(await differences()).toEqual([]);
     const [count] = await rows("select count(*)::int as n from identity_services where identity_id like 'race-%'");
     expect(Number(count!.n)).toBeGreaterThan(0);
+    // The access events, replayed in order from nothing, give exactly the derived table.
+    const replayed = new Map<string, string>();
+    for (const e of emitted) {
+      if (e.type !== 'identityAccess.changed') continue;
+      const d = e.data as { identityId: string; services: { serviceId: string; dial: boolean; bind: boolean }[] };
+      for (const x of d.services) {
+        const key = `${d.identityId} ${x.serviceId}`;
+        if (x.dial || x.bind) replayed.set(key, `${x.dial} ${x.bind}`);
+        else replayed.delete(key);
+      }
+    }
+    const table = await rows('select identity_id, service_id, dial, bind from identity_services');
+    const derived = new Map(table.map((r) => [`${r.identity_id} ${r.service_id}`, `${r.dial} ${r.bind}`]));
+    expect(emitted.some((e) => e.type === 'identityAccess.bulkChanged')).toBe(false);
+    expect(new Map([...replayed].sort())).toEqual(new Map([...derived].sort()));
   });
 
   it('the integrity check finds drift and the fix rebuilds every table from scratch', async () => {
     await queryRows(database.db, "delete from identity_services where identity_id = 'sem-a'");
     await queryRows(database.db, "insert into identity_edge_routers values ('ghost', 'sem-r1')");
-    const check = await database.transaction((tx) => access.check(new PgAccessLinks(tx), false));
+    const check = await database.transaction((tx) => access.check(new PgAccessLinks(tx), events, false));
     expect(check.map((r) => r.description).join('\n')).toMatch(
       /identity_services: [1-9]\d* row\(s\) missing and 0 extra/,
     );
     expect(check.map((r) => r.description).join('\n')).toMatch(/identity_edge_routers: 0 row\(s\) missing and 1 extra/);
-    const fix = await database.transaction((tx) => access.check(new PgAccessLinks(tx), true));
+    const fix = await database.transaction((tx) => access.check(new PgAccessLinks(tx), events, true));
     expect(fix.every((r) => r.fixed)).toBe(true);
     expect(await differences()).toEqual([]);
   });

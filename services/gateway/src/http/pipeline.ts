@@ -179,7 +179,7 @@ export function createPipeline(deps: PipelineDeps) {
         bodyPresent: body !== undefined || rawBody !== undefined,
       });
       const headers: Record<string, string> = {};
-      for (const name of ['authorization', 'mfa-validation-code']) {
+      for (const name of ['authorization', 'mfa-validation-code', 'session-token']) {
         const v = req.headers[name];
         if (typeof v === 'string') headers[name] = v;
       }

@@ -4,7 +4,6 @@ import type {
   IdentityServiceConfig,
   Router,
   RouterEnrollment,
-  Service,
   Terminator,
 } from '../domain/model.ts';
 
@@ -44,25 +43,6 @@ export function configDetail(c: Config, type: ConfigType | undefined) {
     configTypeId: c.configTypeId,
     configType: ref('config-types', c.configTypeId, type?.name, self('config-types', c.configTypeId)),
     data: c.data,
-  };
-}
-
-/**
- * `permissions`/`postureQueries` of a management detail are computed from policies, which
- * inventory does not hold; an administrator no policy names sees `Invalid`, as in the reference.
- */
-export function serviceDetail(s: Service, config: Record<string, Record<string, unknown>> = {}) {
-  return {
-    ...baseOf(s, serviceLinks(s.id)),
-    name: s.name,
-    terminatorStrategy: s.terminatorStrategy,
-    roleAttributes: s.roleAttributes,
-    configs: s.configs,
-    config,
-    encryptionRequired: s.encryptionRequired,
-    maxIdleTimeMillis: s.maxIdleTimeMillis,
-    permissions: ['Invalid'],
-    postureQueries: [],
   };
 }
 

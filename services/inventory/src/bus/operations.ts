@@ -1,10 +1,10 @@
 import { type OperationRequest, listEnvelope } from '@ziti/contracts';
 import { type OperationHandler, type OperationHandlers, listInputOf, reply, roleFilterOf } from '@ziti/platform';
 import type { ConfigInput, ConfigService } from '../domain/configs.ts';
-import { type ConfigTypeInput, type ConfigTypeService, allConfigTypesKeyword } from '../domain/config-types.ts';
+import type { ConfigTypeInput, ConfigTypeService } from '../domain/config-types.ts';
 import type { DatabaseMaintenance } from '../domain/database-maintenance.ts';
 import type { IdentityServiceConfigService, ServiceConfigPair } from '../domain/identity-service-configs.ts';
-import type { Config, ListPage, Router, RouterEnrollment, RouterKind, Service, Terminator } from '../domain/model.ts';
+import type { Config, ListPage, Router, RouterEnrollment, RouterKind, Terminator } from '../domain/model.ts';
 import type { UnitOfWork } from '../domain/ports.ts';
 import type { RouterInput, RouterService } from '../domain/routers.ts';
 import type { ServiceCatalog, ServiceInput } from '../domain/services.ts';
@@ -16,7 +16,6 @@ import {
   edgeRouterDetail,
   routerDetail,
   serviceConfigDetail,
-  serviceDetail,
   terminatorDetail,
 } from './mappers.ts';
 
@@ -34,20 +33,6 @@ export interface InventoryOperationDeps {
 const body = <T>(req: OperationRequest) => (req.body ?? {}) as T;
 const id = (req: OperationRequest) => req.params.id ?? '';
 
-/**
- * `configTypes` of the management service list: names, ids or `all`. Like the reference, only
- * the first value is read and split on commas (ZITI-FACTS §3.4).
- */
-function configTypesOf(req: OperationRequest): string[] {
-  const raw = req.query.configTypes;
-  const first = Array.isArray(raw) ? raw[0] : raw;
-  if (first === undefined || first === null || first === '') return [];
-  return String(first)
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
-
 /** The operations inventory implements, keyed `<api>.<operationId>`; the rest answer 501. */
 export function inventoryOperations(deps: InventoryOperationDeps = {} as InventoryOperationDeps): OperationHandlers {
   const { configTypes, configs, services, routers, terminators, identityServiceConfigs, maintenance, work } = deps;
@@ -58,34 +43,6 @@ export function inventoryOperations(deps: InventoryOperationDeps = {} as Invento
   async function configDetails(list: Config[]) {
     const types = await configs.typesOf(list);
     return list.map((c) => configDetail(c, types.get(c.configTypeId)));
-  }
-
-  /** `config` of each service: the data of its configs whose type was asked for, keyed by type name. */
-  async function serviceDetails(list: Service[], wantedTypes: string[] = []) {
-    if (wantedTypes.length === 0) return list.map((s) => serviceDetail(s));
-    return work(async (st) => {
-      const all = wantedTypes.includes(allConfigTypesKeyword);
-      const ids = new Set<string>();
-      if (!all) {
-        for (const t of wantedTypes) {
-          const type = (await st.configTypes.get(t)) ?? (await st.configTypes.findByName(t));
-          if (type) ids.add(type.id);
-        }
-      }
-      const used = await st.configs.getMany([...new Set(list.flatMap((s) => s.configs))]);
-      const byId = new Map(used.map((c) => [c.id, c]));
-      const typeNames = new Map(
-        (await st.configTypes.getMany([...new Set(used.map((c) => c.configTypeId))])).map((t) => [t.id, t.name]),
-      );
-      return list.map((s) => {
-        const config: Record<string, Record<string, unknown>> = {};
-        for (const cid of s.configs) {
-          const c = byId.get(cid);
-          if (c && (all || ids.has(c.configTypeId))) config[typeNames.get(c.configTypeId) ?? c.configTypeId] = c.data;
-        }
-        return serviceDetail(s, config);
-      });
-    });
   }
 
   async function terminatorDetails(list: Terminator[]) {
@@ -189,19 +146,9 @@ export function inventoryOperations(deps: InventoryOperationDeps = {} as Invento
       await configs.delete(id(req));
       return reply.empty();
     },
-    'management.listConfigServices': async (req) =>
-      listPage(await services.listForConfig(id(req), listInputOf(req)), (items) => serviceDetails(items)),
-
     // Services
-    'management.listServices': async (req) => {
-      const scope = { ...(roleFilterOf(req) ? { roleFilter: roleFilterOf(req)! } : {}) };
-      return listPage(await services.list(listInputOf(req), scope), (items) =>
-        serviceDetails(items, configTypesOf(req)),
-      );
-    },
     'management.createService': async (req) =>
       reply.created((await services.create(body<ServiceInput>(req))).id, 'services'),
-    'management.detailService': async (req) => reply.ok((await serviceDetails([await services.get(id(req))]))[0]),
     'management.updateService': updateService('replace'),
     'management.patchService': updateService('patch'),
     'management.deleteService': deleteService,

@@ -91,14 +91,6 @@ export class ServiceCatalog {
     return this.work((s) => loadService(s, id));
   }
 
-  /** Services that list a config; 404 when the config does not exist. */
-  async listForConfig(configId: string, input: ListInput): Promise<ListPage<Service>> {
-    return this.work(async (s) => {
-      if (!(await s.configs.get(configId))) throw ApiError.notFound('config', configId);
-      return s.services.list(input, { configId });
-    });
-  }
-
   /** Config ids must exist, each at most once, and at most one config per config type (ZITI-FACTS §10.3). */
   private async checkConfigs(s: InventoryStores, ids: string[] | null | undefined): Promise<string[]> {
     const wanted = [...new Set(ids ?? [])];

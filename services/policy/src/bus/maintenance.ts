@@ -1,6 +1,6 @@
 import { edgeRouterState, identityState, serviceState } from '@ziti/contracts';
 import type { Bus, Database } from '@ziti/platform';
-import { maintenanceHandlers, ownerEntityStates, parkedEventResults } from '@ziti/platform';
+import { inEventTransaction, maintenanceHandlers, ownerEntityStates, parkedEventResults } from '@ziti/platform';
 import type { z } from 'zod';
 import type { EntityReadModel } from '../domain/ports.ts';
 import { AccessDerivation } from '../domain/access.ts';
@@ -79,7 +79,11 @@ export function maintenanceCalls(
             ]
               .map((r) => ({ ...r, description: `read model: ${r.description}` }))
               // After the read models: derived access against a computation from scratch (docs/adr/0009).
-              .concat(await database.transaction((tx) => new AccessDerivation().check(new PgAccessLinks(tx), fix))),
+              .concat(
+                await inEventTransaction(database, 'policy', undefined, (tx, events) =>
+                  new AccessDerivation().check(new PgAccessLinks(tx), events, fix),
+                ),
+              ),
         }
       : {}),
   });

@@ -12,6 +12,12 @@ import type { RelationDeps } from './related-details.ts';
 import { serviceEdgeRouterPolicyOperations } from './service-edge-router-policies.ts';
 import { servicePolicyOperations } from './service-policies.ts';
 import { serviceRelationOperations } from './service-relations.ts';
+import { policyAdviceOperations } from './policy-advice.ts';
+import { clientEdgeRouterOperations } from './client-edge-routers.ts';
+import type { PolicyAdvisor } from '../domain/advice.ts';
+import type { ClientEdgeRouterService } from '../domain/client-edge-routers.ts';
+import { serviceOperations } from './services.ts';
+import type { ServiceViewService } from '../domain/service-view.ts';
 
 export interface PolicyOperationDeps {
   db: Db;
@@ -22,6 +28,9 @@ export interface PolicyOperationDeps {
   edgeRouterPolicies: PolicyService;
   serviceEdgeRouterPolicies: PolicyService;
   relations: RelationService;
+  advice: PolicyAdvisor;
+  clientEdgeRouters: ClientEdgeRouterService;
+  serviceViews: ServiceViewService;
 }
 
 /** `/…-role-attributes`: the distinct attributes of the live entities of a read model (ZITI-FACTS §3.4). */
@@ -51,5 +60,8 @@ export function policyOperations(deps: PolicyOperationDeps = {} as PolicyOperati
     ...serviceRelationOperations(related),
     ...edgeRouterRelationOperations(related),
     ...policyRelationOperations(related),
+    ...policyAdviceOperations(() => deps),
+    ...clientEdgeRouterOperations(() => deps),
+    ...serviceOperations(() => deps.serviceViews),
   };
 }

@@ -1,7 +1,13 @@
 import {
+  type ConfigState,
+  type ConfigTypeState,
   type EntityStateType,
   type EventDefinition,
+  type IdentityServiceConfigsState,
+  configState,
+  configTypeState,
   edgeRouterState,
+  identityServiceConfigsState,
   eventTypes,
   identityState,
   inventoryEventTypes,
@@ -17,9 +23,9 @@ interface ReadModelSource<S extends { id: string }> {
   /** The owner's entity type (its `entityStates` type). */
   entity: EntityStateType;
   schema: z.ZodType<S>;
-  created: EventDefinition;
+  created?: EventDefinition;
   updated: EventDefinition;
-  deleted: EventDefinition;
+  deleted?: EventDefinition;
   model: (tx: Db) => EntityReadModel<S>;
   /** Derives again what depends on the entity, in the same transaction, when its row changed. */
   changed: (tx: Db, id: string) => Promise<void>;
@@ -50,32 +56,49 @@ function readModelFeed<S extends { id: string }>(
     rebuilt: o.rebuilt,
   };
   return {
-    handlers: [o.created, o.updated, o.deleted].map((def) => ({
-      type: def.type,
-      handle: async (tx, event) => {
-        const state = parseEventData(o.schema, event);
-        if (await o.model(tx).apply(state, event.sequence, def === o.deleted)) await o.changed(tx, state.id);
-      },
-    })),
+    handlers: [o.created, o.updated, o.deleted]
+      .filter((d) => d !== undefined)
+      .map((def) => ({
+        type: def.type,
+        handle: async (tx, event) => {
+          const state = parseEventData(o.schema, event);
+          if (await o.model(tx).apply(state, event.sequence, def === o.deleted)) await o.changed(tx, state.id);
+        },
+      })),
     readModels: [rebuild],
   };
 }
 
-/** policy's read models of inventory's services and edge routers. */
-/** What the read models' changes feed: the derived access (docs/adr/0009). */
+/** What the read models' changes feed: the derived access (docs/adr/0009) and the service views. */
 export interface Derivations {
   identityChanged(tx: Db, id: string): Promise<void>;
   serviceChanged(tx: Db, id: string): Promise<void>;
   edgeRouterChanged(tx: Db, id: string): Promise<void>;
+  /** A config, config type or an identity's overrides changed: whose service lists show it. */
+  configChanged(tx: Db, id: string): Promise<void>;
+  configTypeChanged(tx: Db, id: string): Promise<void>;
+  overridesChanged(tx: Db, identityId: string): Promise<void>;
   rebuild(tx: Db): Promise<void>;
+  /** Configs, config types or overrides were rebuilt from inventory: every service view may have moved. */
+  viewsRebuilt(tx: Db): Promise<void>;
 }
 
+/** The read models policy keeps of inventory's entities. */
+export interface InventoryReadModels {
+  services: (tx: Db) => ServiceReadModel;
+  edgeRouters: (tx: Db) => EdgeRouterReadModel;
+  configs: (tx: Db) => EntityReadModel<ConfigState>;
+  configTypes: (tx: Db) => EntityReadModel<ConfigTypeState>;
+  overrides: (tx: Db) => EntityReadModel<IdentityServiceConfigsState>;
+}
+
+/** policy's read models of inventory's services, edge routers, configs, config types and overrides. */
 export const inventoryReadModelSubscription = (
-  services: (tx: Db) => ServiceReadModel,
-  edgeRouters: (tx: Db) => EdgeRouterReadModel,
+  m: InventoryReadModels,
   derive: Derivations,
   logger: Logger,
 ): EventSubscription => {
+  const { services, edgeRouters } = m;
   const s = readModelFeed({
     entity: 'service',
     schema: serviceState,
@@ -98,10 +121,43 @@ export const inventoryReadModelSubscription = (
     rebuilt: (tx) => derive.rebuild(tx),
     logger,
   });
+  const c = readModelFeed({
+    entity: 'config',
+    schema: configState,
+    created: inventoryEventTypes.configCreated,
+    updated: inventoryEventTypes.configUpdated,
+    deleted: inventoryEventTypes.configDeleted,
+    model: m.configs,
+    changed: (tx, id) => derive.configChanged(tx, id),
+    rebuilt: (tx) => derive.viewsRebuilt(tx),
+    logger,
+  });
+  const t = readModelFeed({
+    entity: 'configType',
+    schema: configTypeState,
+    created: inventoryEventTypes.configTypeCreated,
+    updated: inventoryEventTypes.configTypeUpdated,
+    deleted: inventoryEventTypes.configTypeDeleted,
+    model: m.configTypes,
+    changed: (tx, id) => derive.configTypeChanged(tx, id),
+    rebuilt: (tx) => derive.viewsRebuilt(tx),
+    logger,
+  });
+  // One state per identity; an identity whose overrides are all gone has an empty list (no delete).
+  const o = readModelFeed({
+    entity: 'identityServiceConfigs',
+    schema: identityServiceConfigsState,
+    updated: inventoryEventTypes.identityServiceConfigsUpdated,
+    model: m.overrides,
+    changed: (tx, id) => derive.overridesChanged(tx, id),
+    rebuilt: (tx) => derive.viewsRebuilt(tx),
+    logger,
+  });
+  const feeds = [s, r, c, t, o];
   return {
     source: 'inventory',
-    handlers: [...s.handlers, ...r.handlers],
-    readModels: [...(s.readModels ?? []), ...(r.readModels ?? [])],
+    handlers: feeds.flatMap((f) => f.handlers),
+    readModels: feeds.flatMap((f) => f.readModels ?? []),
   };
 };
 

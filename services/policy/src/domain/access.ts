@@ -1,4 +1,5 @@
-import type { IntegrityResult } from '@ziti/contracts';
+import { type IntegrityResult, policyEventTypes } from '@ziti/contracts';
+import type { EventSink } from '@ziti/platform';
 
 export type PolicyKind = 'service' | 'edgeRouter' | 'serviceEdgeRouter';
 
@@ -18,6 +19,33 @@ export interface LinkDifference {
   extra: number;
 }
 
+/** One identity × service pair whose access changed: what it is now (both false: lost). */
+export interface AccessChange {
+  identityId: string;
+  serviceId: string;
+  dial: boolean;
+  bind: boolean;
+}
+
+/** Whose view of their services a change touched (`GET /current-api-session/service-updates`). */
+export type ServiceUpdateScope =
+  | { kind: 'identities'; ids: string[] }
+  /** Every identity with access to the service. */
+  | { kind: 'service'; id: string }
+  /** Every identity with access to a service that uses the config. */
+  | { kind: 'config'; id: string }
+  /** Every identity with access to a service that uses a config of the type. */
+  | { kind: 'configType'; id: string }
+  /** Every identity that sees any service. */
+  | { kind: 'all' };
+
+/**
+ * Above this many changed pairs in one change, access changes are announced as one
+ * `identityAccess.bulkChanged` (which identities to read again) instead of one event per identity:
+ * an `#all` policy over a large network changes millions of pairs.
+ */
+export const accessEventPairLimit = 10_000;
+
 /**
  * The derived links and access tables of one transaction (docs/adr/0009). Every method derives its
  * rows again from the current state of policies and read models — never by counting up and down —
@@ -30,13 +58,16 @@ export interface AccessLinks {
   relinkIdentity(identityId: string): Promise<void>;
   relinkService(serviceId: string): Promise<void>;
   relinkEdgeRouter(edgeRouterId: string): Promise<void>;
-  refreshIdentityServices(identityIds: string[]): Promise<void>;
-  refreshServiceAccess(serviceId: string): Promise<void>;
+  /** These return the identity × service pairs whose access changed. */
+  refreshIdentityServices(identityIds: string[]): Promise<AccessChange[]>;
+  refreshServiceAccess(serviceId: string): Promise<AccessChange[]>;
   refreshIdentityEdgeRouters(identityIds: string[]): Promise<void>;
   refreshEdgeRouterAccess(edgeRouterId: string): Promise<void>;
   refreshServiceEdgeRouters(serviceIds: string[]): Promise<void>;
-  rebuildAll(): Promise<void>;
+  rebuildAll(): Promise<AccessChange[]>;
   differences(): Promise<LinkDifference[]>;
+  /** Records that the service view of the identities in scope changed now. */
+  markServiceUpdates(scope: ServiceUpdateScope): Promise<void>;
 }
 
 /**
@@ -47,18 +78,20 @@ export interface AccessLinks {
  * rows of the entities it touches from current state.
  */
 export class AccessDerivation {
-  async identityChanged(links: AccessLinks, identityId: string): Promise<void> {
+  async identityChanged(links: AccessLinks, events: EventSink, identityId: string): Promise<void> {
     await links.lock();
     await links.relinkIdentity(identityId);
-    await links.refreshIdentityServices([identityId]);
+    await this.announce(links, events, await links.refreshIdentityServices([identityId]));
     await links.refreshIdentityEdgeRouters([identityId]);
   }
 
-  async serviceChanged(links: AccessLinks, serviceId: string): Promise<void> {
+  async serviceChanged(links: AccessLinks, events: EventSink, serviceId: string): Promise<void> {
     await links.lock();
     await links.relinkService(serviceId);
-    await links.refreshServiceAccess(serviceId);
+    await this.announce(links, events, await links.refreshServiceAccess(serviceId));
     await links.refreshServiceEdgeRouters([serviceId]);
+    // Its name, configs or other fields may have changed for everyone who sees it.
+    await links.markServiceUpdates({ kind: 'service', id: serviceId });
   }
 
   async edgeRouterChanged(links: AccessLinks, edgeRouterId: string): Promise<void> {
@@ -67,27 +100,66 @@ export class AccessDerivation {
     await links.refreshEdgeRouterAccess(edgeRouterId);
   }
 
+  /** A config, config type or identity's overrides changed: the service lists that show it moved. */
+  async serviceViewChanged(links: AccessLinks, scope: ServiceUpdateScope): Promise<void> {
+    await links.markServiceUpdates(scope);
+  }
+
   /** A policy was created, changed or deleted (its row is already written or gone). */
-  async policyChanged(links: AccessLinks, kind: PolicyKind, policyId: string): Promise<Touched> {
+  async policyChanged(links: AccessLinks, events: EventSink, kind: PolicyKind, policyId: string): Promise<Touched> {
     await links.lock();
     const touched = await links.relinkPolicy(kind, policyId);
-    if (kind === 'service') await links.refreshIdentityServices(touched.identities);
+    if (kind === 'service')
+      await this.announce(links, events, await links.refreshIdentityServices(touched.identities), policyId);
     if (kind === 'edgeRouter') await links.refreshIdentityEdgeRouters(touched.identities);
     if (kind === 'serviceEdgeRouter') await links.refreshServiceEdgeRouters(touched.services);
     return touched;
   }
 
   /** Everything again from scratch (after a read model was rebuilt). */
-  async rebuild(links: AccessLinks): Promise<void> {
+  async rebuild(links: AccessLinks, events: EventSink): Promise<void> {
     await links.lock();
-    await links.rebuildAll();
+    await this.announce(links, events, await links.rebuildAll());
+  }
+
+  /**
+   * Access gained, lost or changed: one `identityAccess.changed` per identity with the pairs that
+   * changed (or one bulk event past `accessEventPairLimit`), and the identities' service views move.
+   */
+  private async announce(links: AccessLinks, events: EventSink, changes: AccessChange[], policyId?: string) {
+    if (changes.length === 0) return;
+    const byIdentity = new Map<string, AccessChange[]>();
+    for (const c of changes) {
+      const list = byIdentity.get(c.identityId);
+      if (list) list.push(c);
+      else byIdentity.set(c.identityId, [c]);
+    }
+    const identityIds = [...byIdentity.keys()].sort();
+    await links.markServiceUpdates({ kind: 'identities', ids: identityIds });
+    if (changes.length > accessEventPairLimit) {
+      const def = policyEventTypes.identityAccessBulkChanged;
+      await events.emit(
+        def.type,
+        def.schema.parse({ identityIds, pairs: changes.length, policyId: policyId ?? null }),
+        def.version,
+      );
+      return;
+    }
+    const def = policyEventTypes.identityAccessChanged;
+    for (const id of identityIds) {
+      const services = byIdentity
+        .get(id)!
+        .map((c) => ({ serviceId: c.serviceId, dial: c.dial, bind: c.bind }))
+        .sort((a, b) => (a.serviceId < b.serviceId ? -1 : a.serviceId > b.serviceId ? 1 : 0));
+      await events.emit(def.type, def.schema.parse({ id, identityId: id, services }), def.version);
+    }
   }
 
   /** The integrity check: every derived table against a computation from scratch; fixing rebuilds. */
-  async check(links: AccessLinks, fix: boolean): Promise<IntegrityResult[]> {
+  async check(links: AccessLinks, events: EventSink, fix: boolean): Promise<IntegrityResult[]> {
     await links.lock();
     const differences = await links.differences();
-    if (fix && differences.length > 0) await links.rebuildAll();
+    if (fix && differences.length > 0) await this.announce(links, events, await links.rebuildAll());
     return differences.map((d) => ({
       description: `derived ${d.table}: ${d.missing} row(s) missing and ${d.extra} extra against a computation from scratch`,
       fixed: fix,

@@ -1,5 +1,12 @@
 import { type Db, queryRows } from '@ziti/platform';
-import type { AccessLinks, LinkDifference, PolicyKind, Touched } from '../domain/access.ts';
+import type {
+  AccessChange,
+  AccessLinks,
+  LinkDifference,
+  PolicyKind,
+  ServiceUpdateScope,
+  Touched,
+} from '../domain/access.ts';
 
 /** One link table: a policy table's roles selecting the live rows of a read model. */
 interface LinkTable {
@@ -149,24 +156,65 @@ export class PgAccessLinks implements AccessLinks {
     await queryRows(this.db, `insert into ${table} (${columns}) ${select}`, params);
   }
 
-  async refreshIdentityServices(identityIds: string[]): Promise<void> {
-    if (identityIds.length === 0) return;
-    await this.refresh(
-      'identity_services',
-      'identity_id, service_id, dial, bind',
-      'identity_id = any($1::text[])',
+  /**
+   * Brings identity_services rows in `where` to what the links say, touching only rows that
+   * differ, and returns those (a lost pair with dial and bind false).
+   */
+  private async syncIdentityServices(where: string, select: string, params: unknown[]): Promise<AccessChange[]> {
+    const rows = await queryRows<{ identity_id: string; service_id: string; dial: boolean; bind: boolean }>(
+      this.db,
+      `with want as (${select}),
+            lost as (delete from identity_services t where ${where.replaceAll('identity_services.', 't.')}
+                       and not exists (select 1 from want w where w.identity_id = t.identity_id and w.service_id = t.service_id)
+                     returning t.identity_id, t.service_id, false as dial, false as bind),
+            kept as (insert into identity_services (identity_id, service_id, dial, bind) select * from want
+                     on conflict (identity_id, service_id) do update set dial = excluded.dial, bind = excluded.bind
+                     where (identity_services.dial, identity_services.bind) is distinct from (excluded.dial, excluded.bind)
+                     returning identity_id, service_id, dial, bind)
+       select * from lost union all select * from kept`,
+      params,
+    );
+    return rows.map((r) => ({ identityId: r.identity_id, serviceId: r.service_id, dial: r.dial, bind: r.bind }));
+  }
+
+  refreshIdentityServices(identityIds: string[]): Promise<AccessChange[]> {
+    if (identityIds.length === 0) return Promise.resolve([]);
+    return this.syncIdentityServices(
+      'identity_services.identity_id = any($1::text[])',
       access.identityServices(real, 'pi.identity_id = any($1::text[])'),
       [identityIds],
     );
   }
 
-  async refreshServiceAccess(serviceId: string): Promise<void> {
-    await this.refresh(
-      'identity_services',
-      'identity_id, service_id, dial, bind',
-      'service_id = $1',
+  refreshServiceAccess(serviceId: string): Promise<AccessChange[]> {
+    return this.syncIdentityServices(
+      'identity_services.service_id = $1',
       access.identityServices(real, 'ps.service_id = $1'),
       [serviceId],
+    );
+  }
+
+  async markServiceUpdates(scope: ServiceUpdateScope): Promise<void> {
+    const who = {
+      identities: 'select unnest($1::text[])',
+      service: 'select identity_id from identity_services where service_id = $1',
+      config: `select x.identity_id from identity_services x join services s on s.id = x.service_id and not s.deleted
+                where s.state -> 'configs' ? $1`,
+      configType: `select x.identity_id from identity_services x join services s on s.id = x.service_id and not s.deleted
+                    where exists (select 1 from configs c where not c.deleted and c.config_type_id = $1
+                                    and s.state -> 'configs' ? c.id)`,
+      all: 'select distinct identity_id from identity_services where $1::text is null',
+    }[scope.kind];
+    const param = scope.kind === 'identities' ? scope.ids : scope.kind === 'all' ? null : scope.id;
+    if (scope.kind === 'identities' && scope.ids.length === 0) return;
+    await queryRows(
+      this.db,
+      `insert into identity_service_updates (identity_id, changed_at)
+         select distinct w.id, statement_timestamp() from (${who}) as w(id) where w.id is not null
+         union select '*', statement_timestamp()
+       on conflict (identity_id) do update
+         set changed_at = greatest(identity_service_updates.changed_at, excluded.changed_at)`,
+      [param],
     );
   }
 
@@ -209,18 +257,12 @@ export class PgAccessLinks implements AccessLinks {
     );
   }
 
-  async rebuildAll(): Promise<void> {
+  async rebuildAll(): Promise<AccessChange[]> {
     for (const l of allLinks) {
       await queryRows(this.db, `delete from ${l.table}`);
       await queryRows(this.db, `insert into ${l.table} (policy_id, ${l.column}) ${selected(l)}`);
     }
-    await this.refresh(
-      'identity_services',
-      'identity_id, service_id, dial, bind',
-      'true',
-      access.identityServices(real),
-      [],
-    );
+    const changes = await this.syncIdentityServices('true', access.identityServices(real), []);
     await this.refresh(
       'identity_edge_routers',
       'identity_id, edge_router_id',
@@ -235,6 +277,7 @@ export class PgAccessLinks implements AccessLinks {
       access.serviceEdgeRouters(real),
       [],
     );
+    return changes;
   }
 
   async differences(): Promise<LinkDifference[]> {

@@ -1,4 +1,11 @@
-import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
+import type {
+  ConfigState,
+  ConfigTypeState,
+  EdgeRouterState,
+  IdentityServiceConfigsState,
+  IdentityState,
+  ServiceState,
+} from '@ziti/contracts';
 import type { Db } from '@ziti/platform';
 import { PgEntityReadModel } from './pg-read-model.ts';
 
@@ -44,5 +51,32 @@ export class PgEdgeRouterReadModel extends PgEntityReadModel<EdgeRouterState> {
         { name: 'is_verified', value: (s) => s.isVerified },
       ],
     });
+  }
+}
+
+/** policy's copy of inventory's configs (the data service lists show per config type). */
+export class PgConfigReadModel extends PgEntityReadModel<ConfigState> {
+  constructor(db: Db) {
+    super(db, {
+      table: 'configs',
+      columns: [
+        { name: 'name', value: (s) => s.name },
+        { name: 'config_type_id', value: (s) => s.configTypeId },
+      ],
+    });
+  }
+}
+
+/** policy's copy of inventory's config types (a service list's `config` keys are their names). */
+export class PgConfigTypeReadModel extends PgEntityReadModel<ConfigTypeState> {
+  constructor(db: Db) {
+    super(db, { table: 'config_types', columns: [{ name: 'name', value: (s) => s.name }] });
+  }
+}
+
+/** policy's copy of each identity's service config overrides (one row per identity). */
+export class PgIdentityServiceConfigsReadModel extends PgEntityReadModel<IdentityServiceConfigsState> {
+  constructor(db: Db) {
+    super(db, { table: 'identity_service_configs', columns: [] });
   }
 }

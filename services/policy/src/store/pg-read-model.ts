@@ -40,9 +40,9 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
     const values = this.def.columns.map((c, i) => `$${i + 2}${c.cast ? `::${c.cast}` : ''}`);
     const n = names.length;
     const sets = names.map((c) => `${c} = excluded.${c}`).join(', ');
-    return `insert into ${this.def.table} (id, ${names.join(', ')}, state, source_sequence, deleted, updated_at)
-      values ($1, ${values.join(', ')}, $${n + 2}::jsonb, $${n + 3}, $${n + 4}, now())
-      on conflict (id) do update set ${sets}, state = excluded.state,
+    return `insert into ${this.def.table} (${['id', ...names].join(', ')}, state, source_sequence, deleted, updated_at)
+      values (${['$1', ...values].join(', ')}, $${n + 2}::jsonb, $${n + 3}, $${n + 4}, now())
+      on conflict (id) do update set ${sets ? `${sets}, ` : ''}state = excluded.state,
         source_sequence = excluded.source_sequence, deleted = excluded.deleted, updated_at = now()
       where ${this.def.table}.source_sequence < excluded.source_sequence
       returning id`;

@@ -1,0 +1,75 @@
+import { ApiError, type OperationRequest } from '@ziti/contracts';
+import { type OperationHandlers, firstQueryValue, listInputOf, reply, roleFilterOf } from '@ziti/platform';
+import type { ServiceView, ServiceViewService, Viewer } from '../domain/service-view.ts';
+import { pageReply, pathId, serviceLinks } from './related-details.ts';
+
+/** The caller whose view a service read is; the gateway lets no anonymous caller reach these. */
+export function viewerOf(req: OperationRequest): Viewer {
+  if (!req.caller) throw new ApiError('UNAUTHORIZED');
+  return { identityId: req.caller.identityId, isAdmin: req.caller.isAdmin };
+}
+
+/**
+ * `configTypes` (ZITI-FACTS §3.4): repeated values on the client API; the management API reads only
+ * the first value and splits it on commas, as the reference does.
+ */
+function configTypesOf(req: OperationRequest): string[] {
+  const raw = req.query.configTypes;
+  const values = req.api === 'management' ? [firstQueryValue(raw)] : Array.isArray(raw) ? raw : [raw];
+  return values
+    .filter((v): v is string => typeof v === 'string')
+    .flatMap((v) => (req.api === 'management' ? v.split(',') : [v]))
+    .map((v) => v.trim())
+    .filter(Boolean);
+}
+
+/** A service detail (ZITI-FACTS §10.3, §12.3) as the viewer sees it. */
+export function serviceViewDetail(v: ServiceView) {
+  const s = v.service;
+  return {
+    id: s.id,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+    tags: s.tags,
+    _links: serviceLinks(s.id),
+    name: s.name,
+    terminatorStrategy: s.terminatorStrategy,
+    roleAttributes: s.roleAttributes,
+    configs: s.configs,
+    config: v.config,
+    encryptionRequired: s.encryptionRequired,
+    maxIdleTimeMillis: s.maxIdleTimeMillis,
+    permissions: v.permissions,
+    postureQueries: v.postureQueries,
+  };
+}
+
+/**
+ * Service reads with the caller's permissions, configs and posture queries: the client API's
+ * `/services` and `/services/{id}`, and the management API's (moved here from inventory: only policy
+ * knows the caller's access; see the owner corrections in packages/contracts/scripts/generate.ts).
+ */
+export function serviceOperations(views: () => ServiceViewService): OperationHandlers {
+  const list = async (req: OperationRequest) => {
+    const roleFilter = roleFilterOf(req);
+    const page = await views().list(
+      viewerOf(req),
+      listInputOf(req),
+      configTypesOf(req),
+      roleFilter ? { roleFilter } : {},
+    );
+    return pageReply(page, serviceViewDetail);
+  };
+  const detail = async (req: OperationRequest) =>
+    reply.ok(serviceViewDetail(await views().get(viewerOf(req), pathId(req), configTypesOf(req))));
+  return {
+    'client.listServices': list,
+    'client.detailService': detail,
+    'management.listServices': list,
+    'management.detailService': detail,
+    'management.listConfigServices': async (req) =>
+      pageReply(await views().listForConfig(viewerOf(req), pathId(req), listInputOf(req)), serviceViewDetail),
+    'client.listServiceUpdates': async (req) =>
+      reply.ok({ lastChangeAt: (await views().lastChangeAt(viewerOf(req))).toISOString() }),
+  };
+}

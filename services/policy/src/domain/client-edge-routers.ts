@@ -1,0 +1,119 @@
+import { ApiError, type EdgeRouterState } from '@ziti/contracts';
+import type { ListInput, ListPage } from './ports.ts';
+
+/** The caller of a client operation, as the gateway established it from the API session. */
+export interface ClientCaller {
+  identityId: string;
+  apiSessionId: string;
+  isAdmin: boolean;
+}
+
+/** Edge routers as the client API shows them to their user, from the derived tables (docs/adr/0009). */
+export interface ClientEdgeRouterStore {
+  /**
+   * Live, verified (enrolled) edge routers: those the identity reaches through its edge-router
+   * policies (`identity_edge_routers`), or every one when `identityId` is undefined.
+   */
+  verifiedEdgeRouters(identityId: string | undefined, input: ListInput): Promise<ListPage<EdgeRouterState>>;
+  /** A live service the identity may see: any for an admin, else one it may dial or bind (`identity_services`). */
+  serviceVisible(serviceId: string, identityId: string, isAdmin: boolean): Promise<boolean>;
+  /** Live edge routers both in the identity's edge-router policies and the service's service-edge-router policies. */
+  sharedEdgeRouters(identityId: string, serviceId: string, input: ListInput): Promise<ListPage<EdgeRouterState>>;
+}
+
+export type ClientEdgeRouterReader = <T>(fn: (store: ClientEdgeRouterStore) => Promise<T>) => Promise<T>;
+
+/**
+ * The optional `session-token` header of client `GET /services/{id}/edge-routers`. In the reference
+ * (1.1.9 `controller/internal/routes/service_router.go listClientEdgeRouters`, `controller/env/appenv.go
+ * ValidateServiceAccessToken`) it is a *service access token*: a JWT the controller signs when an
+ * OIDC API session creates a session. When the header is present it must be valid — signed by a key
+ * of this controller (or a peer), audience `openziti` (or the legacy native one), token type `s`,
+ * `apiSessionId` equal to the caller's API session, and not revoked (neither the token id nor its
+ * identity since it was issued) — else the request is 401 UNAUTHORIZED with the reason as cause,
+ * before the service is even looked up. A valid token changes nothing in the answer: the routers
+ * are always those of the calling identity and the service. An absent or empty header is ignored.
+ */
+export interface ServiceAccessTokens {
+  /** Why `token` does not authorise requests of API session `apiSessionId`; undefined when it does. */
+  rejection(token: string, apiSessionId: string): Promise<string | undefined>;
+}
+
+const base64url = /^[A-Za-z0-9_-]*$/;
+const decodeJson = (segment: string): unknown => JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+
+/**
+ * This controller does not create sessions yet, so it has issued no service access token and
+ * publishes no key one could be verified with: every token is refused, with the reason the
+ * reference's JWT parser (golang-jwt v5) gives for a token it can not read or whose key it does not
+ * know. A UUID (the legacy session token) is malformed there too. When sessions exist, an
+ * implementation over their signing keys and the revocations replaces this one (the checks above).
+ */
+export class UnissuedServiceAccessTokens implements ServiceAccessTokens {
+  async rejection(token: string): Promise<string | undefined> {
+    const parts = token.split('.');
+    if (parts.length !== 3) return 'token is malformed: token contained an invalid number of segments';
+    if (!base64url.test(parts[0]!)) return 'token is malformed: could not base64 decode header';
+    let header: unknown;
+    try {
+      header = decodeJson(parts[0]!);
+    } catch {
+      return 'token is malformed: could not JSON decode header';
+    }
+    if (!base64url.test(parts[1]!)) return 'token is malformed: could not base64 decode claim';
+    try {
+      decodeJson(parts[1]!);
+    } catch {
+      return 'token is malformed: could not JSON decode claim';
+    }
+    const kid = typeof header === 'object' && header !== null ? (header as { kid?: unknown }).kid : undefined;
+    if (typeof kid !== 'string' || kid === '')
+      return 'token is unverifiable: error while executing keyfunc: missing kid in token';
+    return `token is unverifiable: error while executing keyfunc: invalid kid: ${kid}`;
+  }
+}
+
+/**
+ * The reference answers at most 25 routers for a service (`ListForIdentityAndServiceWithTx`, `LIMIT
+ * 25`, connected first); here the list pages like the others, 25 being the default page size.
+ */
+export const serviceEdgeRouterDefaultLimit = 25;
+
+/**
+ * Client `GET /current-identity/edge-routers` and `GET /services/{id}/edge-routers` (ZITI-FACTS
+ * §6.3, §12.2; reference `current_identity_router.go listEdgeRouters`, `service_router.go
+ * listClientEdgeRouters`, `edge_router_manager.go ListForIdentityAndServiceWithTx`).
+ */
+export class ClientEdgeRouterService {
+  constructor(
+    private readonly read: ClientEdgeRouterReader,
+    private readonly tokens: ServiceAccessTokens = new UnissuedServiceAccessTokens(),
+  ) {}
+
+  /** Admins: every verified router; others: the verified routers of their edge-router policies. */
+  currentIdentityEdgeRouters(caller: ClientCaller, input: ListInput): Promise<ListPage<EdgeRouterState>> {
+    return this.read((s) => s.verifiedEdgeRouters(caller.isAdmin ? undefined : caller.identityId, input));
+  }
+
+  /**
+   * The routers the caller may use for the service: in its edge-router policies and the service's
+   * service-edge-router policies, enrolled or not (as the reference, which does not filter them).
+   * A service the caller can not see is NOT_FOUND without a cause, as the reference answers.
+   */
+  async serviceEdgeRouters(
+    caller: ClientCaller,
+    serviceId: string,
+    sessionToken: string | undefined,
+    input: ListInput,
+  ): Promise<ListPage<EdgeRouterState>> {
+    if (sessionToken !== undefined && sessionToken !== '') {
+      const reason = await this.tokens.rejection(sessionToken, caller.apiSessionId);
+      if (reason !== undefined) throw new ApiError('UNAUTHORIZED', reason);
+    }
+    const paged = input.limit === undefined ? { ...input, limit: serviceEdgeRouterDefaultLimit } : input;
+    return this.read(async (s) => {
+      if (!(await s.serviceVisible(serviceId, caller.identityId, caller.isAdmin))) throw new ApiError('NOT_FOUND');
+      return s.sharedEdgeRouters(caller.identityId, serviceId, paged);
+    });
+  }
+}

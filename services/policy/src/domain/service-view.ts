@@ -1,0 +1,214 @@
+import { ApiError, type ConfigState, type ServiceState } from '@ziti/contracts';
+import type { ListInput, ListPage, RoleFilter } from '@ziti/platform';
+
+/** Whose view of the services a read is: the calling identity (ZITI-FACTS §6.3). */
+export interface Viewer {
+  identityId: string;
+  isAdmin: boolean;
+}
+
+/** A service as the viewer sees it: its state and the viewer's derived access. */
+export interface ServiceAccessRow {
+  service: ServiceState;
+  dial: boolean;
+  bind: boolean;
+}
+
+/** A service policy that grants the viewer a service, with the posture checks it names. */
+export interface GrantingPolicy {
+  serviceId: string;
+  policyId: string;
+  type: 'Dial' | 'Bind';
+  postureCheckRoles: string[];
+}
+
+export interface ServiceListScope {
+  roleFilter?: RoleFilter;
+  /** Only services that use this config (`/configs/{id}/services`). */
+  configId?: string;
+}
+
+/** The read side of the service view: access rows, configs and overrides, all derived or read models. */
+export interface ServiceViewStore {
+  /** Non-admins: the services of their identity_services rows; admins: every live service. */
+  list(viewer: Viewer, input: ListInput, scope: ServiceListScope): Promise<ListPage<ServiceAccessRow>>;
+  get(viewer: Viewer, id: string): Promise<ServiceAccessRow | undefined>;
+  /** Ids of the config types named (by id or name); unknown ones are left out. */
+  configTypeIds(idsOrNames: string[]): Promise<string[]>;
+  configs(ids: string[]): Promise<ConfigState[]>;
+  configTypeNames(ids: string[]): Promise<Map<string, string>>;
+  /** The identity's service config overrides. */
+  overrides(identityId: string): Promise<{ serviceId: string; configId: string }[]>;
+  grantingPolicies(identityId: string, serviceIds: string[]): Promise<GrantingPolicy[]>;
+  /** Whether any posture check exists in the whole system (ZITI-FACTS §6.3 precision). */
+  postureChecksExist(): Promise<boolean>;
+  configExists(id: string): Promise<boolean>;
+  /** When the identity's service view last changed (`*`: any change, for administrators). */
+  lastChange(identityId: string, isAdmin: boolean): Promise<Date | undefined>;
+  identityCreatedAt(identityId: string): Promise<Date | undefined>;
+}
+
+export type ServiceViewReader = <T>(fn: (store: ServiceViewStore) => Promise<T>) => Promise<T>;
+
+export type Permission = 'Bind' | 'Dial' | 'Invalid';
+
+/** One `postureQueries` entry (spec `postureQueries`): a granting policy and how its checks fare. */
+export interface PolicyPostureQueries {
+  policyId: string;
+  policyType: 'Dial' | 'Bind';
+  isPassing: boolean;
+  postureQueries: unknown[];
+}
+
+export interface ServiceView {
+  service: ServiceState;
+  permissions: Permission[];
+  config: Record<string, Record<string, unknown>>;
+  postureQueries: PolicyPostureQueries[];
+}
+
+/** `configTypes` of the service lists: `all`, or config type ids or names. */
+export const allConfigTypes = 'all';
+
+/** Bind first, then Dial; `Invalid` when neither (only administrators see such services). */
+export function permissionsOf(row: { dial: boolean; bind: boolean }): Permission[] {
+  const out: Permission[] = [];
+  if (row.bind) out.push('Bind');
+  if (row.dial) out.push('Dial');
+  return out.length > 0 ? out : ['Invalid'];
+}
+
+/**
+ * Every identity's view of the network's services (ZITI-FACTS §6.3, §10.2, §10.3): which services,
+ * with which permissions, the data of the configs of the requested types (the identity's overrides
+ * replacing the service's own config of the same type), and the posture queries of the policies
+ * that grant them. Access is read from the derived tables (docs/adr/0009), never evaluated here.
+ */
+export class ServiceViewService {
+  constructor(private readonly read: ServiceViewReader) {}
+
+  list(viewer: Viewer, input: ListInput, configTypes: string[], scope: ServiceListScope = {}) {
+    return this.read(async (s) => {
+      const page = await s.list(viewer, input, scope);
+      return { ...page, items: await this.views(s, viewer, page.items, configTypes) };
+    });
+  }
+
+  /** A service the viewer may not see (non-admins without a policy) is NOT_FOUND. */
+  get(viewer: Viewer, id: string, configTypes: string[] = []): Promise<ServiceView> {
+    return this.read(async (s) => {
+      const row = await s.get(viewer, id);
+      if (!row) throw ApiError.notFound('service', id);
+      return (await this.views(s, viewer, [row], configTypes))[0]!;
+    });
+  }
+
+  /** `/configs/{id}/services`: the services that use a config; NOT_FOUND for an unknown config. */
+  listForConfig(viewer: Viewer, configId: string, input: ListInput) {
+    return this.read(async (s) => {
+      if (!(await s.configExists(configId))) throw ApiError.notFound('config', configId);
+      const page = await s.list(viewer, input, { configId });
+      return { ...page, items: await this.views(s, viewer, page.items, []) };
+    });
+  }
+
+  /**
+   * `lastChangeAt` of `/current-api-session/service-updates`: when something that changes the
+   * identity's services last changed (recorded durably, so no restart loses it); before any such
+   * change, when the identity was created.
+   */
+  lastChangeAt(viewer: Viewer): Promise<Date> {
+    return this.read(async (s) => {
+      const at =
+        (await s.lastChange(viewer.identityId, viewer.isAdmin)) ?? (await s.identityCreatedAt(viewer.identityId));
+      return at ?? new Date(0);
+    });
+  }
+
+  private async views(
+    s: ServiceViewStore,
+    viewer: Viewer,
+    rows: ServiceAccessRow[],
+    configTypes: string[],
+  ): Promise<ServiceView[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.service.id);
+    const [configs, granting, checksExist] = await Promise.all([
+      this.configsOf(s, viewer, rows, configTypes),
+      s.grantingPolicies(viewer.identityId, ids),
+      s.postureChecksExist(),
+    ]);
+    return rows.map((r) => {
+      const permissions = permissionsOf(r);
+      return {
+        service: r.service,
+        permissions,
+        config: configs.get(r.service.id) ?? {},
+        postureQueries: postureQueriesOf(
+          permissions,
+          granting.filter((g) => g.serviceId === r.service.id),
+          checksExist,
+        ),
+      };
+    });
+  }
+
+  /** `config` per service: data of its configs of the wanted types, the identity's overrides first. */
+  private async configsOf(
+    s: ServiceViewStore,
+    viewer: Viewer,
+    rows: ServiceAccessRow[],
+    configTypes: string[],
+  ): Promise<Map<string, Record<string, Record<string, unknown>>>> {
+    const out = new Map<string, Record<string, Record<string, unknown>>>();
+    if (configTypes.length === 0) return out;
+    const all = configTypes.includes(allConfigTypes);
+    const wanted = all ? undefined : new Set(await s.configTypeIds(configTypes));
+    if (wanted && wanted.size === 0) return out;
+    const overrides = await s.overrides(viewer.identityId);
+    const ids = new Set<string>([...rows.flatMap((r) => r.service.configs), ...overrides.map((o) => o.configId)]);
+    const configs = new Map((await s.configs([...ids])).map((c) => [c.id, c]));
+    const typeNames = await s.configTypeNames([...new Set([...configs.values()].map((c) => c.configTypeId))]);
+    for (const r of rows) {
+      const byType = new Map<string, ConfigState>();
+      for (const id of r.service.configs) {
+        const c = configs.get(id);
+        if (c && !byType.has(c.configTypeId)) byType.set(c.configTypeId, c);
+      }
+      for (const o of overrides) {
+        const c = o.serviceId === r.service.id ? configs.get(o.configId) : undefined;
+        if (c) byType.set(c.configTypeId, c);
+      }
+      const config: Record<string, Record<string, unknown>> = {};
+      for (const [typeId, c] of byType) {
+        if (wanted && !wanted.has(typeId)) continue;
+        config[typeNames.get(typeId) ?? typeId] = c.data;
+      }
+      out.set(r.service.id, config);
+    }
+    return out;
+  }
+}
+
+/**
+ * `postureQueries` (ZITI-FACTS §6.3): while no posture check exists anywhere, one passing synthetic
+ * entry per permission; otherwise one entry per granting service policy with its checks.
+ */
+export function postureQueriesOf(
+  permissions: Permission[],
+  granting: GrantingPolicy[],
+  checksExist: boolean,
+): PolicyPostureQueries[] {
+  if (!checksExist) {
+    return permissions
+      .filter((p): p is 'Dial' | 'Bind' => p !== 'Invalid')
+      .map((p) => ({
+        policyId: `dummy ${p.toLowerCase()} policy: no posture checks defined`,
+        policyType: p,
+        isPassing: true,
+        postureQueries: [],
+      }));
+  }
+  // Posture checks and their evaluation come with posture data; a policy naming none passes.
+  return granting.map((g) => ({ policyId: g.policyId, policyType: g.type, isPassing: true, postureQueries: [] }));
+}

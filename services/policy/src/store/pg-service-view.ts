@@ -1,0 +1,148 @@
+import type { ConfigState, ServiceState } from '@ziti/contracts';
+import { type Db, listRows, queryRows, roleFilterScope, toListPage } from '@ziti/platform';
+import type {
+  GrantingPolicy,
+  ServiceAccessRow,
+  ServiceListScope,
+  ServiceViewStore,
+  Viewer,
+} from '../domain/service-view.ts';
+import type { ListInput, ListPage } from '../domain/ports.ts';
+import { serviceQuery } from './read-model-query-entities.ts';
+
+type Json = unknown;
+const parse = <S>(v: Json): S => (typeof v === 'string' ? JSON.parse(v) : v) as S;
+
+interface AccessRow {
+  state: Json;
+  dial: boolean | null;
+  bind: boolean | null;
+}
+const accessRow = (r: AccessRow): ServiceAccessRow => ({
+  service: parse<ServiceState>(r.state),
+  dial: r.dial === true,
+  bind: r.bind === true,
+});
+
+/** The service view over policy's database: identity_services joined to the read models. */
+export class PgServiceView implements ServiceViewStore {
+  constructor(private readonly db: Db) {}
+
+  async list(viewer: Viewer, input: ListInput, scope: ServiceListScope): Promise<ListPage<ServiceAccessRow>> {
+    const params: unknown[] = [viewer.identityId];
+    const parts = ['not e.deleted'];
+    // Administrators see every service (ZITI-FACTS §6.3); others the services they have access to.
+    if (!viewer.isAdmin) parts.push('e.id in (select v.service_id from viewer_access v)');
+    if (scope.roleFilter) {
+      const r = roleFilterScope(scope.roleFilter, 'e.role_attributes', 'e.id');
+      parts.push(r.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + params.length}`));
+      params.push(...r.params);
+    }
+    if (scope.configId !== undefined) {
+      params.push(scope.configId);
+      parts.push(`e.state -> 'configs' ? $${params.length}`);
+    }
+    const listed = await listRows<AccessRow>(this.db, serviceQuery, input, {
+      with: {
+        sql: 'viewer_access as (select service_id, dial, bind from identity_services where identity_id = $1)',
+        params: [params[0]],
+      },
+      scope: { sql: parts.join(' and '), params: params.slice(1) },
+      columns: `e.state, (select v.dial from viewer_access v where v.service_id = e.id) as dial,
+                (select v.bind from viewer_access v where v.service_id = e.id) as bind`,
+    });
+    return toListPage(listed, accessRow);
+  }
+
+  async get(viewer: Viewer, id: string): Promise<ServiceAccessRow | undefined> {
+    const [row] = await queryRows<AccessRow>(
+      this.db,
+      `select s.state, x.dial, x.bind from services s
+         left join identity_services x on x.service_id = s.id and x.identity_id = $2
+        where s.id = $1 and not s.deleted and ($3 or x.identity_id is not null)`,
+      [id, viewer.identityId, viewer.isAdmin],
+    );
+    return row ? accessRow(row) : undefined;
+  }
+
+  async configTypeIds(idsOrNames: string[]): Promise<string[]> {
+    const rows = await queryRows<{ id: string }>(
+      this.db,
+      'select id from config_types where not deleted and (id = any($1::text[]) or name = any($1::text[]))',
+      [idsOrNames],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async configs(ids: string[]): Promise<ConfigState[]> {
+    if (ids.length === 0) return [];
+    const rows = await queryRows<{ state: Json }>(
+      this.db,
+      'select state from configs where not deleted and id = any($1::text[])',
+      [ids],
+    );
+    return rows.map((r) => parse<ConfigState>(r.state));
+  }
+
+  async configTypeNames(ids: string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = await queryRows<{ id: string; name: string }>(
+      this.db,
+      'select id, name from config_types where not deleted and id = any($1::text[])',
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.id, r.name]));
+  }
+
+  async overrides(identityId: string): Promise<{ serviceId: string; configId: string }[]> {
+    const [row] = await queryRows<{ state: Json }>(
+      this.db,
+      'select state from identity_service_configs where id = $1 and not deleted',
+      [identityId],
+    );
+    if (!row) return [];
+    return parse<{ serviceConfigs: { serviceId: string; configId: string }[] }>(row.state).serviceConfigs;
+  }
+
+  async grantingPolicies(identityId: string, serviceIds: string[]): Promise<GrantingPolicy[]> {
+    if (serviceIds.length === 0) return [];
+    const rows = await queryRows<{ service_id: string; id: string; type: 'Dial' | 'Bind'; roles: string[] }>(
+      this.db,
+      `select ps.service_id, p.id, p.type, p.posture_check_roles as roles
+         from service_policy_identities pi
+         join service_policy_services ps on ps.policy_id = pi.policy_id and ps.service_id = any($2::text[])
+         join service_policies p on p.id = pi.policy_id
+        where pi.identity_id = $1
+        order by ps.service_id, p.id`,
+      [identityId, serviceIds],
+    );
+    return rows.map((r) => ({ serviceId: r.service_id, policyId: r.id, type: r.type, postureCheckRoles: r.roles }));
+  }
+
+  /** No service owns posture checks yet (their issue comes next), so none can exist. */
+  async postureChecksExist(): Promise<boolean> {
+    return false;
+  }
+
+  async configExists(id: string): Promise<boolean> {
+    return (await queryRows(this.db, 'select 1 from configs where id = $1 and not deleted', [id])).length > 0;
+  }
+
+  async lastChange(identityId: string, isAdmin: boolean): Promise<Date | undefined> {
+    const [row] = await queryRows<{ at: Date | string | null }>(
+      this.db,
+      'select max(changed_at) as at from identity_service_updates where identity_id = $1 or ($2 and identity_id = $3)',
+      [identityId, isAdmin, '*'],
+    );
+    return row?.at ? new Date(row.at) : undefined;
+  }
+
+  async identityCreatedAt(identityId: string): Promise<Date | undefined> {
+    const [row] = await queryRows<{ at: string | null }>(
+      this.db,
+      "select state->>'createdAt' as at from identities where id = $1",
+      [identityId],
+    );
+    return row?.at ? new Date(row.at) : undefined;
+  }
+}

@@ -1,0 +1,282 @@
+import { isDeepStrictEqual } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type E2e, startE2e } from '../support/e2e.ts';
+import { uniqueName, waitFor } from '../support/infra.ts';
+
+/**
+ * Every identity's view of its services (ZITI-FACTS §6.3, §10.2, §10.3) end to end: a non-admin
+ * identity lists exactly the services its Dial/Bind policies grant (AnyOf, AllOf, @id, #all), with
+ * permissions, config data of the requested types (its own overrides first) and posture queries;
+ * losing an attribute, a policy or the service removes the access; service-updates moves with
+ * every change that alters the list; administrators see every service with their own permissions.
+ */
+let e: E2e;
+let user: Awaited<ReturnType<E2e['createUser']>>;
+const n: Record<string, string> = {};
+const attr = { a: uniqueName('a'), b: uniqueName('b'), sx: uniqueName('sx'), sy: uniqueName('sy') };
+const intercept = (address: string) => ({
+  protocols: ['tcp'],
+  addresses: [address],
+  portRanges: [{ low: 443, high: 443 }],
+});
+
+const admin = (req: Parameters<E2e['call']>[1]) => e.call('management', { ...req, token: e.adminToken });
+const client = (req: Parameters<E2e['call']>[1]) => e.call('client', { ...req, token: user.token });
+
+async function create(path: string, body: Record<string, unknown>): Promise<string> {
+  const res = await admin({ method: 'POST', path, body });
+  if (res.status !== 201) throw new Error(`${path}: ${res.status} ${res.text}`);
+  return res.json.data.id as string;
+}
+
+interface ServiceItem {
+  id: string;
+  name: string;
+  permissions: string[];
+  config: Record<string, Record<string, unknown>>;
+  postureQueries: { policyId: string; policyType: string; isPassing: boolean }[];
+}
+
+async function clientServices(query = ''): Promise<ServiceItem[]> {
+  const res = await client({ path: `/services?limit=500${query}` });
+  expect(res.status, res.text).toBe(200);
+  return res.json.data as ServiceItem[];
+}
+const visible = async (query = '') => (await clientServices(query)).map((s) => s.id).sort();
+/** Another session's view converges within a bounded delay (no read-your-writes for it). */
+const eventually = (want: string[], query = '') =>
+  waitFor(async () => JSON.stringify(await visible(query)) === JSON.stringify([...want].sort()), `services ${want}`);
+
+beforeAll(async () => {
+  e = await startE2e();
+  user = await e.createUser({ roleAttributes: [attr.a, attr.b] });
+  n.c1 = await create('/configs', { name: uniqueName('c'), configTypeId: 'g7cIWbcGg', data: intercept('one.ziti') });
+  n.c2 = await create('/configs', {
+    name: uniqueName('c'),
+    configTypeId: 'NH5p4FpGR',
+    data: { protocol: 'tcp', address: 'localhost', port: 8080 },
+  });
+  n.override = await create('/configs', {
+    name: uniqueName('c'),
+    configTypeId: 'g7cIWbcGg',
+    data: intercept('mine.ziti'),
+  });
+  const service = (roleAttributes: string[], configs: string[] = []) =>
+    create('/services', { name: uniqueName('svc'), encryptionRequired: true, roleAttributes, configs });
+  n.s1 = await service([attr.sx], [n.c1, n.c2]);
+  n.s2 = await service([attr.sx, attr.sy]);
+  n.s3 = await service([]);
+  n.s4 = await service([attr.sy]);
+  // Dial s1 and s2 (AnyOf #sx) for #a; bind s2 (AllOf sx+sy) for #a AND #b; dial s3 by @id for @user.
+  n.dial = await create('/service-policies', {
+    name: uniqueName('dial'),
+    type: 'Dial',
+    semantic: 'AnyOf',
+    identityRoles: [`#${attr.a}`],
+    serviceRoles: [`#${attr.sx}`],
+  });
+  n.bind = await create('/service-policies', {
+    name: uniqueName('bind'),
+    type: 'Bind',
+    semantic: 'AllOf',
+    identityRoles: [`#${attr.a}`, `#${attr.b}`],
+    serviceRoles: [`#${attr.sx}`, `#${attr.sy}`],
+  });
+  n.byId = await create('/service-policies', {
+    name: uniqueName('byid'),
+    type: 'Dial',
+    semantic: 'AnyOf',
+    identityRoles: [`@${user.id}`],
+    serviceRoles: [`@${n.s3}`],
+  });
+});
+afterAll(async () => {
+  await e?.stop();
+});
+
+describe('client GET /services', () => {
+  it('lists exactly the granted services with Bind-first permissions and passing synthetic posture queries', async () => {
+    await eventually([n.s1!, n.s2!, n.s3!]);
+    const items = await clientServices();
+    const byId = new Map(items.map((s) => [s.id, s]));
+    expect(byId.get(n.s1!)!.permissions).toEqual(['Dial']);
+    expect(byId.get(n.s2!)!.permissions).toEqual(['Bind', 'Dial']);
+    expect(byId.get(n.s3!)!.permissions).toEqual(['Dial']);
+    expect(byId.get(n.s2!)!.postureQueries).toEqual([
+      {
+        policyId: 'dummy bind policy: no posture checks defined',
+        policyType: 'Bind',
+        isPassing: true,
+        postureQueries: [],
+      },
+      {
+        policyId: 'dummy dial policy: no posture checks defined',
+        policyType: 'Dial',
+        isPassing: true,
+        postureQueries: [],
+      },
+    ]);
+    // No config types requested: no config data.
+    expect(byId.get(n.s1!)!.config).toEqual({});
+  });
+
+  it('filters, pages and counts over the granted services only', async () => {
+    const res = await client({
+      path: `/services?limit=1&sort=name&filter=${encodeURIComponent(`id in ["${n.s1}","${n.s4}"]`)}`,
+    });
+    expect(res.status).toBe(200);
+    expect(res.json.meta.pagination).toMatchObject({ limit: 1, offset: 0, totalCount: 1 });
+    expect(res.json.data.map((s: ServiceItem) => s.id)).toEqual([n.s1]);
+  });
+
+  it('resolves configTypes by name, id or all, and the identity override replaces the service config of its type', async () => {
+    let s1 = (await clientServices('&configTypes=intercept.v1')).find((s) => s.id === n.s1)!;
+    expect(s1.config).toEqual({ 'intercept.v1': intercept('one.ziti') });
+    s1 = (await clientServices('&configTypes=intercept.v1&configTypes=NH5p4FpGR')).find((s) => s.id === n.s1)!;
+    expect(Object.keys(s1.config).sort()).toEqual(['host.v1', 'intercept.v1']);
+    s1 = (await clientServices('&configTypes=all')).find((s) => s.id === n.s1)!;
+    expect(Object.keys(s1.config).sort()).toEqual(['host.v1', 'intercept.v1']);
+    expect((await clientServices('&configTypes=nope')).find((s) => s.id === n.s1)!.config).toEqual({});
+
+    const before = (await client({ path: '/current-api-session/service-updates' })).json.data.lastChangeAt;
+    const res = await admin({
+      method: 'POST',
+      path: `/identities/${user.id}/service-configs`,
+      body: [{ serviceId: n.s1, configId: n.override }],
+    });
+    expect(res.status, res.text).toBe(200);
+    await waitFor(async () => {
+      const s = (await clientServices('&configTypes=intercept.v1')).find((x) => x.id === n.s1)!;
+      return isDeepStrictEqual(s.config, { 'intercept.v1': intercept('mine.ziti') });
+    }, 'the override');
+    const after = (await client({ path: '/current-api-session/service-updates' })).json.data.lastChangeAt;
+    expect(new Date(after).getTime()).toBeGreaterThan(new Date(before).getTime());
+  });
+
+  it('a changed config reaches the list and moves service-updates', async () => {
+    const before = (await client({ path: '/current-api-session/service-updates' })).json.data.lastChangeAt;
+    expect(
+      (
+        await admin({
+          method: 'PATCH',
+          path: `/configs/${n.c2}`,
+          body: { data: { protocol: 'tcp', address: 'localhost', port: 9090 } },
+        })
+      ).status,
+    ).toBe(200);
+    await waitFor(async () => {
+      const s = (await clientServices('&configTypes=host.v1')).find((x) => x.id === n.s1)!;
+      return (s.config['host.v1'] as { port: number } | undefined)?.port === 9090;
+    }, 'the changed config');
+    const after = (await client({ path: '/current-api-session/service-updates' })).json.data.lastChangeAt;
+    expect(new Date(after).getTime()).toBeGreaterThan(new Date(before).getTime());
+  });
+
+  it('GET /services/{id} answers a granted service and 404 for one without a policy', async () => {
+    const ok = await client({ path: `/services/${n.s2}` });
+    expect(ok.status).toBe(200);
+    expect(ok.json.data.permissions).toEqual(['Bind', 'Dial']);
+    const hidden = await client({ path: `/services/${n.s4}` });
+    expect(hidden.status).toBe(404);
+    expect(hidden.json.error.code).toBe('NOT_FOUND');
+    expect((await client({ path: '/services/nope' })).status).toBe(404);
+  });
+
+  it('losing an attribute, a policy or the service removes the access, and service-updates moves each time', async () => {
+    const stamp = async () =>
+      new Date((await client({ path: '/current-api-session/service-updates' })).json.data.lastChangeAt).getTime();
+    let last = await stamp();
+    const moved = async () => {
+      const now = await waitFor(async () => {
+        const t = await stamp();
+        return t > last ? t : 0;
+      }, 'service-updates to move');
+      last = now;
+    };
+    // Without #b the AllOf bind policy no longer selects the user: s2 is dial only.
+    expect(
+      (await admin({ method: 'PATCH', path: `/identities/${user.id}`, body: { roleAttributes: [attr.a] } })).status,
+    ).toBe(200);
+    await waitFor(
+      async () => (await clientServices()).find((s) => s.id === n.s2)?.permissions.join() === 'Dial',
+      'bind lost',
+    );
+    await moved();
+    // The dial policy goes: only s3 (by @id) is left.
+    expect((await admin({ method: 'DELETE', path: `/service-policies/${n.dial}` })).status).toBe(200);
+    await eventually([n.s3!]);
+    await moved();
+    // The service goes: nothing is left.
+    expect((await admin({ method: 'DELETE', path: `/services/${n.s3}` })).status).toBe(200);
+    await eventually([]);
+    await moved();
+    expect((await client({ path: `/services/${n.s3}` })).status).toBe(404);
+  });
+});
+
+describe('management service reads', () => {
+  it('an administrator sees every service, with Invalid where no policy grants it and its own permissions where one does', async () => {
+    const res = await admin({ path: `/services?filter=${encodeURIComponent(`id in ["${n.s1}","${n.s4}"]`)}` });
+    expect(res.status).toBe(200);
+    const perms = Object.fromEntries(res.json.data.map((s: ServiceItem) => [s.id, s.permissions]));
+    expect(perms).toEqual({ [n.s1!]: ['Invalid'], [n.s4!]: ['Invalid'] });
+    const adminId = (await admin({ path: '/current-identity' })).json.data.id as string;
+    const p = await create('/service-policies', {
+      name: uniqueName('adm'),
+      type: 'Bind',
+      semantic: 'AnyOf',
+      identityRoles: [`@${adminId}`],
+      serviceRoles: [`@${n.s4}`],
+    });
+    // Read-your-writes: the same session sees the policy's effect at once.
+    const detail = await admin({ path: `/services/${n.s4}` });
+    expect(detail.status).toBe(200);
+    expect(detail.json.data.permissions).toEqual(['Bind']);
+    expect(detail.json.data.postureQueries).toEqual([
+      {
+        policyId: 'dummy bind policy: no posture checks defined',
+        policyType: 'Bind',
+        isPassing: true,
+        postureQueries: [],
+      },
+    ]);
+    expect((await admin({ method: 'DELETE', path: `/service-policies/${p}` })).status).toBe(200);
+    expect((await admin({ path: `/services/${n.s4}` })).json.data.permissions).toEqual(['Invalid']);
+  });
+
+  it('roleFilter, configTypes (first value, comma separated) and /configs/{id}/services', async () => {
+    const res = await admin({ path: `/services?roleFilter=%23${attr.sy}&roleSemantic=AllOf&limit=100` });
+    expect(res.status).toBe(200);
+    expect(res.json.data.map((s: ServiceItem) => s.id).sort()).toEqual([n.s2, n.s4].sort());
+    const withConfig = await admin({ path: `/services/${n.s1}` });
+    expect(withConfig.json.data.config).toEqual({});
+    const listed = await admin({
+      path: `/services?configTypes=intercept.v1,host.v1&filter=${encodeURIComponent(`id = "${n.s1}"`)}`,
+    });
+    expect(Object.keys(listed.json.data[0].config).sort()).toEqual(['host.v1', 'intercept.v1']);
+    const byConfig = await admin({ path: `/configs/${n.c1}/services` });
+    expect(byConfig.status).toBe(200);
+    expect(byConfig.json.data.map((s: ServiceItem) => s.id)).toEqual([n.s1]);
+    expect((await admin({ path: '/configs/nope/services' })).status).toBe(404);
+    expect((await admin({ path: '/services/nope' })).status).toBe(404);
+  });
+
+  it('who may call: no token → 401 everywhere; a non-admin may not use the management reads', async () => {
+    for (const [api, path] of [
+      ['client', '/services'],
+      ['client', `/services/${n.s1}`],
+      ['client', '/current-api-session/service-updates'],
+      ['management', '/services'],
+      ['management', `/services/${n.s1}`],
+      ['management', `/configs/${n.c1}/services`],
+    ] as const) {
+      const anonymous = await e.call(api, { path });
+      expect(anonymous.status, `${api} ${path}`).toBe(401);
+      expect(anonymous.json.error.code).toBe('UNAUTHORIZED');
+    }
+    for (const path of ['/services', `/services/${n.s1}`, `/configs/${n.c1}/services`]) {
+      const res = await e.call('management', { path, token: user.token });
+      expect(res.status, path).toBe(401);
+    }
+  });
+});
