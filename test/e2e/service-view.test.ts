@@ -240,6 +240,9 @@ describe('management service reads', () => {
         postureQueries: [],
       },
     ]);
+    // Services listed for a relation carry the caller's permissions too, as every service detail does.
+    const related = await admin({ path: `/service-policies/${p}/services` });
+    expect(related.json.data.map((s: ServiceItem) => [s.id, s.permissions])).toEqual([[n.s4, ['Bind']]]);
     expect((await admin({ method: 'DELETE', path: `/service-policies/${p}` })).status).toBe(200);
     expect((await admin({ path: `/services/${n.s4}` })).json.data.permissions).toEqual(['Invalid']);
   });

@@ -7,7 +7,7 @@ import {
   pageReply,
   pathId,
   policyPageReply,
-  serviceDetailOf,
+  servicePageReply,
 } from './related-details.ts';
 import { serviceEdgeRouterPolicyResource } from './service-edge-router-policies.ts';
 
@@ -18,7 +18,7 @@ export function edgeRouterRelationOperations(deps: () => RelationDeps): Operatio
     'management.listEdgeRouterIdentities': async (req) =>
       pageReply(await deps().relations.identities(of(pathId(req)), listInput(req)), (s) => identityDetailOf(s)),
     'management.listEdgeRouterServices': async (req) =>
-      pageReply(await deps().relations.services(of(pathId(req)), listInput(req)), serviceDetailOf),
+      servicePageReply(deps().serviceViews, req, await deps().relations.services(of(pathId(req)), listInput(req))),
     'management.listEdgeRouterEdgeRouterPolicies': async (req) => {
       const d = deps();
       const page = await d.relations.policies('edgeRouter', of(pathId(req)), listInput(req));

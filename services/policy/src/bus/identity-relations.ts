@@ -7,7 +7,7 @@ import {
   pageReply,
   pathId,
   policyPageReply,
-  serviceDetailOf,
+  servicePageReply,
 } from './related-details.ts';
 import { edgeRouterPolicyResource } from './edge-router-policies.ts';
 import { servicePolicyResource } from './service-policies.ts';
@@ -25,7 +25,7 @@ export function identityRelationOperations(deps: () => RelationDeps): OperationH
         { ...of(pathId(req)), ...(accessType ? { accessType } : {}) },
         listInput(req),
       );
-      return pageReply(page, serviceDetailOf);
+      return servicePageReply(deps().serviceViews, req, page);
     },
     'management.listIdentityEdgeRouters': async (req) =>
       pageReply(await deps().relations.edgeRouters(of(pathId(req)), listInput(req)), edgeRouterDetailOf),

@@ -6,7 +6,7 @@ import {
   listInput,
   pageReply,
   pathId,
-  serviceDetailOf,
+  servicePageReply,
 } from './related-details.ts';
 
 /** `/…-policies/{id}/…` (ZITI-FACTS §6.1, §6.2): the live entities a policy's roles select. */
@@ -19,7 +19,11 @@ export function policyRelationOperations(deps: () => RelationDeps): OperationHan
     'management.listServicePolicyIdentities': async (req) =>
       pageReply(await deps().relations.identities(servicePolicy(pathId(req)), listInput(req)), identity),
     'management.listServicePolicyServices': async (req) =>
-      pageReply(await deps().relations.services(servicePolicy(pathId(req)), listInput(req)), serviceDetailOf),
+      servicePageReply(
+        deps().serviceViews,
+        req,
+        await deps().relations.services(servicePolicy(pathId(req)), listInput(req)),
+      ),
     // Posture checks do not exist in this controller yet: always an empty page (filter and paging checked).
     'management.listServicePolicyPostureChecks': async (req) =>
       pageReply(await deps().relations.postureChecks(servicePolicy(pathId(req)), listInput(req)), () => ({})),
@@ -28,7 +32,11 @@ export function policyRelationOperations(deps: () => RelationDeps): OperationHan
     'management.listEdgeRouterPolicyEdgeRouters': async (req) =>
       pageReply(await deps().relations.edgeRouters(edgeRouterPolicy(pathId(req)), listInput(req)), edgeRouterDetailOf),
     'management.listServiceEdgeRouterPolicyServices': async (req) =>
-      pageReply(await deps().relations.services(serviceEdgeRouterPolicy(pathId(req)), listInput(req)), serviceDetailOf),
+      servicePageReply(
+        deps().serviceViews,
+        req,
+        await deps().relations.services(serviceEdgeRouterPolicy(pathId(req)), listInput(req)),
+      ),
     'management.listServiceEdgeRouterPolicyEdgeRouters': async (req) =>
       pageReply(
         await deps().relations.edgeRouters(serviceEdgeRouterPolicy(pathId(req)), listInput(req)),

@@ -1,4 +1,6 @@
+import type { ServiceView, ServiceViewService } from '../domain/service-view.ts';
 import {
+  ApiError,
   type EdgeRouterState,
   type IdentityState,
   type OperationReply,
@@ -79,12 +81,9 @@ export function serviceLinks(id: string) {
   return links;
 }
 
-/**
- * As inventory's management detail: no config types are requested (`config` {}), and
- * `permissions`/`postureQueries` are those of the calling administrator, whom no policy here is
- * asked about: `Invalid` and none, as inventory answers.
- */
-export function serviceDetailOf(s: ServiceState) {
+/** A service detail (ZITI-FACTS §10.3, §12.3) as the viewer sees it. */
+export function serviceViewDetail(v: ServiceView) {
+  const s = v.service;
   return {
     id: s.id,
     createdAt: s.createdAt,
@@ -95,12 +94,27 @@ export function serviceDetailOf(s: ServiceState) {
     terminatorStrategy: s.terminatorStrategy,
     roleAttributes: s.roleAttributes,
     configs: s.configs,
-    config: {},
+    config: v.config,
     encryptionRequired: s.encryptionRequired,
     maxIdleTimeMillis: s.maxIdleTimeMillis,
-    permissions: ['Invalid'],
-    postureQueries: [],
+    permissions: v.permissions,
+    postureQueries: v.postureQueries,
   };
+}
+
+/**
+ * A page of services listed for a relation, each with the caller's permissions and posture queries
+ * (the reference renders every service detail for the caller, whoever the list is about).
+ */
+export async function servicePageReply(
+  views: ServiceViewService,
+  req: OperationRequest,
+  page: ListPage<ServiceState>,
+): Promise<OperationReply> {
+  if (!req.caller) throw new ApiError('UNAUTHORIZED');
+  const viewer = { identityId: req.caller.identityId, isAdmin: req.caller.isAdmin };
+  const seen = await views.viewsOf(viewer, page.items);
+  return pageReply({ ...page, items: seen }, serviceViewDetail);
 }
 
 const noVersion = { os: '', arch: '', version: '', revision: '', buildDate: '' };
@@ -172,6 +186,7 @@ export async function policyPageReply(
 /** What the association transports call; read per request, so the operation keys exist before wiring. */
 export interface RelationDeps {
   relations: RelationService;
+  serviceViews: ServiceViewService;
   servicePolicies: PolicyService;
   edgeRouterPolicies: PolicyService;
   serviceEdgeRouterPolicies: PolicyService;

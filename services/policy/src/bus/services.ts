@@ -1,7 +1,7 @@
 import { ApiError, type OperationRequest } from '@ziti/contracts';
 import { type OperationHandlers, firstQueryValue, listInputOf, reply, roleFilterOf } from '@ziti/platform';
-import type { ServiceView, ServiceViewService, Viewer } from '../domain/service-view.ts';
-import { pageReply, pathId, serviceLinks } from './related-details.ts';
+import type { ServiceViewService, Viewer } from '../domain/service-view.ts';
+import { pageReply, pathId, serviceViewDetail } from './related-details.ts';
 
 /** The caller whose view a service read is; the gateway lets no anonymous caller reach these. */
 export function viewerOf(req: OperationRequest): Viewer {
@@ -21,27 +21,6 @@ function configTypesOf(req: OperationRequest): string[] {
     .flatMap((v) => (req.api === 'management' ? v.split(',') : [v]))
     .map((v) => v.trim())
     .filter(Boolean);
-}
-
-/** A service detail (ZITI-FACTS §10.3, §12.3) as the viewer sees it. */
-export function serviceViewDetail(v: ServiceView) {
-  const s = v.service;
-  return {
-    id: s.id,
-    createdAt: s.createdAt,
-    updatedAt: s.updatedAt,
-    tags: s.tags,
-    _links: serviceLinks(s.id),
-    name: s.name,
-    terminatorStrategy: s.terminatorStrategy,
-    roleAttributes: s.roleAttributes,
-    configs: s.configs,
-    config: v.config,
-    encryptionRequired: s.encryptionRequired,
-    maxIdleTimeMillis: s.maxIdleTimeMillis,
-    permissions: v.permissions,
-    postureQueries: v.postureQueries,
-  };
 }
 
 /**

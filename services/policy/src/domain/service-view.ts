@@ -33,6 +33,8 @@ export interface ServiceViewStore {
   /** Non-admins: the services of their identity_services rows; admins: every live service. */
   list(viewer: Viewer, input: ListInput, scope: ServiceListScope): Promise<ListPage<ServiceAccessRow>>;
   get(viewer: Viewer, id: string): Promise<ServiceAccessRow | undefined>;
+  /** The viewer's access to each of the services (none: false, false). */
+  access(viewer: Viewer, serviceIds: string[]): Promise<Map<string, { dial: boolean; bind: boolean }>>;
   /** Ids of the config types named (by id or name); unknown ones are left out. */
   configTypeIds(idsOrNames: string[]): Promise<string[]>;
   configs(ids: string[]): Promise<ConfigState[]>;
@@ -100,6 +102,24 @@ export class ServiceViewService {
       const row = await s.get(viewer, id);
       if (!row) throw ApiError.notFound('service', id);
       return (await this.views(s, viewer, [row], configTypes))[0]!;
+    });
+  }
+
+  /**
+   * Services listed for another reason (`/identities/{id}/services`, …) as the viewer sees them: the
+   * reference renders every service detail for the caller, whoever the list is about.
+   */
+  viewsOf(viewer: Viewer, services: ServiceState[]): Promise<ServiceView[]> {
+    return this.read(async (s) => {
+      const access = await s.access(
+        viewer,
+        services.map((x) => x.id),
+      );
+      const rows = services.map((service) => ({
+        service,
+        ...(access.get(service.id) ?? { dial: false, bind: false }),
+      }));
+      return this.views(s, viewer, rows, []);
     });
   }
 

@@ -65,6 +65,16 @@ export class PgServiceView implements ServiceViewStore {
     return row ? accessRow(row) : undefined;
   }
 
+  async access(viewer: Viewer, serviceIds: string[]): Promise<Map<string, { dial: boolean; bind: boolean }>> {
+    if (serviceIds.length === 0) return new Map();
+    const rows = await queryRows<{ service_id: string; dial: boolean; bind: boolean }>(
+      this.db,
+      'select service_id, dial, bind from identity_services where identity_id = $1 and service_id = any($2::text[])',
+      [viewer.identityId, serviceIds],
+    );
+    return new Map(rows.map((r) => [r.service_id, { dial: r.dial, bind: r.bind }]));
+  }
+
   async configTypeIds(idsOrNames: string[]): Promise<string[]> {
     const rows = await queryRows<{ id: string }>(
       this.db,
