@@ -73,6 +73,13 @@ export const apiSessionDeletedV1State = z.object({ id: z.string(), identityId: z
 export const apiSessionExpiredState = apiSessionState.extend({ endedAt: z.string() });
 export type ApiSessionExpiredState = z.infer<typeof apiSessionExpiredState>;
 
+/**
+ * An API session passed MFA (a TOTP or recovery code at `/authenticate/mfa`, or verifying an MFA
+ * enrollment in that session): what MFA posture checks measure their timeout from.
+ */
+export const apiSessionMfaPassedState = z.object({ id: z.string(), identityId: z.string(), passedAt: z.string() });
+export type ApiSessionMfaPassedState = z.infer<typeof apiSessionMfaPassedState>;
+
 /** An identity's MFA (TOTP) as auth publishes it: created unverified, then verified, then deleted. */
 export const mfaState = z.object({
   id: z.string(),
@@ -91,6 +98,7 @@ export const eventTypes = {
   /** v2 carries the full state (v1 was `{id, identityId}`: `apiSessionDeletedV1State`, still a subset). */
   apiSessionDeleted: { type: 'apiSession.deleted', version: 2, schema: apiSessionDeletedState },
   apiSessionExpired: { type: 'apiSession.expired', version: 1, schema: apiSessionExpiredState },
+  apiSessionMfaPassed: { type: 'apiSession.mfaPassed', version: 1, schema: apiSessionMfaPassedState },
   mfaCreated: { type: 'mfa.created', version: 1, schema: mfaState },
   mfaVerified: { type: 'mfa.verified', version: 1, schema: mfaState },
   mfaDeleted: { type: 'mfa.deleted', version: 1, schema: mfaState },
@@ -253,6 +261,42 @@ export const serviceEdgeRouterPolicyState = z.object({
 });
 export type ServiceEdgeRouterPolicyState = z.infer<typeof serviceEdgeRouterPolicyState>;
 
+const postureOperatingSystem = z.object({ type: z.string(), versions: z.array(z.string()) });
+const postureProcess = z.object({
+  osType: z.string(),
+  path: z.string(),
+  hashes: z.array(z.string()),
+  signerFingerprint: z.string().optional(),
+  signerFingerprints: z.array(z.string()).optional(),
+});
+
+/**
+ * policy's posture checks (ZITI-FACTS §7.3): the full state after each change. Only the fields of
+ * the check's `typeId` are present (OS: operatingSystems; MAC: macAddresses; DOMAIN: domains;
+ * PROCESS: process; PROCESS_MULTI: processes and semantic; MFA: the four MFA properties).
+ */
+export const postureCheckState = z.object({
+  id: z.string(),
+  name: z.string(),
+  typeId: z.enum(['OS', 'PROCESS', 'DOMAIN', 'MAC', 'MFA', 'PROCESS_MULTI']),
+  version: z.number().int(),
+  roleAttributes: z.array(z.string()),
+  operatingSystems: z.array(postureOperatingSystem).optional(),
+  macAddresses: z.array(z.string()).optional(),
+  domains: z.array(z.string()).optional(),
+  process: postureProcess.optional(),
+  processes: z.array(postureProcess).optional(),
+  semantic: z.enum(['AllOf', 'AnyOf']).optional(),
+  timeoutSeconds: z.number().int().optional(),
+  promptOnWake: z.boolean().optional(),
+  promptOnUnlock: z.boolean().optional(),
+  ignoreLegacyEndpoints: z.boolean().optional(),
+  tags: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type PostureCheckState = z.infer<typeof postureCheckState>;
+
 /**
  * What an identity may now do with the services whose access changed in one commit (derived from
  * policies and role attributes): `dial`/`bind` as they are now; both false means access was lost.
@@ -277,7 +321,7 @@ export const identityAccessBulkChangedState = z.object({
 });
 export type IdentityAccessBulkChangedState = z.infer<typeof identityAccessBulkChangedState>;
 
-/** Events of policy: every create, update and delete of the three policy kinds, and access changes. */
+/** Events of policy: every create, update and delete of the three policy kinds and of posture checks, and access changes. */
 export const policyEventTypes = {
   identityAccessChanged: { type: 'identityAccess.changed', version: 1, schema: identityAccessChangedState },
   identityAccessBulkChanged: {
@@ -306,6 +350,9 @@ export const policyEventTypes = {
     version: 1,
     schema: serviceEdgeRouterPolicyState,
   },
+  postureCheckCreated: { type: 'postureCheck.created', version: 1, schema: postureCheckState },
+  postureCheckUpdated: { type: 'postureCheck.updated', version: 1, schema: postureCheckState },
+  postureCheckDeleted: { type: 'postureCheck.deleted', version: 1, schema: postureCheckState },
 } as const;
 
 /** One published event type: its name, current schema version and the schema of `data`. */

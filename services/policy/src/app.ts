@@ -1,4 +1,4 @@
-import type { Bus, Database, Db, Logger, RunnableService } from '@ziti/platform';
+import type { Bus, Database, Db, EventHandler, EventSubscription, Logger, RunnableService } from '@ziti/platform';
 import { maintenanceCalls } from './bus/maintenance.ts';
 import {
   type EventSink,
@@ -6,7 +6,6 @@ import {
   createReader,
   createServiceRuntime,
   createUnitOfWork,
-  emitWithin,
   readMigrations,
 } from '@ziti/platform';
 import {
@@ -44,7 +43,16 @@ import {
   PgServiceReadModel,
 } from './store/pg-identity-read-model.ts';
 import { ServiceViewService } from './domain/service-view.ts';
+import { type ApiSessionRecords, ApiSessionLifecycle, SessionService } from './domain/sessions.ts';
+import { PgApiSessions, PgSessions } from './store/pg-sessions.ts';
+import { apiSessionHandlers } from './bus/api-session-events.ts';
+import type { PostureEvaluator } from './domain/posture-ports.ts';
 import { PgServiceView } from './store/pg-service-view.ts';
+import { PostureCheckService, type PostureCheckStores } from './domain/posture-checks.ts';
+import { PostureDataService, type PostureDataStores } from './domain/posture-data.ts';
+import { PostureEvaluation } from './domain/posture-evaluation.ts';
+import { PgPostureCheckStore, PgPostureCheckTypeStore } from './store/pg-posture-checks.ts';
+import { PgPostureData, forgetApiSessionPosture } from './store/pg-posture-data.ts';
 
 export interface PolicyServiceDeps {
   database: Database;
@@ -55,6 +63,12 @@ export interface PolicyServiceDeps {
 
 export const migrations = readMigrations(new URL('../migrations/', import.meta.url));
 
+/** One subscription with more handlers of the same source. */
+const withHandlers = (sub: EventSubscription, handlers: EventHandler[]): EventSubscription => ({
+  ...sub,
+  handlers: [...sub.handlers, ...handlers],
+});
+
 /** Composition root of the policy service: stores, domain, bus endpoints and consumers. */
 export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
   const relay = new OutboxRelay(deps.database, deps.bus, 'policy', deps.logger);
@@ -63,15 +77,15 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
   const edgeRouters = (db: Db) => new PgEdgeRouterReadModel(db);
   const access = new AccessDerivation();
   const links = (db: Db) => new PgAccessLinks(db);
-  // Consumers apply events in their own transaction: access changes are announced in it.
+  // Consumers apply events in a transaction with its own event sink: access changes leave with it.
   const derive: Derivations = {
-    identityChanged: (tx, id) => emitWithin(tx, 'policy', (ev) => access.identityChanged(links(tx), ev, id)),
-    serviceChanged: (tx, id) => emitWithin(tx, 'policy', (ev) => access.serviceChanged(links(tx), ev, id)),
+    identityChanged: (tx, id, ev) => access.identityChanged(links(tx), ev, id),
+    serviceChanged: (tx, id, ev) => access.serviceChanged(links(tx), ev, id),
     edgeRouterChanged: (tx, id) => access.edgeRouterChanged(links(tx), id),
     configChanged: (tx, id) => access.serviceViewChanged(links(tx), { kind: 'config', id }),
     configTypeChanged: (tx, id) => access.serviceViewChanged(links(tx), { kind: 'configType', id }),
     overridesChanged: (tx, id) => access.serviceViewChanged(links(tx), { kind: 'identities', ids: [id] }),
-    rebuild: (tx) => emitWithin(tx, 'policy', (ev) => access.rebuild(links(tx), ev)),
+    rebuild: (tx, ev) => access.rebuild(links(tx), ev),
     viewsRebuilt: (tx) => access.serviceViewChanged(links(tx), { kind: 'all' }),
   };
   const bind = (tx: Db, events: EventSink): PolicyStores => ({
@@ -83,6 +97,39 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
     events,
   });
   const work = createUnitOfWork<PolicyStores>(deps.database, relay, 'policy', bind);
+  // Posture checks, posture data and their evaluation (ZITI-FACTS §6.3, §7.3, §10.1).
+  const posture: PostureEvaluator = new PostureEvaluation(createReader(deps.database, (db) => new PgPostureData(db)));
+  const postureCheckStores = (tx: Db, events: EventSink): PostureCheckStores => ({
+    checks: new PgPostureCheckStore(tx),
+    types: new PgPostureCheckTypeStore(tx),
+    servicePolicies: pgServicePolicies(tx),
+    links: links(tx),
+    events,
+  });
+  const postureChecks = new PostureCheckService(
+    createUnitOfWork(deps.database, relay, 'policy', postureCheckStores),
+    createReader(deps.database, postureCheckStores),
+    access,
+  );
+  const postureDataStores = (tx: Db): PostureDataStores => ({ data: new PgPostureData(tx), links: links(tx) });
+  const postureData = new PostureDataService(
+    createUnitOfWork(deps.database, relay, 'policy', postureDataStores),
+    createReader(deps.database, postureDataStores),
+  );
+  const sessions = new SessionService(
+    createUnitOfWork(deps.database, relay, 'policy', (tx) => new PgSessions(tx)),
+    createReader(deps.database, (db) => new PgSessions(db)),
+    posture,
+  );
+  const apiSessionRecords = (tx: Db): ApiSessionRecords => {
+    const store = new PgApiSessions(tx);
+    return {
+      started: (x) => store.started(x),
+      mfaPassed: (id, identityId, at) => store.mfaPassed(id, identityId, at),
+      ended: (id, identityId, at) => store.ended(id, identityId, at),
+      forgetPosture: (id) => forgetApiSessionPosture(tx, id),
+    };
+  };
   const read = createReader<PolicyStores>(deps.database, bind);
   const policies = (kind: typeof servicePolicyKind) => new PolicyService(kind, work, read, access);
   return createServiceRuntime({
@@ -101,13 +148,22 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
       servicePolicies: policies(servicePolicyKind),
       edgeRouterPolicies: policies(edgeRouterPolicyKind),
       serviceEdgeRouterPolicies: policies(serviceEdgeRouterPolicyKind),
-      serviceViews: new ServiceViewService(createReader(deps.database, (db) => new PgServiceView(db))),
+      sessions,
+      serviceViews: new ServiceViewService(
+        createReader(deps.database, (db) => new PgServiceView(db)),
+        posture,
+      ),
+      postureChecks,
+      postureData,
       relations: new RelationService(createReader<RelationStore>(deps.database, (db) => new PgRelations(db))),
       advice: new PolicyAdvisor(createReader(deps.database, (db) => new PgAccessReads(db))),
       clientEdgeRouters: new ClientEdgeRouterService(createReader(deps.database, (db) => new PgAccessReads(db))),
     }),
     subscriptions: [
-      authReadModelSubscription(identities, derive, deps.logger),
+      withHandlers(
+        authReadModelSubscription(identities, derive, deps.logger),
+        apiSessionHandlers(new ApiSessionLifecycle(), apiSessionRecords),
+      ),
       inventoryReadModelSubscription(
         {
           services,

@@ -91,18 +91,6 @@ export async function inEventTransaction<T>(
   return result;
 }
 
-/**
- * Emits events from work inside a transaction someone else opened (an event consumer's batch): the
- * events are written to the outbox when `fn` is done, in the same transaction, so they commit with
- * the change that caused them; the commit's NOTIFY wakes the relay.
- */
-export async function emitWithin<T>(tx: Db, source: Owner, fn: (events: EventSink) => Promise<T>): Promise<T> {
-  const sink = new BufferedEventSink();
-  const value = await fn(sink);
-  await writeOutbox(tx, source, sink.events);
-  return value;
-}
-
 interface OutboxRow {
   position: string | number;
   subject: string;

@@ -33,7 +33,7 @@ export interface RebuildableReadModel {
   /** Drops what can no longer matter once every event up to `watermark` is applied (old tombstones). */
   prune?(tx: Db, watermark: number): Promise<number>;
   /** After every page was applied: state derived from the read model can be derived again. */
-  rebuilt?(tx: Db): Promise<void>;
+  rebuilt?(tx: Db, events: EventSink): Promise<void>;
 }
 
 /** Everything one service consumes of one source: one durable consumer, replicas share it. */
@@ -220,7 +220,10 @@ export class SourceConsumer {
         await this.o.database.transaction((tx) => model.applyPage(tx, page));
         states += page.states.length;
       }
-      if (model.rebuilt) await this.o.database.transaction((tx) => model.rebuilt!(tx));
+      if (model.rebuilt)
+        await inEventTransaction(this.o.database, this.o.owner, this.o.relay, (tx, events) =>
+          model.rebuilt!(tx, events),
+        );
     }
     const watermark = await this.o.database.transaction(async (tx) => {
       const cursor = await this.cursor(tx, true);

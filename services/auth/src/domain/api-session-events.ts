@@ -65,6 +65,12 @@ export async function emitApiSessionExpired(events: EventSink, r: ApiSessionReco
   await events.emit(t.type, { ...apiSessionState(r), endedAt }, t.version);
 }
 
+/** `apiSession.mfaPassed`: the session passed MFA at `at` (MFA posture checks count from it). */
+export async function emitMfaPassed(events: EventSink, apiSessionId: string, identityId: string, at: Date) {
+  const t = eventTypes.apiSessionMfaPassed;
+  await events.emit(t.type, { id: apiSessionId, identityId, passedAt: at.toISOString() }, t.version);
+}
+
 type MfaFacts = Pick<StoredMfa, 'id' | 'identityId' | 'isVerified' | 'createdAt' | 'updatedAt'>;
 
 export function mfaState(m: MfaFacts): MfaState {

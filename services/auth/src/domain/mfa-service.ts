@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '@ziti/contracts';
 import { base62Uuid } from '@ziti/platform';
-import { emitMfa } from './api-session-events.ts';
+import { emitMfa, emitMfaPassed } from './api-session-events.ts';
 import type { AuthStores, SessionStore, StoredMfa, UnitOfWork } from './ports.ts';
 
 /** Port: TOTP as the reference configures it (ZITI-FACTS §9.1). */
@@ -184,6 +184,7 @@ export class MfaService {
       const verified = { ...record, isVerified: true, updatedAt: this.now() };
       await s.mfa.update(this.seal(verified));
       await emitMfa(s.events, 'mfaVerified', verified);
+      await emitMfaPassed(s.events, apiSessionId, identityId, verified.updatedAt);
     });
     await this.sessions.update(
       apiSessionId,
@@ -236,6 +237,7 @@ export class MfaService {
         const recoveryCodes = record.recoveryCodes.filter((_, i) => i !== match.used);
         await s.mfa.update(this.seal({ ...record, recoveryCodes, updatedAt: this.now() }));
       }
+      await emitMfaPassed(s.events, apiSessionId, identityId, this.now());
     });
     await this.sessions.update(apiSessionId, { isMfaComplete: true }, this.options.sessionTtlSeconds);
   }

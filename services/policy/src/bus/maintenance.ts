@@ -17,6 +17,8 @@ export const summaryTables: Record<string, string> = {
   servicePolicies: 'service_policies',
   edgeRouterPolicies: 'edge_router_policies',
   serviceEdgeRouterPolicies: 'service_edge_router_policies',
+  postureChecks: 'posture_checks',
+  sessions: 'sessions',
 };
 
 const parser =

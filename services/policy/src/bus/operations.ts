@@ -17,7 +17,13 @@ import { clientEdgeRouterOperations } from './client-edge-routers.ts';
 import type { PolicyAdvisor } from '../domain/advice.ts';
 import type { ClientEdgeRouterService } from '../domain/client-edge-routers.ts';
 import { serviceOperations } from './services.ts';
+import { sessionOperations } from './sessions.ts';
+import type { SessionService } from '../domain/sessions.ts';
 import type { ServiceViewService } from '../domain/service-view.ts';
+import { postureCheckOperations } from './posture-checks.ts';
+import { postureResponseOperations } from './posture-responses.ts';
+import type { PostureCheckService } from '../domain/posture-checks.ts';
+import type { PostureDataService } from '../domain/posture-data.ts';
 
 export interface PolicyOperationDeps {
   db: Db;
@@ -31,6 +37,9 @@ export interface PolicyOperationDeps {
   advice: PolicyAdvisor;
   clientEdgeRouters: ClientEdgeRouterService;
   serviceViews: ServiceViewService;
+  postureChecks: PostureCheckService;
+  postureData: PostureDataService;
+  sessions: SessionService;
 }
 
 /** `/…-role-attributes`: the distinct attributes of the live entities of a read model (ZITI-FACTS §3.4). */
@@ -63,5 +72,8 @@ export function policyOperations(deps: PolicyOperationDeps = {} as PolicyOperati
     ...policyAdviceOperations(() => deps),
     ...clientEdgeRouterOperations(() => deps),
     ...serviceOperations(() => deps.serviceViews),
+    ...postureCheckOperations(() => deps.postureChecks),
+    ...postureResponseOperations(() => deps.postureData),
+    ...sessionOperations(() => deps.sessions),
   };
 }

@@ -1,4 +1,5 @@
 import type { OperationHandlers } from '@ziti/platform';
+import { postureCheckDetail } from './posture-checks.ts';
 import {
   type RelationDeps,
   edgeRouterDetailOf,
@@ -24,9 +25,8 @@ export function policyRelationOperations(deps: () => RelationDeps): OperationHan
         req,
         await deps().relations.services(servicePolicy(pathId(req)), listInput(req)),
       ),
-    // Posture checks do not exist in this controller yet: always an empty page (filter and paging checked).
     'management.listServicePolicyPostureChecks': async (req) =>
-      pageReply(await deps().relations.postureChecks(servicePolicy(pathId(req)), listInput(req)), () => ({})),
+      pageReply(await deps().relations.postureChecks(servicePolicy(pathId(req)), listInput(req)), postureCheckDetail),
     'management.listEdgeRouterPolicyIdentities': async (req) =>
       pageReply(await deps().relations.identities(edgeRouterPolicy(pathId(req)), listInput(req)), identity),
     'management.listEdgeRouterPolicyEdgeRouters': async (req) =>

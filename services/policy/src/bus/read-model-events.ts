@@ -13,7 +13,7 @@ import {
   inventoryEventTypes,
   serviceState,
 } from '@ziti/contracts';
-import type { Db, EventSubscription, Logger, RebuildableReadModel } from '@ziti/platform';
+import type { Db, EventSink, EventSubscription, Logger, RebuildableReadModel } from '@ziti/platform';
 import { parseEventData } from '@ziti/platform';
 import type { z } from 'zod';
 import type { EdgeRouterReadModel, EntityReadModel, IdentityReadModel, ServiceReadModel } from '../domain/ports.ts';
@@ -28,9 +28,9 @@ interface ReadModelSource<S extends { id: string }> {
   deleted?: EventDefinition;
   model: (tx: Db) => EntityReadModel<S>;
   /** Derives again what depends on the entity, in the same transaction, when its row changed. */
-  changed: (tx: Db, id: string) => Promise<void>;
+  changed: (tx: Db, id: string, events: EventSink) => Promise<void>;
   /** Derives everything again after the read model was rebuilt from its owner. */
-  rebuilt: (tx: Db) => Promise<void>;
+  rebuilt: (tx: Db, events: EventSink) => Promise<void>;
   logger: Logger;
 }
 
@@ -60,9 +60,9 @@ function readModelFeed<S extends { id: string }>(
       .filter((d) => d !== undefined)
       .map((def) => ({
         type: def.type,
-        handle: async (tx, event) => {
+        handle: async (tx, event, events) => {
           const state = parseEventData(o.schema, event);
-          if (await o.model(tx).apply(state, event.sequence, def === o.deleted)) await o.changed(tx, state.id);
+          if (await o.model(tx).apply(state, event.sequence, def === o.deleted)) await o.changed(tx, state.id, events);
         },
       })),
     readModels: [rebuild],
@@ -71,16 +71,16 @@ function readModelFeed<S extends { id: string }>(
 
 /** What the read models' changes feed: the derived access (docs/adr/0009) and the service views. */
 export interface Derivations {
-  identityChanged(tx: Db, id: string): Promise<void>;
-  serviceChanged(tx: Db, id: string): Promise<void>;
-  edgeRouterChanged(tx: Db, id: string): Promise<void>;
+  identityChanged(tx: Db, id: string, events: EventSink): Promise<void>;
+  serviceChanged(tx: Db, id: string, events: EventSink): Promise<void>;
+  edgeRouterChanged(tx: Db, id: string, events: EventSink): Promise<void>;
   /** A config, config type or an identity's overrides changed: whose service lists show it. */
-  configChanged(tx: Db, id: string): Promise<void>;
-  configTypeChanged(tx: Db, id: string): Promise<void>;
-  overridesChanged(tx: Db, identityId: string): Promise<void>;
-  rebuild(tx: Db): Promise<void>;
+  configChanged(tx: Db, id: string, events: EventSink): Promise<void>;
+  configTypeChanged(tx: Db, id: string, events: EventSink): Promise<void>;
+  overridesChanged(tx: Db, identityId: string, events: EventSink): Promise<void>;
+  rebuild(tx: Db, events: EventSink): Promise<void>;
   /** Configs, config types or overrides were rebuilt from inventory: every service view may have moved. */
-  viewsRebuilt(tx: Db): Promise<void>;
+  viewsRebuilt(tx: Db, events: EventSink): Promise<void>;
 }
 
 /** The read models policy keeps of inventory's entities. */
@@ -106,8 +106,8 @@ export const inventoryReadModelSubscription = (
     updated: inventoryEventTypes.serviceUpdated,
     deleted: inventoryEventTypes.serviceDeleted,
     model: services,
-    changed: (tx, id) => derive.serviceChanged(tx, id),
-    rebuilt: (tx) => derive.rebuild(tx),
+    changed: (tx, id, events) => derive.serviceChanged(tx, id, events),
+    rebuilt: (tx, events) => derive.rebuild(tx, events),
     logger,
   });
   const r = readModelFeed({
@@ -117,8 +117,8 @@ export const inventoryReadModelSubscription = (
     updated: inventoryEventTypes.edgeRouterUpdated,
     deleted: inventoryEventTypes.edgeRouterDeleted,
     model: edgeRouters,
-    changed: (tx, id) => derive.edgeRouterChanged(tx, id),
-    rebuilt: (tx) => derive.rebuild(tx),
+    changed: (tx, id, events) => derive.edgeRouterChanged(tx, id, events),
+    rebuilt: (tx, events) => derive.rebuild(tx, events),
     logger,
   });
   const c = readModelFeed({
@@ -128,8 +128,8 @@ export const inventoryReadModelSubscription = (
     updated: inventoryEventTypes.configUpdated,
     deleted: inventoryEventTypes.configDeleted,
     model: m.configs,
-    changed: (tx, id) => derive.configChanged(tx, id),
-    rebuilt: (tx) => derive.viewsRebuilt(tx),
+    changed: (tx, id, events) => derive.configChanged(tx, id, events),
+    rebuilt: (tx, events) => derive.viewsRebuilt(tx, events),
     logger,
   });
   const t = readModelFeed({
@@ -139,8 +139,8 @@ export const inventoryReadModelSubscription = (
     updated: inventoryEventTypes.configTypeUpdated,
     deleted: inventoryEventTypes.configTypeDeleted,
     model: m.configTypes,
-    changed: (tx, id) => derive.configTypeChanged(tx, id),
-    rebuilt: (tx) => derive.viewsRebuilt(tx),
+    changed: (tx, id, events) => derive.configTypeChanged(tx, id, events),
+    rebuilt: (tx, events) => derive.viewsRebuilt(tx, events),
     logger,
   });
   // One state per identity; an identity whose overrides are all gone has an empty list (no delete).
@@ -149,8 +149,8 @@ export const inventoryReadModelSubscription = (
     schema: identityServiceConfigsState,
     updated: inventoryEventTypes.identityServiceConfigsUpdated,
     model: m.overrides,
-    changed: (tx, id) => derive.overridesChanged(tx, id),
-    rebuilt: (tx) => derive.viewsRebuilt(tx),
+    changed: (tx, id, events) => derive.overridesChanged(tx, id, events),
+    rebuilt: (tx, events) => derive.viewsRebuilt(tx, events),
     logger,
   });
   const feeds = [s, r, c, t, o];
@@ -175,8 +175,8 @@ export const authReadModelSubscription = (
     updated: eventTypes.identityUpdated,
     deleted: eventTypes.identityDeleted,
     model: identities,
-    changed: (tx, id) => derive.identityChanged(tx, id),
-    rebuilt: (tx) => derive.rebuild(tx),
+    changed: (tx, id, events) => derive.identityChanged(tx, id, events),
+    rebuilt: (tx, events) => derive.rebuild(tx, events),
     logger,
   }),
 });

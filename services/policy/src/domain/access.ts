@@ -8,6 +8,8 @@ export interface Touched {
   identities: string[];
   services: string[];
   edgeRouters: string[];
+  /** Service policies only: the posture checks the policy named before or after the change. */
+  postureChecks?: string[];
 }
 
 /** One derived table that differs from a computation from scratch. */
@@ -27,6 +29,16 @@ export interface AccessChange {
   bind: boolean;
 }
 
+/**
+ * What one synchronisation of identity_services changed: how many pairs, whose, and the pairs
+ * themselves unless there are more than `accessEventPairLimit` (then null).
+ */
+export interface AccessChanges {
+  pairs: number;
+  identityIds: string[];
+  changes: AccessChange[] | null;
+}
+
 /** Whose view of their services a change touched (`GET /current-api-session/service-updates`). */
 export type ServiceUpdateScope =
   | { kind: 'identities'; ids: string[] }
@@ -36,6 +48,8 @@ export type ServiceUpdateScope =
   | { kind: 'config'; id: string }
   /** Every identity with access to a service that uses a config of the type. */
   | { kind: 'configType'; id: string }
+  /** Every identity the service policies select (their posture checks changed). */
+  | { kind: 'servicePolicies'; ids: string[] }
   /** Every identity that sees any service. */
   | { kind: 'all' };
 
@@ -58,13 +72,15 @@ export interface AccessLinks {
   relinkIdentity(identityId: string): Promise<void>;
   relinkService(serviceId: string): Promise<void>;
   relinkEdgeRouter(edgeRouterId: string): Promise<void>;
+  /** Relinks a posture check to the service policies selecting it; returns those before and after. */
+  relinkPostureCheck(postureCheckId: string): Promise<string[]>;
   /** These return the identity × service pairs whose access changed. */
-  refreshIdentityServices(identityIds: string[]): Promise<AccessChange[]>;
-  refreshServiceAccess(serviceId: string): Promise<AccessChange[]>;
+  refreshIdentityServices(identityIds: string[]): Promise<AccessChanges>;
+  refreshServiceAccess(serviceId: string): Promise<AccessChanges>;
   refreshIdentityEdgeRouters(identityIds: string[]): Promise<void>;
   refreshEdgeRouterAccess(edgeRouterId: string): Promise<void>;
   refreshServiceEdgeRouters(serviceIds: string[]): Promise<void>;
-  rebuildAll(): Promise<AccessChange[]>;
+  rebuildAll(): Promise<AccessChanges>;
   differences(): Promise<LinkDifference[]>;
   /** Records that the service view of the identities in scope changed now. */
   markServiceUpdates(scope: ServiceUpdateScope): Promise<void>;
@@ -100,6 +116,16 @@ export class AccessDerivation {
     await links.refreshEdgeRouterAccess(edgeRouterId);
   }
 
+  /**
+   * A posture check was created, changed or deleted (its row is already written or gone): its links
+   * to the service policies that select it, and the service views (posture queries) of their identities.
+   */
+  async postureCheckChanged(links: AccessLinks, postureCheckId: string): Promise<void> {
+    await links.lock();
+    const policyIds = await links.relinkPostureCheck(postureCheckId);
+    if (policyIds.length > 0) await links.markServiceUpdates({ kind: 'servicePolicies', ids: policyIds });
+  }
+
   /** A config, config type or identity's overrides changed: the service lists that show it moved. */
   async serviceViewChanged(links: AccessLinks, scope: ServiceUpdateScope): Promise<void> {
     await links.markServiceUpdates(scope);
@@ -109,8 +135,12 @@ export class AccessDerivation {
   async policyChanged(links: AccessLinks, events: EventSink, kind: PolicyKind, policyId: string): Promise<Touched> {
     await links.lock();
     const touched = await links.relinkPolicy(kind, policyId);
-    if (kind === 'service')
+    if (kind === 'service') {
       await this.announce(links, events, await links.refreshIdentityServices(touched.identities), policyId);
+      // The posture queries of its identities' services follow the checks it names.
+      if ((touched.postureChecks ?? []).length > 0)
+        await links.markServiceUpdates({ kind: 'identities', ids: touched.identities });
+    }
     if (kind === 'edgeRouter') await links.refreshIdentityEdgeRouters(touched.identities);
     if (kind === 'serviceEdgeRouter') await links.refreshServiceEdgeRouters(touched.services);
     return touched;
@@ -126,31 +156,27 @@ export class AccessDerivation {
    * Access gained, lost or changed: one `identityAccess.changed` per identity with the pairs that
    * changed (or one bulk event past `accessEventPairLimit`), and the identities' service views move.
    */
-  private async announce(links: AccessLinks, events: EventSink, changes: AccessChange[], policyId?: string) {
-    if (changes.length === 0) return;
-    const byIdentity = new Map<string, AccessChange[]>();
-    for (const c of changes) {
-      const list = byIdentity.get(c.identityId);
-      if (list) list.push(c);
-      else byIdentity.set(c.identityId, [c]);
-    }
-    const identityIds = [...byIdentity.keys()].sort();
-    await links.markServiceUpdates({ kind: 'identities', ids: identityIds });
-    if (changes.length > accessEventPairLimit) {
+  private async announce(links: AccessLinks, events: EventSink, changed: AccessChanges, policyId?: string) {
+    if (changed.pairs === 0) return;
+    await links.markServiceUpdates({ kind: 'identities', ids: changed.identityIds });
+    if (changed.changes === null) {
       const def = policyEventTypes.identityAccessBulkChanged;
       await events.emit(
         def.type,
-        def.schema.parse({ identityIds, pairs: changes.length, policyId: policyId ?? null }),
+        def.schema.parse({ identityIds: changed.identityIds, pairs: changed.pairs, policyId: policyId ?? null }),
         def.version,
       );
       return;
     }
+    const byIdentity = new Map<string, AccessChange[]>();
+    for (const c of changed.changes) {
+      const list = byIdentity.get(c.identityId);
+      if (list) list.push(c);
+      else byIdentity.set(c.identityId, [c]);
+    }
     const def = policyEventTypes.identityAccessChanged;
-    for (const id of identityIds) {
-      const services = byIdentity
-        .get(id)!
-        .map((c) => ({ serviceId: c.serviceId, dial: c.dial, bind: c.bind }))
-        .sort((a, b) => (a.serviceId < b.serviceId ? -1 : a.serviceId > b.serviceId ? 1 : 0));
+    for (const [id, list] of byIdentity) {
+      const services = list.map((c) => ({ serviceId: c.serviceId, dial: c.dial, bind: c.bind }));
       await events.emit(def.type, def.schema.parse({ id, identityId: id, services }), def.version);
     }
   }

@@ -1,6 +1,7 @@
 import { ApiError, type EdgeRouterState, type IdentityState, type ServiceState } from '@ziti/contracts';
 import type { PolicyKind } from './access.ts';
 import type { Policy } from './policies.ts';
+import type { PostureCheck } from './posture-checks.ts';
 import type { ListInput, ListPage } from './ports.ts';
 
 /** What a "what is related" list starts from: an entity or a policy, by id. */
@@ -29,11 +30,8 @@ export interface RelationStore {
   services(of: Relation, input: ListInput): Promise<ListPage<ServiceState>>;
   edgeRouters(of: Relation, input: ListInput): Promise<ListPage<EdgeRouterState>>;
   policies(kind: PolicyKind, of: Relation, input: ListInput): Promise<ListPage<Policy>>;
-  /**
-   * Posture checks of a service policy: posture checks do not exist in this controller yet (no
-   * service owns them), so every service policy names none and the page is always empty.
-   */
-  postureChecks(of: Relation, input: ListInput): Promise<ListPage<never>>;
+  /** Posture checks a service policy selects (its `service_policy_posture_checks` links). */
+  postureChecks(of: Relation, input: ListInput): Promise<ListPage<PostureCheck>>;
 }
 
 export type RelationReader = <T>(fn: (store: RelationStore) => Promise<T>) => Promise<T>;
@@ -68,11 +66,8 @@ export class RelationService {
     return this.within(of, (s) => s.policies(kind, of, input));
   }
 
-  /**
-   * Posture checks of a service policy: posture checks do not exist in this controller yet (no
-   * service owns them), so every existing service policy names none.
-   */
-  postureChecks(of: Relation, input: ListInput): Promise<ListPage<never>> {
+  /** Posture checks of a service policy. */
+  postureChecks(of: Relation, input: ListInput): Promise<ListPage<PostureCheck>> {
     return this.within(of, (s) => s.postureChecks(of, input));
   }
 

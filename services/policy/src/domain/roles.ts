@@ -47,8 +47,6 @@ export async function validateRoles(
   const ids = idsOf(roles);
   if (ids.length > 0) {
     const target = roleTargetOf[field];
-    // Posture checks do not exist in this controller yet: `existing` finds none, so every
-    // `@id` in postureCheckRoles is refused as not found, as the reference does for an unknown id.
     const found = await targets.existing(target, ids);
     const missing = ids.filter((id) => !found.has(id));
     if (missing.length > 0) throw ApiError.field(field, `no ${target} found with the given ids`, missing);

@@ -1,10 +1,13 @@
 import { ApiError, type ConfigState, type ServiceState } from '@ziti/contracts';
 import type { ListInput, ListPage, RoleFilter } from '@ziti/platform';
+import type { PolicyPostureResult, PostureEvaluator } from './posture-ports.ts';
 
 /** Whose view of the services a read is: the calling identity (ZITI-FACTS §6.3). */
 export interface Viewer {
   identityId: string;
   isAdmin: boolean;
+  /** The caller's API session: posture queries are evaluated for it (MFA, endpoint state). */
+  apiSessionId?: string;
 }
 
 /** A service as the viewer sees it: its state and the viewer's derived access. */
@@ -41,7 +44,6 @@ export interface ServiceViewStore {
   configTypeNames(ids: string[]): Promise<Map<string, string>>;
   /** The identity's service config overrides. */
   overrides(identityId: string): Promise<{ serviceId: string; configId: string }[]>;
-  grantingPolicies(identityId: string, serviceIds: string[]): Promise<GrantingPolicy[]>;
   /** Whether any posture check exists in the whole system (ZITI-FACTS §6.3 precision). */
   postureChecksExist(): Promise<boolean>;
   configExists(id: string): Promise<boolean>;
@@ -87,7 +89,11 @@ export function permissionsOf(row: { dial: boolean; bind: boolean }): Permission
  * that grant them. Access is read from the derived tables (docs/adr/0009), never evaluated here.
  */
 export class ServiceViewService {
-  constructor(private readonly read: ServiceViewReader) {}
+  constructor(
+    private readonly read: ServiceViewReader,
+    /** Evaluates the posture queries once any posture check exists (none: synthetic passing entries). */
+    private readonly posture?: Pick<PostureEvaluator, 'evaluate'>,
+  ) {}
 
   list(viewer: Viewer, input: ListInput, configTypes: string[], scope: ServiceListScope = {}) {
     return this.read(async (s) => {
@@ -153,22 +159,21 @@ export class ServiceViewService {
   ): Promise<ServiceView[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.service.id);
-    const [configs, granting, checksExist] = await Promise.all([
+    const [configs, checksExist] = await Promise.all([
       this.configsOf(s, viewer, rows, configTypes),
-      s.grantingPolicies(viewer.identityId, ids),
       s.postureChecksExist(),
     ]);
+    const evaluated =
+      checksExist && this.posture
+        ? await this.posture.evaluate({ identityId: viewer.identityId, apiSessionId: viewer.apiSessionId ?? '' }, ids)
+        : new Map<string, PolicyPostureResult[]>();
     return rows.map((r) => {
       const permissions = permissionsOf(r);
       return {
         service: r.service,
         permissions,
         config: configs.get(r.service.id) ?? {},
-        postureQueries: postureQueriesOf(
-          permissions,
-          granting.filter((g) => g.serviceId === r.service.id),
-          checksExist,
-        ),
+        postureQueries: postureQueriesOf(permissions, evaluated.get(r.service.id) ?? []),
       };
     });
   }
@@ -211,24 +216,19 @@ export class ServiceViewService {
 }
 
 /**
- * `postureQueries` (ZITI-FACTS §6.3): while no posture check exists anywhere, one passing synthetic
- * entry per permission; otherwise one entry per granting service policy with its checks.
+ * `postureQueries` (ZITI-FACTS §6.3; ziti `service_api_model.go`): one entry per service policy
+ * granting the service with its evaluated checks (an empty `postureQueries` when it names none).
+ * With no such entry — no posture check exists at all, or no policy grants the viewer the service
+ * (administrators see every service) — one passing synthetic entry per permission.
  */
-export function postureQueriesOf(
-  permissions: Permission[],
-  granting: GrantingPolicy[],
-  checksExist: boolean,
-): PolicyPostureQueries[] {
-  if (!checksExist) {
-    return permissions
-      .filter((p): p is 'Dial' | 'Bind' => p !== 'Invalid')
-      .map((p) => ({
-        policyId: `dummy ${p.toLowerCase()} policy: no posture checks defined`,
-        policyType: p,
-        isPassing: true,
-        postureQueries: [],
-      }));
-  }
-  // Posture checks and their evaluation come with posture data; a policy naming none passes.
-  return granting.map((g) => ({ policyId: g.policyId, policyType: g.type, isPassing: true, postureQueries: [] }));
+export function postureQueriesOf(permissions: Permission[], evaluated: PolicyPostureResult[]): PolicyPostureQueries[] {
+  if (evaluated.length > 0) return evaluated;
+  return permissions
+    .filter((p): p is 'Dial' | 'Bind' => p !== 'Invalid')
+    .map((p) => ({
+      policyId: `dummy ${p.toLowerCase()} policy: no posture checks defined`,
+      policyType: p,
+      isPassing: true,
+      postureQueries: [],
+    }));
 }

@@ -1,18 +1,19 @@
 import { type Db, queryRows } from '@ziti/platform';
-import type {
-  AccessChange,
-  AccessLinks,
-  LinkDifference,
-  PolicyKind,
-  ServiceUpdateScope,
-  Touched,
+import {
+  type AccessChanges,
+  accessEventPairLimit,
+  type AccessLinks,
+  type LinkDifference,
+  type PolicyKind,
+  type ServiceUpdateScope,
+  type Touched,
 } from '../domain/access.ts';
 
 /** One link table: a policy table's roles selecting the live rows of a read model. */
 interface LinkTable {
   table: string;
   column: string;
-  entities: 'identities' | 'services' | 'edge_routers';
+  entities: 'identities' | 'services' | 'edge_routers' | 'posture_checks';
   roles: string;
   policies: string;
 }
@@ -31,6 +32,13 @@ const links: Record<PolicyKind, LinkTable[]> = {
       column: 'service_id',
       entities: 'services',
       roles: 'service_roles',
+      policies: 'service_policies',
+    },
+    {
+      table: 'service_policy_posture_checks',
+      column: 'posture_check_id',
+      entities: 'posture_checks',
+      roles: 'posture_check_roles',
       policies: 'service_policies',
     },
   ],
@@ -69,10 +77,13 @@ const links: Record<PolicyKind, LinkTable[]> = {
 };
 const allLinks = Object.values(links).flat();
 
+/** Posture checks are policy's own rows (no tombstones); the rest are read models. */
+const live = (l: LinkTable) => (l.entities === 'posture_checks' ? 'true' : 'not e.deleted');
+
 /** The links a table should hold, from current policies and read models. */
 const selected = (l: LinkTable, where = 'true') =>
   `select p.id as policy_id, e.id as ${l.column} from ${l.policies} p
-     join ${l.entities} e on not e.deleted and roles_match(p.${l.roles}, p.semantic, e.id, e.role_attributes)
+     join ${l.entities} e on ${live(l)} and roles_match(p.${l.roles}, p.semantic, e.id, e.role_attributes)
     where ${where}`;
 
 /** Access rows from link tables (real ones, or the expected ones as subqueries). */
@@ -101,6 +112,7 @@ const touchedKey: Record<LinkTable['entities'], keyof Touched> = {
   identities: 'identities',
   services: 'services',
   edge_routers: 'edgeRouters',
+  posture_checks: 'postureChecks',
 };
 
 /** Advisory lock key of the derivations of the policy database. */
@@ -151,6 +163,21 @@ export class PgAccessLinks implements AccessLinks {
     return this.relinkEntity('edge_routers', edgeRouterId);
   }
 
+  async relinkPostureCheck(postureCheckId: string): Promise<string[]> {
+    const l = allLinks.find((x) => x.entities === 'posture_checks')!;
+    const old = await queryRows<{ policy_id: string }>(
+      this.db,
+      `delete from ${l.table} where ${l.column} = $1 returning policy_id`,
+      [postureCheckId],
+    );
+    const now = await queryRows<{ policy_id: string }>(
+      this.db,
+      `insert into ${l.table} (policy_id, ${l.column}) ${selected(l, 'e.id = $1')} returning policy_id`,
+      [postureCheckId],
+    );
+    return [...new Set([...old, ...now].map((r) => r.policy_id))].sort();
+  }
+
   private async refresh(table: string, columns: string, where: string, select: string, params: unknown[]) {
     await queryRows(this.db, `delete from ${table} where ${where}`, params);
     await queryRows(this.db, `insert into ${table} (${columns}) ${select}`, params);
@@ -158,10 +185,19 @@ export class PgAccessLinks implements AccessLinks {
 
   /**
    * Brings identity_services rows in `where` to what the links say, touching only rows that
-   * differ, and returns those (a lost pair with dial and bind false).
+   * differ. The changed pairs (a lost pair with dial and bind false) stay in Postgres: only their
+   * count, the identities and — up to `accessEventPairLimit` — the pairs come back, so a change of
+   * millions of pairs (an `#all` policy in a large network) never crosses into the process.
    */
-  private async syncIdentityServices(where: string, select: string, params: unknown[]): Promise<AccessChange[]> {
-    const rows = await queryRows<{ identity_id: string; service_id: string; dial: boolean; bind: boolean }>(
+  private async syncIdentityServices(where: string, select: string, params: unknown[]): Promise<AccessChanges> {
+    await queryRows(
+      this.db,
+      `create temp table if not exists access_changes
+         (identity_id text not null, service_id text not null, dial boolean not null, bind boolean not null)
+         on commit delete rows`,
+    );
+    await queryRows(this.db, 'truncate access_changes');
+    await queryRows(
       this.db,
       `with want as (${select}),
             lost as (delete from identity_services t where ${where.replaceAll('identity_services.', 't.')}
@@ -171,14 +207,29 @@ export class PgAccessLinks implements AccessLinks {
                      on conflict (identity_id, service_id) do update set dial = excluded.dial, bind = excluded.bind
                      where (identity_services.dial, identity_services.bind) is distinct from (excluded.dial, excluded.bind)
                      returning identity_id, service_id, dial, bind)
-       select * from lost union all select * from kept`,
+       insert into access_changes select * from lost union all select * from kept`,
       params,
     );
-    return rows.map((r) => ({ identityId: r.identity_id, serviceId: r.service_id, dial: r.dial, bind: r.bind }));
+    const [count] = await queryRows<{ pairs: number; identities: string[] | null }>(
+      this.db,
+      'select count(*)::int as pairs, array_agg(distinct identity_id order by identity_id) as identities from access_changes',
+    );
+    const pairs = count?.pairs ?? 0;
+    const identityIds = count?.identities ?? [];
+    if (pairs === 0 || pairs > accessEventPairLimit) return { pairs, identityIds, changes: null };
+    const rows = await queryRows<{ identity_id: string; service_id: string; dial: boolean; bind: boolean }>(
+      this.db,
+      'select identity_id, service_id, dial, bind from access_changes order by identity_id, service_id',
+    );
+    return {
+      pairs,
+      identityIds,
+      changes: rows.map((r) => ({ identityId: r.identity_id, serviceId: r.service_id, dial: r.dial, bind: r.bind })),
+    };
   }
 
-  refreshIdentityServices(identityIds: string[]): Promise<AccessChange[]> {
-    if (identityIds.length === 0) return Promise.resolve([]);
+  refreshIdentityServices(identityIds: string[]): Promise<AccessChanges> {
+    if (identityIds.length === 0) return Promise.resolve({ pairs: 0, identityIds: [], changes: null });
     return this.syncIdentityServices(
       'identity_services.identity_id = any($1::text[])',
       access.identityServices(real, 'pi.identity_id = any($1::text[])'),
@@ -186,7 +237,7 @@ export class PgAccessLinks implements AccessLinks {
     );
   }
 
-  refreshServiceAccess(serviceId: string): Promise<AccessChange[]> {
+  refreshServiceAccess(serviceId: string): Promise<AccessChanges> {
     return this.syncIdentityServices(
       'identity_services.service_id = $1',
       access.identityServices(real, 'ps.service_id = $1'),
@@ -203,10 +254,16 @@ export class PgAccessLinks implements AccessLinks {
       configType: `select x.identity_id from identity_services x join services s on s.id = x.service_id and not s.deleted
                     where exists (select 1 from configs c where not c.deleted and c.config_type_id = $1
                                     and s.state -> 'configs' ? c.id)`,
+      servicePolicies: 'select identity_id from service_policy_identities where policy_id = any($1::text[])',
       all: 'select distinct identity_id from identity_services where $1::text is null',
     }[scope.kind];
-    const param = scope.kind === 'identities' ? scope.ids : scope.kind === 'all' ? null : scope.id;
-    if (scope.kind === 'identities' && scope.ids.length === 0) return;
+    const param =
+      scope.kind === 'identities' || scope.kind === 'servicePolicies'
+        ? scope.ids
+        : scope.kind === 'all'
+          ? null
+          : scope.id;
+    if ((scope.kind === 'identities' || scope.kind === 'servicePolicies') && scope.ids.length === 0) return;
     await queryRows(
       this.db,
       `insert into identity_service_updates (identity_id, changed_at)
@@ -257,7 +314,7 @@ export class PgAccessLinks implements AccessLinks {
     );
   }
 
-  async rebuildAll(): Promise<AccessChange[]> {
+  async rebuildAll(): Promise<AccessChanges> {
     for (const l of allLinks) {
       await queryRows(this.db, `delete from ${l.table}`);
       await queryRows(this.db, `insert into ${l.table} (policy_id, ${l.column}) ${selected(l)}`);

@@ -140,24 +140,24 @@ export const pgServicePolicies = (db: Db) => new PgPolicyStore(db, tables.servic
 export const pgEdgeRouterPolicies = (db: Db) => new PgPolicyStore(db, tables.edgeRouter);
 export const pgServiceEdgeRouterPolicies = (db: Db) => new PgPolicyStore(db, tables.serviceEdgeRouter);
 
-/** The read-model tables `@id` roles point into; posture checks have none yet. */
-const targetTables: Record<RoleTarget, string | null> = {
-  identities: 'identities',
-  services: 'services',
-  edgeRouters: 'edge_routers',
-  postureChecks: null,
+/** The tables `@id` roles point into: read models (live rows only) and policy's own posture checks. */
+const targetTables: Record<RoleTarget, { table: string; live: string }> = {
+  identities: { table: 'identities', live: 'not deleted' },
+  services: { table: 'services', live: 'not deleted' },
+  edgeRouters: { table: 'edge_routers', live: 'not deleted' },
+  postureChecks: { table: 'posture_checks', live: 'true' },
 };
 
-/** `@id` roles resolved against policy's read models (live rows only, tombstones excluded). */
+/** `@id` roles resolved against policy's read models (live rows only, tombstones excluded) and posture checks. */
 export class PgRoleTargets implements RoleTargets {
   constructor(private readonly db: Db) {}
 
   async names(target: RoleTarget, ids: string[]): Promise<Map<string, string>> {
-    const table = targetTables[target];
-    if (!table || ids.length === 0) return new Map();
+    const { table, live } = targetTables[target];
+    if (ids.length === 0) return new Map();
     const rows = await queryRows<{ id: string; name: string }>(
       this.db,
-      `select id, name from ${table} where id = any($1::text[]) and not deleted`,
+      `select id, name from ${table} where id = any($1::text[]) and ${live}`,
       [ids],
     );
     return new Map(rows.map((r) => [r.id, r.name]));

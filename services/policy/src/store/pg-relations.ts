@@ -3,6 +3,8 @@ import { type Db, listRows, queryRows, toListPage } from '@ziti/platform';
 import type { QueryEntity } from '@ziti/zitiql';
 import type { PolicyKind } from '../domain/access.ts';
 import type { Policy } from '../domain/policies.ts';
+import type { PostureCheck } from '../domain/posture-checks.ts';
+import { postureCheckFromRow } from './pg-posture-checks.ts';
 import type { ListInput, ListPage } from '../domain/ports.ts';
 import type { Relation, RelationSource, RelationStore } from '../domain/relations.ts';
 import { pgEdgeRouterPolicies, pgServiceEdgeRouterPolicies, pgServicePolicies } from './pg-policy-stores.ts';
@@ -126,9 +128,14 @@ export class PgRelations implements RelationStore {
     return store.list(input, this.scope(kind, of, 'p'));
   }
 
-  async postureChecks(_of: Relation, input: ListInput): Promise<ListPage<never>> {
-    return toListPage(await listRows(this.db, postureCheckQuery, input), () => {
-      throw new Error('posture checks do not exist yet');
+  async postureChecks(of: Relation, input: ListInput): Promise<ListPage<PostureCheck>> {
+    if (of.from !== 'servicePolicy') throw new Error(`no derived table relates ${of.from} to posture checks`);
+    const listed = await listRows<Record<string, unknown>>(this.db, postureCheckQuery, input, {
+      scope: {
+        sql: 'c.id in (select x.posture_check_id from service_policy_posture_checks x where x.policy_id = $1)',
+        params: [of.id],
+      },
     });
+    return toListPage(listed, postureCheckFromRow);
   }
 }

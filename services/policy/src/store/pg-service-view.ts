@@ -1,12 +1,6 @@
 import type { ConfigState, ServiceState } from '@ziti/contracts';
 import { type Db, listRows, queryRows, roleFilterScope, toListPage } from '@ziti/platform';
-import type {
-  GrantingPolicy,
-  ServiceAccessRow,
-  ServiceListScope,
-  ServiceViewStore,
-  Viewer,
-} from '../domain/service-view.ts';
+import type { ServiceAccessRow, ServiceListScope, ServiceViewStore, Viewer } from '../domain/service-view.ts';
 import type { ListInput, ListPage } from '../domain/ports.ts';
 import { serviceQuery } from './read-model-query-entities.ts';
 
@@ -114,24 +108,9 @@ export class PgServiceView implements ServiceViewStore {
     return parse<{ serviceConfigs: { serviceId: string; configId: string }[] }>(row.state).serviceConfigs;
   }
 
-  async grantingPolicies(identityId: string, serviceIds: string[]): Promise<GrantingPolicy[]> {
-    if (serviceIds.length === 0) return [];
-    const rows = await queryRows<{ service_id: string; id: string; type: 'Dial' | 'Bind'; roles: string[] }>(
-      this.db,
-      `select ps.service_id, p.id, p.type, p.posture_check_roles as roles
-         from service_policy_identities pi
-         join service_policy_services ps on ps.policy_id = pi.policy_id and ps.service_id = any($2::text[])
-         join service_policies p on p.id = pi.policy_id
-        where pi.identity_id = $1
-        order by ps.service_id, p.id`,
-      [identityId, serviceIds],
-    );
-    return rows.map((r) => ({ serviceId: r.service_id, policyId: r.id, type: r.type, postureCheckRoles: r.roles }));
-  }
-
-  /** No service owns posture checks yet (their issue comes next), so none can exist. */
+  /** Whether any posture check exists in the whole system (ZITI-FACTS §6.3 precision). */
   async postureChecksExist(): Promise<boolean> {
-    return false;
+    return (await queryRows(this.db, 'select 1 from posture_checks limit 1')).length > 0;
   }
 
   async configExists(id: string): Promise<boolean> {

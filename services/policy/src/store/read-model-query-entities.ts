@@ -1,4 +1,4 @@
-import { type QueryEntity, arraySet, defineQueryEntity, map, scalar } from '@ziti/zitiql';
+import { type QueryEntity, arraySet, baseEntityFields, defineQueryEntity, map, scalar, set } from '@ziti/zitiql';
 
 /**
  * Filterable fields (ZITI-FACTS §3.5) of the read models' live rows, for the association lists.
@@ -55,22 +55,37 @@ export const edgeRouterQuery: QueryEntity = defineQueryEntity({
 });
 
 /**
- * Posture checks (ZITI-FACTS §3.5 base fields plus `name`, `typeId`, `roleAttributes`): none exist
- * in this controller yet, so the table is an empty relation that still checks filters and paging.
+ * Posture checks, policy's own rows (ziti `controller/db/posture_check_store.go`): the base fields,
+ * `name`, `roleAttributes`, the MFA flags `promptOnWake` / `promptOnUnlock`, the service policies
+ * that select the check and the services those Bind / Dial policies grant.
  */
+const servicesOfChecks = (type: 'Bind' | 'Dial') => (a: string) =>
+  `select ps.service_id from service_policy_posture_checks x
+     join service_policies p on p.id = x.policy_id and p.type = '${type}'
+     join service_policy_services ps on ps.policy_id = x.policy_id
+    where x.posture_check_id = ${a}.id`;
+
 export const postureCheckQuery: QueryEntity = defineQueryEntity({
-  table: `(select null::text as id, null::timestamptz as created_at, null::timestamptz as updated_at,
-             '{}'::jsonb as tags, null::text as name, null::text as type_id, '{}'::text[] as role_attributes
-           where false)`,
+  table: 'posture_checks',
   alias: 'c',
   fields: {
-    id: scalar('c.id', 'string'),
-    createdAt: scalar('c.created_at', 'datetime'),
-    updatedAt: scalar('c.updated_at', 'datetime'),
-    tags: map('c.tags'),
-    isSystem: scalar('false', 'boolean'),
+    ...baseEntityFields('c'),
     name: scalar('c.name', 'string'),
-    typeId: scalar('c.type_id', 'string'),
     roleAttributes: arraySet('c.role_attributes', 'string'),
+    promptOnWake: scalar("coalesce((c.data->>'promptOnWake')::boolean, false)", 'boolean'),
+    promptOnUnlock: scalar("coalesce((c.data->>'promptOnUnlock')::boolean, false)", 'boolean'),
+    servicePolicies: set(
+      (a) => `select x.policy_id from service_policy_posture_checks x where x.posture_check_id = ${a}.id`,
+      'string',
+    ),
+    bindServices: set(servicesOfChecks('Bind'), 'string'),
+    dialServices: set(servicesOfChecks('Dial'), 'string'),
   },
+});
+
+/** The fixed posture check types (base fields and `name`). */
+export const postureCheckTypeQuery: QueryEntity = defineQueryEntity({
+  table: 'posture_check_types',
+  alias: 't',
+  fields: { ...baseEntityFields('t'), name: scalar('t.name', 'string') },
 });

@@ -1,0 +1,252 @@
+import { randomUUID } from 'node:crypto';
+import { ApiError, type EdgeRouterState } from '@ziti/contracts';
+import { base62Uuid } from '@ziti/platform';
+import type { ListInput, ListPage } from './ports.ts';
+import type { PolicyPostureFailure, PostureEvaluator } from './posture-ports.ts';
+import type { ServiceAccessRow, Viewer } from './service-view.ts';
+
+export type SessionType = 'Dial' | 'Bind';
+
+/** An edge session (ZITI-FACTS §10.1): the right of one API session to dial or bind one service. */
+export interface Session {
+  id: string;
+  token: string;
+  apiSessionId: string;
+  identityId: string;
+  serviceId: string;
+  type: SessionType;
+  tags: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A session with what its detail shows: the service's name and the edge routers it may use. */
+export interface SessionView {
+  session: Session;
+  serviceName: string;
+  edgeRouters: EdgeRouterState[];
+  /** Management detail only: the service policies of the session's type that grant it. */
+  servicePolicies?: { id: string; name: string }[];
+}
+
+/** A refused session creation for posture (`/identities/{id}/failed-service-requests`). */
+export interface FailedServiceRequest {
+  apiSessionId: string;
+  serviceId: string;
+  serviceName: string;
+  sessionType: SessionType;
+  policyFailures: PolicyPostureFailure[];
+  when: Date;
+}
+
+/** An API session as auth announced it. */
+export interface ApiSessionFacts {
+  id: string;
+  identityId: string;
+  createdAt: Date;
+  endedAt: Date | null;
+}
+
+/** At most this many edge routers in a session (the reference's LIMIT 25). */
+export const sessionEdgeRouterLimit = 25;
+/** Refused requests kept per identity. */
+export const failedRequestHistory = 20;
+
+export interface SessionStore {
+  /**
+   * The caller's API session, locked until the transaction ends (an end announced meanwhile waits),
+   * learnt from the request when its `apiSession.created` has not arrived yet.
+   */
+  lockApiSession(apiSessionId: string, identityId: string): Promise<ApiSessionFacts>;
+  findFor(apiSessionId: string, serviceId: string, type: SessionType): Promise<Session | undefined>;
+  insert(session: Session): Promise<void>;
+  get(id: string): Promise<Session | undefined>;
+  list(input: ListInput, scope: { identityId?: string }): Promise<ListPage<Session>>;
+  delete(id: string): Promise<boolean>;
+  serviceNames(ids: string[]): Promise<Map<string, string>>;
+  /** Live edge routers in both the identity's edge-router policies and the service's service-edge-router policies. */
+  sharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterState[]>;
+  serviceAccess(viewer: Viewer, serviceId: string): Promise<ServiceAccessRow | undefined>;
+  /** The service policies of `type` that grant the identity the service. */
+  grantingPolicies(
+    identityId: string,
+    serviceId: string,
+    type: SessionType,
+  ): Promise<{ policyId: string; name: string }[]>;
+  recordFailure(identityId: string, request: FailedServiceRequest, keep: number): Promise<void>;
+  failures(identityId: string): Promise<FailedServiceRequest[]>;
+  identityExists(identityId: string): Promise<boolean>;
+}
+
+export type SessionWork = <T>(fn: (store: SessionStore) => Promise<T>) => Promise<T>;
+
+export interface SessionCaller extends Viewer {
+  apiSessionId: string;
+}
+
+/**
+ * Edge sessions: created for a visible service of a permitted type whose posture passes and that
+ * shares an edge router with the identity (ZITI-FACTS §6.3, §10.1), one per API session, service and
+ * type; ended with their API session (the consumer of auth's apiSession events calls `apiSessionEnded`).
+ */
+export class SessionService {
+  constructor(
+    private readonly work: SessionWork,
+    private readonly read: SessionWork,
+    private readonly posture: PostureEvaluator,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async create(
+    caller: SessionCaller,
+    input: { serviceId?: string; type?: string; tags?: Record<string, unknown> },
+  ): Promise<{ view: SessionView; created: boolean }> {
+    const serviceId = input.serviceId ?? '';
+    const type: SessionType = input.type === 'Bind' ? 'Bind' : 'Dial';
+    // Visible and permitted, read before the transaction (the derived tables are read models).
+    const access = await this.read((s) => s.serviceAccess(caller, serviceId));
+    if (!access) throw ApiError.notFound('service', serviceId);
+    if (!(type === 'Dial' ? access.dial : access.bind))
+      throw new ApiError('COULD_NOT_VALIDATE', { field: 'ServiceId', reason: 'service not found', value: serviceId });
+    const reused = await this.read((s) => s.findFor(caller.apiSessionId, serviceId, type));
+    if (reused) return { view: await this.viewOf(reused), created: false };
+    const results = (await this.posture.evaluate(caller, [serviceId], type)).get(serviceId) ?? [];
+    if (results.length > 0 && !results.some((r) => r.isPassing)) {
+      const failures = await this.posture.failures(caller, serviceId, type);
+      await this.work((s) =>
+        s.recordFailure(
+          caller.identityId,
+          {
+            apiSessionId: caller.apiSessionId,
+            serviceId,
+            serviceName: access.service.name,
+            sessionType: type,
+            policyFailures: failures,
+            when: this.now(),
+          },
+          failedRequestHistory,
+        ),
+      );
+      throw new ApiError('INVALID_POSTURE', {
+        message: 'the posture checks of every granting policy failed',
+        data: Object.fromEntries(failures.map((f) => [f.policyId, f.checks])),
+      });
+    }
+    const routers = await this.read((s) => s.sharedEdgeRouters(caller.identityId, serviceId, sessionEdgeRouterLimit));
+    if (routers.length === 0) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE');
+    const result = await this.work(async (s) => {
+      const apiSession = await s.lockApiSession(caller.apiSessionId, caller.identityId);
+      if (apiSession.endedAt) throw new ApiError('UNAUTHORIZED');
+      const existing = await s.findFor(caller.apiSessionId, serviceId, type);
+      if (existing) return { session: existing, created: false };
+      const at = this.now();
+      const session: Session = {
+        id: base62Uuid(),
+        token: randomUUID(),
+        apiSessionId: caller.apiSessionId,
+        identityId: caller.identityId,
+        serviceId,
+        type,
+        tags: input.tags ?? {},
+        createdAt: at,
+        updatedAt: at,
+      };
+      await s.insert(session);
+      return { session, created: true };
+    });
+    return {
+      view: { session: result.session, serviceName: access.service.name, edgeRouters: routers },
+      created: result.created,
+    };
+  }
+
+  /** Administrators see every session; others only those of their own API sessions (404 otherwise). */
+  list(caller: Viewer, input: ListInput): Promise<ListPage<SessionView>> {
+    return this.read(async (s) => {
+      const page = await s.list(input, caller.isAdmin ? {} : { identityId: caller.identityId });
+      const names = await s.serviceNames([...new Set(page.items.map((x) => x.serviceId))]);
+      const items: SessionView[] = [];
+      for (const session of page.items)
+        items.push({
+          session,
+          serviceName: names.get(session.serviceId) ?? '',
+          edgeRouters: await s.sharedEdgeRouters(session.identityId, session.serviceId, sessionEdgeRouterLimit),
+        });
+      return { ...page, items };
+    });
+  }
+
+  async get(caller: Viewer, id: string, withPolicies = false): Promise<SessionView> {
+    const session = await this.read((s) => s.get(id));
+    if (!session || (!caller.isAdmin && session.identityId !== caller.identityId))
+      throw ApiError.notFound('session', id);
+    const view = await this.viewOf(session);
+    if (!withPolicies) return view;
+    const policies = await this.read((s) => s.grantingPolicies(session.identityId, session.serviceId, session.type));
+    return { ...view, servicePolicies: policies.map((p) => ({ id: p.policyId, name: p.name })) };
+  }
+
+  async delete(caller: Viewer, id: string): Promise<void> {
+    await this.get(caller, id);
+    await this.work((s) => s.delete(id));
+  }
+
+  /** `/sessions/{id}/route-path`: the routers of its circuits; no router carries circuits for this controller yet. */
+  async routePath(caller: Viewer, id: string): Promise<string[]> {
+    await this.get(caller, id);
+    return [];
+  }
+
+  async failedRequests(identityId: string): Promise<FailedServiceRequest[]> {
+    return this.read(async (s) => {
+      if (!(await s.identityExists(identityId))) throw ApiError.notFound('identity', identityId);
+      return s.failures(identityId);
+    });
+  }
+
+  private async viewOf(session: Session): Promise<SessionView> {
+    return this.read(async (s) => ({
+      session,
+      serviceName: (await s.serviceNames([session.serviceId])).get(session.serviceId) ?? '',
+      edgeRouters: await s.sharedEdgeRouters(session.identityId, session.serviceId, sessionEdgeRouterLimit),
+    }));
+  }
+}
+
+/** What the API-session lifecycle writes (in the consumer's transaction). */
+export interface ApiSessionRecords {
+  started(s: {
+    id: string;
+    identityId: string;
+    authMethod: string;
+    isMfaRequired: boolean;
+    isMfaComplete: boolean;
+    createdAt: string;
+  }): Promise<void>;
+  mfaPassed(id: string, identityId: string, at: string): Promise<void>;
+  /** Marks it ended and removes its edge sessions; returns how many. */
+  ended(id: string, identityId: string, at: string): Promise<number>;
+  /** Forgets the posture data reported in it (posture data lives as long as its API session). */
+  forgetPosture(id: string): Promise<void>;
+}
+
+/**
+ * API sessions as auth announces them: edge sessions and posture data end with theirs, whatever
+ * the reason (logout, expiry, an administrator, the identity deleted or disabled). Every step is
+ * idempotent and order-independent.
+ */
+export class ApiSessionLifecycle {
+  async started(records: ApiSessionRecords, s: Parameters<ApiSessionRecords['started']>[0]): Promise<void> {
+    await records.started(s);
+  }
+
+  async mfaPassed(records: ApiSessionRecords, id: string, identityId: string, at: string): Promise<void> {
+    await records.mfaPassed(id, identityId, at);
+  }
+
+  async ended(records: ApiSessionRecords, id: string, identityId: string, at: string): Promise<number> {
+    const removed = await records.ended(id, identityId, at);
+    await records.forgetPosture(id);
+    return removed;
+  }
+}

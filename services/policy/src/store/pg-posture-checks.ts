@@ -1,0 +1,158 @@
+import {
+  type Db,
+  type RoleFilter,
+  listRows,
+  queryRows,
+  roleFilterScope,
+  toListPage,
+  withUniqueFields,
+} from '@ziti/platform';
+import type { ListInput, ListPage } from '../domain/ports.ts';
+import type {
+  OperatingSystem,
+  PostureCheck,
+  PostureCheckSpec,
+  PostureCheckStore,
+  PostureCheckType,
+  PostureCheckTypeId,
+  PostureCheckTypeStore,
+} from '../domain/posture-checks.ts';
+import { specFields } from '../domain/posture-checks.ts';
+import { roleAttributeQuery } from './pg-read-model.ts';
+import { postureCheckQuery, postureCheckTypeQuery } from './read-model-query-entities.ts';
+
+type Row = Record<string, unknown>;
+const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
+const json = <T>(v: unknown, fallback: T): T =>
+  v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
+
+export const postureCheckFromRow = (r: Row): PostureCheck => ({
+  id: String(r.id),
+  name: String(r.name),
+  version: Number(r.version),
+  roleAttributes: (r.role_attributes as string[] | null) ?? [],
+  tags: json(r.tags, {}),
+  spec: { typeId: r.type_id as PostureCheckTypeId, ...json<Record<string, unknown>>(r.data, {}) } as PostureCheckSpec,
+  createdAt: date(r.created_at),
+  updatedAt: date(r.updated_at),
+});
+
+const unique = (c: PostureCheck) => ({
+  posture_checks_name: { field: 'name', store: 'postureChecks', value: c.name },
+});
+
+/** Posture checks in `posture_checks` (the type fields as jsonb `data`). */
+export class PgPostureCheckStore implements PostureCheckStore {
+  constructor(private readonly db: Db) {}
+
+  async get(id: string): Promise<PostureCheck | null> {
+    const [row] = await queryRows<Row>(this.db, 'select * from posture_checks where id = $1', [id]);
+    return row ? postureCheckFromRow(row) : null;
+  }
+
+  async insert(c: PostureCheck): Promise<void> {
+    await withUniqueFields(
+      () =>
+        queryRows(
+          this.db,
+          `insert into posture_checks (id, name, type_id, version, role_attributes, data, tags, created_at, updated_at)
+           values ($1, $2, $3, $4, $5::text[], $6::jsonb, $7::jsonb, $8, $9)`,
+          [
+            c.id,
+            c.name,
+            c.spec.typeId,
+            c.version,
+            c.roleAttributes,
+            JSON.stringify(specFields(c.spec)),
+            JSON.stringify(c.tags),
+            c.createdAt,
+            c.updatedAt,
+          ],
+        ),
+      unique(c),
+    );
+  }
+
+  async update(c: PostureCheck): Promise<void> {
+    await withUniqueFields(
+      () =>
+        queryRows(
+          this.db,
+          `update posture_checks set name = $2, version = $3, role_attributes = $4::text[], data = $5::jsonb,
+                  tags = $6::jsonb, updated_at = $7
+            where id = $1`,
+          [
+            c.id,
+            c.name,
+            c.version,
+            c.roleAttributes,
+            JSON.stringify(specFields(c.spec)),
+            JSON.stringify(c.tags),
+            c.updatedAt,
+          ],
+        ),
+      unique(c),
+    );
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await queryRows(this.db, 'delete from posture_checks where id = $1 returning id', [id])).length > 0;
+  }
+
+  async list(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<PostureCheck>> {
+    const scope = roleFilter ? roleFilterScope(roleFilter, 'c.role_attributes', 'c.id') : undefined;
+    return toListPage(
+      await listRows<Row>(this.db, postureCheckQuery, input, scope ? { scope } : {}),
+      postureCheckFromRow,
+    );
+  }
+
+  async roleAttributes(input: ListInput): Promise<ListPage<string>> {
+    const listed = await listRows<{ id: string }>(
+      this.db,
+      roleAttributeQuery,
+      { filter: input.filter ?? '', limit: -1 },
+      {
+        columns: 'r.id',
+        with: {
+          sql: 'role_attributes as (select distinct unnest(role_attributes) as id from posture_checks)',
+          params: [],
+        },
+      },
+    );
+    return { ...toListPage(listed, (r) => r.id) };
+  }
+
+  async removeFromPolicyRoles(id: string, at: Date): Promise<string[]> {
+    const rows = await queryRows<{ id: string }>(
+      this.db,
+      `update service_policies set posture_check_roles = array_remove(posture_check_roles, $1), updated_at = $2
+        where $1 = any(posture_check_roles) returning id`,
+      [`@${id}`, at],
+    );
+    return rows.map((r) => r.id).sort();
+  }
+}
+
+const typeFromRow = (r: Row): PostureCheckType => ({
+  id: String(r.id),
+  name: String(r.name),
+  operatingSystems: json<OperatingSystem[]>(r.operating_systems, []),
+  tags: json(r.tags, {}),
+  createdAt: date(r.created_at),
+  updatedAt: date(r.updated_at),
+});
+
+/** The fixed posture check types of the migration. */
+export class PgPostureCheckTypeStore implements PostureCheckTypeStore {
+  constructor(private readonly db: Db) {}
+
+  async get(id: string): Promise<PostureCheckType | null> {
+    const [row] = await queryRows<Row>(this.db, 'select * from posture_check_types where id = $1', [id]);
+    return row ? typeFromRow(row) : null;
+  }
+
+  async list(input: ListInput): Promise<ListPage<PostureCheckType>> {
+    return toListPage(await listRows<Row>(this.db, postureCheckTypeQuery, input), typeFromRow);
+  }
+}

@@ -1,0 +1,248 @@
+import type { EdgeRouterState } from '@ziti/contracts';
+import { type Db, listRows, queryRows, toListPage } from '@ziti/platform';
+import { defineQueryEntity, map, scalar } from '@ziti/zitiql';
+import { PgAccessReads } from './pg-access-reads.ts';
+import { PgServiceView } from './pg-service-view.ts';
+import type { ListInput, ListPage } from '../domain/ports.ts';
+import type { ServiceAccessRow, Viewer } from '../domain/service-view.ts';
+import type { ApiSessionFacts, FailedServiceRequest, Session, SessionStore, SessionType } from '../domain/sessions.ts';
+
+/** Filterable fields of sessions (ZITI-FACTS §3.5: `token`, `apiSession`, `service`, `type`; plus `identity`). */
+export const sessionQuery = defineQueryEntity({
+  table: 'sessions',
+  alias: 'x',
+  fields: {
+    id: scalar('x.id', 'string'),
+    createdAt: scalar('x.created_at', 'datetime'),
+    updatedAt: scalar('x.updated_at', 'datetime'),
+    tags: map('x.tags'),
+    isSystem: scalar('false', 'boolean'),
+    token: scalar('x.token', 'string'),
+    apiSession: scalar('x.api_session_id', 'string'),
+    'apiSession.identity': scalar('x.identity_id', 'string'),
+    identity: scalar('x.identity_id', 'string'),
+    service: scalar('x.service_id', 'string'),
+    'service.name': scalar((a) => `(select s.name from services s where s.id = ${a}.service_id)`, 'string'),
+    type: scalar('x.type', 'string'),
+  },
+});
+
+interface SessionRow {
+  id: string;
+  token: string;
+  api_session_id: string;
+  identity_id: string;
+  service_id: string;
+  type: SessionType;
+  tags: unknown;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
+const sessionOf = (r: SessionRow): Session => ({
+  id: r.id,
+  token: r.token,
+  apiSessionId: r.api_session_id,
+  identityId: r.identity_id,
+  serviceId: r.service_id,
+  type: r.type,
+  tags: json<Record<string, unknown>>(r.tags) ?? {},
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at),
+});
+
+export class PgSessions implements SessionStore {
+  constructor(private readonly db: Db) {}
+
+  async lockApiSession(apiSessionId: string, identityId: string): Promise<ApiSessionFacts> {
+    await queryRows(
+      this.db,
+      `insert into api_sessions (id, identity_id, created_at) values ($1, $2, now()) on conflict (id) do nothing`,
+      [apiSessionId, identityId],
+    );
+    const [row] = await queryRows<{ id: string; identity_id: string; created_at: string; ended_at: string | null }>(
+      this.db,
+      'select id, identity_id, created_at, ended_at from api_sessions where id = $1 for update',
+      [apiSessionId],
+    );
+    return {
+      id: row!.id,
+      identityId: row!.identity_id,
+      createdAt: new Date(row!.created_at),
+      endedAt: row!.ended_at ? new Date(row!.ended_at) : null,
+    };
+  }
+
+  async findFor(apiSessionId: string, serviceId: string, type: SessionType): Promise<Session | undefined> {
+    const [row] = await queryRows<SessionRow>(
+      this.db,
+      'select * from sessions where api_session_id = $1 and service_id = $2 and type = $3',
+      [apiSessionId, serviceId, type],
+    );
+    return row ? sessionOf(row) : undefined;
+  }
+
+  async insert(s: Session): Promise<void> {
+    await queryRows(
+      this.db,
+      `insert into sessions (id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at)
+       values ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)`,
+      [
+        s.id,
+        s.token,
+        s.apiSessionId,
+        s.identityId,
+        s.serviceId,
+        s.type,
+        JSON.stringify(s.tags),
+        s.createdAt,
+        s.updatedAt,
+      ],
+    );
+  }
+
+  async get(id: string): Promise<Session | undefined> {
+    const [row] = await queryRows<SessionRow>(this.db, 'select * from sessions where id = $1', [id]);
+    return row ? sessionOf(row) : undefined;
+  }
+
+  async list(input: ListInput, scope: { identityId?: string }): Promise<ListPage<Session>> {
+    const listed = await listRows<SessionRow>(this.db, sessionQuery, input, {
+      ...(scope.identityId !== undefined ? { scope: { sql: 'x.identity_id = $1', params: [scope.identityId] } } : {}),
+    });
+    return toListPage(listed, sessionOf);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await queryRows(this.db, 'delete from sessions where id = $1 returning id', [id])).length > 0;
+  }
+
+  async serviceNames(ids: string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = await queryRows<{ id: string; name: string }>(
+      this.db,
+      'select id, name from services where id = any($1::text[])',
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.id, r.name]));
+  }
+
+  async sharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterState[]> {
+    return (await new PgAccessReads(this.db).sharedEdgeRouters(identityId, serviceId, { limit, sort: 'name' })).items;
+  }
+
+  serviceAccess(viewer: Viewer, serviceId: string): Promise<ServiceAccessRow | undefined> {
+    return new PgServiceView(this.db).get(viewer, serviceId);
+  }
+
+  async grantingPolicies(
+    identityId: string,
+    serviceId: string,
+    type: SessionType,
+  ): Promise<{ policyId: string; name: string }[]> {
+    const rows = await queryRows<{ id: string; name: string }>(
+      this.db,
+      `select p.id, p.name
+         from service_policy_identities pi
+         join service_policy_services ps on ps.policy_id = pi.policy_id and ps.service_id = $2
+         join service_policies p on p.id = pi.policy_id and p.type = $3
+        where pi.identity_id = $1 order by p.name, p.id`,
+      [identityId, serviceId, type],
+    );
+    return rows.map((r) => ({ policyId: r.id, name: r.name }));
+  }
+
+  async recordFailure(identityId: string, f: FailedServiceRequest, keep: number): Promise<void> {
+    await queryRows(
+      this.db,
+      `insert into failed_service_requests
+         (identity_id, api_session_id, service_id, service_name, session_type, policy_failures, created_at)
+       values ($1, $2, $3, $4, $5, $6::jsonb, $7)`,
+      [identityId, f.apiSessionId, f.serviceId, f.serviceName, f.sessionType, JSON.stringify(f.policyFailures), f.when],
+    );
+    await queryRows(
+      this.db,
+      `delete from failed_service_requests where identity_id = $1 and id not in
+         (select id from failed_service_requests where identity_id = $1 order by id desc limit $2)`,
+      [identityId, keep],
+    );
+  }
+
+  async failures(identityId: string): Promise<FailedServiceRequest[]> {
+    const rows = await queryRows<{
+      api_session_id: string;
+      service_id: string;
+      service_name: string;
+      session_type: SessionType;
+      policy_failures: unknown;
+      created_at: string | Date;
+    }>(this.db, 'select * from failed_service_requests where identity_id = $1 order by id', [identityId]);
+    return rows.map((r) => ({
+      apiSessionId: r.api_session_id,
+      serviceId: r.service_id,
+      serviceName: r.service_name,
+      sessionType: r.session_type,
+      policyFailures: json(r.policy_failures),
+      when: new Date(r.created_at),
+    }));
+  }
+
+  async identityExists(identityId: string): Promise<boolean> {
+    return (
+      (await queryRows(this.db, 'select 1 from identities where id = $1 and not deleted', [identityId])).length > 0
+    );
+  }
+}
+
+/**
+ * The API sessions policy knows of, kept from auth's apiSession events in the consumer's transaction.
+ * Every write is order-independent: an end wins over a late start, a start never reopens an end.
+ */
+export class PgApiSessions {
+  constructor(private readonly db: Db) {}
+
+  async started(s: {
+    id: string;
+    identityId: string;
+    authMethod: string;
+    isMfaRequired: boolean;
+    isMfaComplete: boolean;
+    createdAt: string;
+  }) {
+    await queryRows(
+      this.db,
+      `insert into api_sessions (id, identity_id, auth_method, is_mfa_required, is_mfa_complete, created_at)
+       values ($1, $2, $3, $4, $5, $6)
+       on conflict (id) do update set auth_method = excluded.auth_method, is_mfa_required = excluded.is_mfa_required,
+         is_mfa_complete = api_sessions.is_mfa_complete or excluded.is_mfa_complete, created_at = excluded.created_at`,
+      [s.id, s.identityId, s.authMethod, s.isMfaRequired, s.isMfaComplete, s.createdAt],
+    );
+  }
+
+  async mfaPassed(id: string, identityId: string, at: string) {
+    await queryRows(
+      this.db,
+      `insert into api_sessions (id, identity_id, is_mfa_complete, mfa_passed_at, created_at)
+       values ($1, $2, true, $3, $3)
+       on conflict (id) do update set is_mfa_complete = true,
+         mfa_passed_at = greatest(api_sessions.mfa_passed_at, excluded.mfa_passed_at)`,
+      [id, identityId, at],
+    );
+  }
+
+  /** Marks the API session ended and removes its edge sessions; returns how many. */
+  async ended(id: string, identityId: string, at: string): Promise<number> {
+    await queryRows(
+      this.db,
+      `insert into api_sessions (id, identity_id, created_at, ended_at) values ($1, $2, $3, $3)
+       on conflict (id) do update set ended_at = coalesce(api_sessions.ended_at, excluded.ended_at)`,
+      [id, identityId, at],
+    );
+    // Locks the row: a session creation that holds it finishes first, and its session goes here.
+    await queryRows(this.db, 'select 1 from api_sessions where id = $1 for update', [id]);
+    const removed = await queryRows(this.db, 'delete from sessions where api_session_id = $1 returning id', [id]);
+    // Ended API sessions are kept an hour against late events, then forgotten.
+    await queryRows(this.db, "delete from api_sessions where ended_at < now() - interval '1 hour'");
+    return removed.length;
+  }
+}
