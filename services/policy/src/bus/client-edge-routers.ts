@@ -2,7 +2,7 @@ import { ApiError, type EdgeRouterState, type OperationRequest } from '@ziti/con
 import type { OperationHandlers } from '@ziti/platform';
 import { reply } from '@ziti/platform';
 import type { ClientCaller, ClientEdgeRouterService } from '../domain/client-edge-routers.ts';
-import { listInput, pageReply, pathId } from './related-details.ts';
+import { edgeRouterBase, listInput, pageReply, pathId } from './related-details.ts';
 
 /** What the client edge-router transports call; read per request, so the operation keys exist before wiring. */
 export interface ClientEdgeRouterDeps {
@@ -24,14 +24,7 @@ function callerOf(req: OperationRequest): ClientCaller {
  */
 export function currentIdentityEdgeRouterDetail(r: EdgeRouterState) {
   return {
-    id: r.id,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-    tags: r.tags,
-    _links: {
-      self: { href: `./edge-routers/${r.id}` },
-      'edge-router-policies': { href: `./edge-routers/${r.id}/edge-router-policies` },
-    },
+    ...edgeRouterBase(r),
     hostname: '',
     isOnline: false,
     name: r.name,

@@ -117,6 +117,20 @@ export async function servicePageReply(
   return pageReply({ ...page, items: seen }, serviceViewDetail);
 }
 
+/** The base entity fields and links of an edge router, as every router shape has them. */
+export function edgeRouterBase(r: EdgeRouterState) {
+  return {
+    id: r.id,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    tags: r.tags,
+    _links: {
+      self: { href: `./edge-routers/${r.id}` },
+      'edge-router-policies': { href: `./edge-routers/${r.id}/edge-router-policies` },
+    },
+  };
+}
+
 const noVersion = { os: '', arch: '', version: '', revision: '', buildDate: '' };
 
 /**
@@ -128,14 +142,7 @@ const noVersion = { os: '', arch: '', version: '', revision: '', buildDate: '' }
  */
 export function edgeRouterDetailOf(r: EdgeRouterState) {
   return {
-    id: r.id,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-    tags: r.tags,
-    _links: {
-      self: { href: `./edge-routers/${r.id}` },
-      'edge-router-policies': { href: `./edge-routers/${r.id}/edge-router-policies` },
-    },
+    ...edgeRouterBase(r),
     name: r.name,
     hostname: r.hostname,
     isOnline: false,

@@ -18,7 +18,7 @@ import type {
   PostureCheckTypeStore,
 } from '../domain/posture-checks.ts';
 import { specFields } from '../domain/posture-checks.ts';
-import { roleAttributeQuery } from './pg-read-model.ts';
+import { roleAttributesOf } from './pg-read-model.ts';
 import { postureCheckQuery, postureCheckTypeQuery } from './read-model-query-entities.ts';
 
 type Row = Record<string, unknown>;
@@ -107,20 +107,8 @@ export class PgPostureCheckStore implements PostureCheckStore {
     );
   }
 
-  async roleAttributes(input: ListInput): Promise<ListPage<string>> {
-    const listed = await listRows<{ id: string }>(
-      this.db,
-      roleAttributeQuery,
-      { filter: input.filter ?? '', limit: -1 },
-      {
-        columns: 'r.id',
-        with: {
-          sql: 'role_attributes as (select distinct unnest(role_attributes) as id from posture_checks)',
-          params: [],
-        },
-      },
-    );
-    return { ...toListPage(listed, (r) => r.id) };
+  roleAttributes(input: ListInput): Promise<ListPage<string>> {
+    return roleAttributesOf(this.db, 'posture_checks', input);
   }
 
   async removeFromPolicyRoles(id: string, at: Date): Promise<string[]> {

@@ -1,4 +1,4 @@
-import { type Db, listRows, queryRows } from '@ziti/platform';
+import { type Db, listRows, queryRows, toListPage } from '@ziti/platform';
 import { defineQueryEntity, scalar } from '@ziti/zitiql';
 import type { EntityReadModel, ListInput, ListPage, ReadModelRow } from '../domain/ports.ts';
 
@@ -8,6 +8,23 @@ export const roleAttributeQuery = defineQueryEntity({
   alias: 'r',
   fields: { id: scalar('r.id', 'string') },
 });
+
+/**
+ * `/…-role-attributes` (ZITI-FACTS §3.4): the distinct role attributes of the rows of `from` (a
+ * table with its condition), filtered as strings under `id`; only limit/skip inside the filter page them.
+ */
+export async function roleAttributesOf(db: Db, from: string, input: ListInput): Promise<ListPage<string>> {
+  const listed = await listRows<{ id: string }>(
+    db,
+    roleAttributeQuery,
+    { filter: input.filter ?? '', limit: -1 },
+    {
+      columns: 'r.id',
+      with: { sql: `role_attributes as (select distinct unnest(role_attributes) as id from ${from})`, params: [] },
+    },
+  );
+  return toListPage(listed, (r) => r.id);
+}
 
 /** A column of a read model table filled from the state: name, SQL cast, value. */
 export interface ReadModelColumn<S> {
@@ -117,24 +134,7 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
   }
 
   /** Distinct attributes of live entities; only limit/skip inside the filter page them. */
-  async roleAttributes(input: ListInput): Promise<ListPage<string>> {
-    const listed = await listRows<{ id: string }>(
-      this.db,
-      roleAttributeQuery,
-      { filter: input.filter ?? '', limit: -1 },
-      {
-        columns: 'r.id',
-        with: {
-          sql: `role_attributes as (select distinct unnest(role_attributes) as id from ${this.def.table} where not deleted)`,
-          params: [],
-        },
-      },
-    );
-    return {
-      items: listed.rows.map((r) => r.id),
-      totalCount: listed.totalCount,
-      pagination: listed.pagination,
-      filterableFields: listed.filterableFields,
-    };
+  roleAttributes(input: ListInput): Promise<ListPage<string>> {
+    return roleAttributesOf(this.db, `${this.def.table} where not deleted`, input);
   }
 }
