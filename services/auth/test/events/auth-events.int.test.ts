@@ -408,12 +408,17 @@ describe('MFA events', () => {
     const record = await mfa.enroll(u.identity.id);
     await mfa.verify(u.identity.id, s.id, await code(record.secret));
     await mfa.remove(u.identity.id, await code(record.secret));
-    const rows = await outboxSince(m);
-    expect(rows.map((r) => [r.type, r.version, r.subject])).toEqual([
+    const all = await outboxSince(m);
+    expect(all.map((r) => [r.type, r.version, r.subject])).toEqual([
       ['mfa.created', 1, subjects.event('auth', 'mfa.created')],
       ['mfa.verified', 1, subjects.event('auth', 'mfa.verified')],
+      // Verifying in a session passes MFA for it (MFA posture checks count from then).
+      ['apiSession.mfaPassed', 1, subjects.event('auth', 'apiSession.mfaPassed')],
       ['mfa.deleted', 1, subjects.event('auth', 'mfa.deleted')],
     ]);
+    const passed = eventTypes.apiSessionMfaPassed.schema.parse(all[2]!.payload);
+    expect(passed).toMatchObject({ id: s.id, identityId: u.identity.id });
+    const rows = all.filter((r) => r.type.startsWith('mfa.'));
     const [created, verified, deleted] = rows.map((r) => eventTypes.mfaCreated.schema.parse(r.payload));
     expect(created).toEqual({
       id: record.id,
