@@ -43,7 +43,8 @@ export interface ReadModelTable<S> {
  * A read model of another service's entities, one table per entity type: each row keeps the
  * owner's full state and the owner's event position that wrote it (`source_sequence`). Every write
  * — an event, a page of the owner's state in a resync, an integrity fix — applies only over an
- * older position, and deletions leave tombstones, so no order of arrival rolls an entity back or
+ * older position (or over the same position when the row differs: the owner's state at a position
+ * is unique, so a differing row at that position is drift), and deletions leave tombstones, so no order of arrival rolls an entity back or
  * brings it back (docs/adr/0008). Tombstones go once no older write can arrive any more.
  */
 export class PgEntityReadModel<S extends { id: string }> implements EntityReadModel<S> {
@@ -57,11 +58,15 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
     const values = this.def.columns.map((c, i) => `$${i + 2}${c.cast ? `::${c.cast}` : ''}`);
     const n = names.length;
     const sets = names.map((c) => `${c} = excluded.${c}`).join(', ');
+    const compared = [...names, 'state', 'deleted'];
     return `insert into ${this.def.table} (${['id', ...names].join(', ')}, state, source_sequence, deleted, updated_at)
       values (${['$1', ...values].join(', ')}, $${n + 2}::jsonb, $${n + 3}, $${n + 4}, now())
       on conflict (id) do update set ${sets ? `${sets}, ` : ''}state = excluded.state,
         source_sequence = excluded.source_sequence, deleted = excluded.deleted, updated_at = now()
       where ${this.def.table}.source_sequence < excluded.source_sequence
+         or (${this.def.table}.source_sequence = excluded.source_sequence
+             and (${compared.map((c) => `${this.def.table}.${c}`).join(', ')})
+                 is distinct from (${compared.map((c) => `excluded.${c}`).join(', ')}))
       returning id`;
   }
 
@@ -77,7 +82,7 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
     const rows = await queryRows(
       this.db,
       `update ${this.def.table} set deleted = true, source_sequence = $2, updated_at = now()
-        where id = $1 and source_sequence < $2 returning id`,
+        where id = $1 and (source_sequence < $2 or (source_sequence = $2 and not deleted)) returning id`,
       [id, position],
     );
     return rows.length > 0;
@@ -91,7 +96,7 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
     const rows = await queryRows(
       this.db,
       `update ${this.def.table} set deleted = true, source_sequence = $4, updated_at = now()
-        where not deleted and source_sequence < $4
+        where not deleted and source_sequence <= $4
           and ($1::text is null or id collate "C" > $1) and ($2::text is null or id collate "C" <= $2)
           and not (id = any($3::text[]))
         returning id`,
