@@ -30,6 +30,8 @@ export interface GrantingServicePolicy {
   policyId: string;
   policyName: string;
   type: 'Dial' | 'Bind';
+  /** Whether the policy selects any posture check (its checks are read only then). */
+  hasChecks: boolean;
 }
 
 export interface PostureEvaluationStore {
@@ -282,6 +284,9 @@ export function postureQueryOf(check: PostureCheck, outcome: CheckOutcome): Post
 }
 
 /** The evaluator of edge sessions and service views over policy's database. */
+/** No posture data: what a policy naming no check is evaluated against (nothing is read). */
+const emptyPostureData: IdentityPostureData = { processes: [], processByPath: new Map(), apiSessions: new Map() };
+
 export class PostureEvaluation implements PostureEvaluator {
   constructor(
     private readonly read: PostureEvaluationReader,
@@ -302,10 +307,12 @@ export class PostureEvaluation implements PostureEvaluator {
       if (serviceIds.length === 0) return out;
       const granting = await s.grantingPolicies(caller.identityId, serviceIds, type);
       if (granting.length === 0) return out;
-      const [checks, pd] = await Promise.all([
-        s.checksOfPolicies([...new Set(granting.map((g) => g.policyId))]),
-        s.postureData(caller.identityId),
-      ]);
+      const withChecks = [...new Set(granting.filter((g) => g.hasChecks).map((g) => g.policyId))];
+      const checks = withChecks.length > 0 ? await s.checksOfPolicies(withChecks) : new Map<string, PostureCheck[]>();
+      // Posture data is read only when a granting policy names a check (the common case names none).
+      const pd = [...checks.values()].some((list) => list.length > 0)
+        ? await s.postureData(caller.identityId)
+        : emptyPostureData;
       const now = this.now();
       const outcomes = new Map<string, CheckOutcome>();
       const outcome = (c: PostureCheck) => {

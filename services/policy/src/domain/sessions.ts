@@ -39,14 +39,6 @@ export interface FailedServiceRequest {
   when: Date;
 }
 
-/** An API session as auth announced it. */
-export interface ApiSessionFacts {
-  id: string;
-  identityId: string;
-  createdAt: Date;
-  endedAt: Date | null;
-}
-
 /** At most this many edge routers in a session (the reference's LIMIT 25). */
 export const sessionEdgeRouterLimit = 25;
 /** Refused requests kept per identity. */
@@ -54,19 +46,29 @@ export const failedRequestHistory = 20;
 
 export interface SessionStore {
   /**
-   * The caller's API session, locked until the transaction ends (an end announced meanwhile waits),
-   * learnt from the request when its `apiSession.created` has not arrived yet.
+   * Creates the session unless its API session has ended ('ended'), learning the API session from
+   * the request when its `apiSession.created` has not arrived yet; answers the session of that API
+   * session, service and type that already exists instead of a second one.
    */
-  lockApiSession(apiSessionId: string, identityId: string): Promise<ApiSessionFacts>;
+  createIfLive(session: Session): Promise<Session | 'ended'>;
   findFor(apiSessionId: string, serviceId: string, type: SessionType): Promise<Session | undefined>;
-  insert(session: Session): Promise<void>;
   get(id: string): Promise<Session | undefined>;
   list(input: ListInput, scope: { identityId?: string }): Promise<ListPage<Session>>;
   delete(id: string): Promise<boolean>;
   serviceNames(ids: string[]): Promise<Map<string, string>>;
   /** Live edge routers in both the identity's edge-router policies and the service's service-edge-router policies. */
   sharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterState[]>;
-  serviceAccess(viewer: Viewer, serviceId: string): Promise<ServiceAccessRow | undefined>;
+  /**
+   * Everything a creation decides on, read at once: the viewer's access to a visible service, the
+   * session it already has for it (`reuse`), the first `routerLimit` shared edge routers, and
+   * whether a granting policy of the type names posture checks.
+   */
+  creationContext(
+    viewer: Viewer,
+    serviceId: string,
+    reuse: { apiSessionId: string; type: SessionType },
+    routerLimit: number,
+  ): Promise<CreationContext | undefined>;
   /** The service policies of `type` that grant the identity the service. */
   grantingPolicies(
     identityId: string,
@@ -76,6 +78,14 @@ export interface SessionStore {
   recordFailure(identityId: string, request: FailedServiceRequest, keep: number): Promise<void>;
   failures(identityId: string): Promise<FailedServiceRequest[]>;
   identityExists(identityId: string): Promise<boolean>;
+}
+
+export interface CreationContext {
+  access: ServiceAccessRow;
+  existing?: Session;
+  edgeRouters: EdgeRouterState[];
+  /** A service policy of the requested type that grants the service names posture checks. */
+  postureChecked: boolean;
 }
 
 export type SessionWork = <T>(fn: (store: SessionStore) => Promise<T>) => Promise<T>;
@@ -91,7 +101,9 @@ export interface SessionCaller extends Viewer {
  */
 export class SessionService {
   constructor(
+    /** A transaction (several statements that commit together). */
     private readonly work: SessionWork,
+    /** The pool, outside any transaction: reads, and writes of one statement. */
     private readonly read: SessionWork,
     private readonly posture: PostureEvaluator,
     private readonly now: () => Date = () => new Date(),
@@ -103,14 +115,22 @@ export class SessionService {
   ): Promise<{ view: SessionView; created: boolean }> {
     const serviceId = input.serviceId ?? '';
     const type: SessionType = input.type === 'Bind' ? 'Bind' : 'Dial';
-    // Visible and permitted, read before the transaction (the derived tables are read models).
-    const access = await this.read((s) => s.serviceAccess(caller, serviceId));
-    if (!access) throw ApiError.notFound('service', serviceId);
+    // Visible and permitted (read models, outside any transaction), an existing session to reuse,
+    // the shared routers and whether posture applies: one read.
+    const context = await this.read((s) =>
+      s.creationContext(caller, serviceId, { apiSessionId: caller.apiSessionId, type }, sessionEdgeRouterLimit),
+    );
+    if (!context) throw ApiError.notFound('service', serviceId);
+    const { access, existing: reused, edgeRouters: routers } = context;
     if (!(type === 'Dial' ? access.dial : access.bind))
       throw new ApiError('COULD_NOT_VALIDATE', { field: 'ServiceId', reason: 'service not found', value: serviceId });
-    const reused = await this.read((s) => s.findFor(caller.apiSessionId, serviceId, type));
-    if (reused) return { view: await this.viewOf(reused), created: false };
-    const results = (await this.posture.evaluate(caller, [serviceId], type)).get(serviceId) ?? [];
+    if (reused)
+      return { view: { session: reused, serviceName: access.service.name, edgeRouters: routers }, created: false };
+    // A granting policy that names no check passes; the checks are evaluated only when one names some.
+    const evaluated = context.postureChecked
+      ? await this.posture.evaluate(caller, [serviceId], type)
+      : new Map<string, { isPassing: boolean }[]>();
+    const results = evaluated.get(serviceId) ?? [];
     if (results.length > 0 && !results.some((r) => r.isPassing)) {
       const failures = await this.posture.failures(caller, serviceId, type);
       await this.work((s) =>
@@ -132,15 +152,11 @@ export class SessionService {
         data: Object.fromEntries(failures.map((f) => [f.policyId, f.checks])),
       });
     }
-    const routers = await this.read((s) => s.sharedEdgeRouters(caller.identityId, serviceId, sessionEdgeRouterLimit));
     if (routers.length === 0) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE');
-    const result = await this.work(async (s) => {
-      const apiSession = await s.lockApiSession(caller.apiSessionId, caller.identityId);
-      if (apiSession.endedAt) throw new ApiError('UNAUTHORIZED');
-      const existing = await s.findFor(caller.apiSessionId, serviceId, type);
-      if (existing) return { session: existing, created: false };
-      const at = this.now();
-      const session: Session = {
+    const at = this.now();
+    // One statement (its own transaction): no BEGIN/COMMIT round trips on the hot path.
+    const session = await this.read((s) =>
+      s.createIfLive({
         id: base62Uuid(),
         token: randomUUID(),
         apiSessionId: caller.apiSessionId,
@@ -150,14 +166,10 @@ export class SessionService {
         tags: input.tags ?? {},
         createdAt: at,
         updatedAt: at,
-      };
-      await s.insert(session);
-      return { session, created: true };
-    });
-    return {
-      view: { session: result.session, serviceName: access.service.name, edgeRouters: routers },
-      created: result.created,
-    };
+      }),
+    );
+    if (session === 'ended') throw new ApiError('UNAUTHORIZED');
+    return { view: { session, serviceName: access.service.name, edgeRouters: routers }, created: true };
   }
 
   /** Administrators see every session; others only those of their own API sessions (404 otherwise). */

@@ -93,6 +93,18 @@ export class PgAccessReads implements AdviceStore, ClientEdgeRouterStore {
     return rows.length > 0;
   }
 
+  /** The first `limit` shared routers by name, without a count (a session's routers: one statement). */
+  async firstSharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterState[]> {
+    const rows = await queryRows<Row>(
+      this.db,
+      `select r.state from edge_routers r
+        where not r.deleted and r.id in (${identityRouters('$1')}) and r.id in (${serviceRouters('$2')})
+        order by r.name, r.id limit $3`,
+      [identityId, serviceId, limit],
+    );
+    return rows.map((r) => stateOf<EdgeRouterState>(r));
+  }
+
   sharedEdgeRouters(identityId: string, serviceId: string, input: ListInput): Promise<ListPage<EdgeRouterState>> {
     const alias = edgeRouterQuery.alias;
     return this.routers(

@@ -182,9 +182,16 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
     type?: 'Dial' | 'Bind',
   ): Promise<GrantingServicePolicy[]> {
     if (serviceIds.length === 0) return [];
-    const rows = await queryRows<{ service_id: string; id: string; name: string; type: 'Dial' | 'Bind' }>(
+    const rows = await queryRows<{
+      service_id: string;
+      id: string;
+      name: string;
+      type: 'Dial' | 'Bind';
+      has_checks: boolean;
+    }>(
       this.db,
-      `select ps.service_id, p.id, p.name, p.type
+      `select ps.service_id, p.id, p.name, p.type,
+              exists (select 1 from service_policy_posture_checks c where c.policy_id = p.id) as has_checks
          from service_policy_identities pi
          join service_policy_services ps on ps.policy_id = pi.policy_id and ps.service_id = any($2::text[])
          join service_policies p on p.id = pi.policy_id and ($3::text is null or p.type = $3)
@@ -192,7 +199,13 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
         order by ps.service_id, p.id`,
       [identityId, serviceIds, type ?? null],
     );
-    return rows.map((r) => ({ serviceId: r.service_id, policyId: r.id, policyName: r.name, type: r.type }));
+    return rows.map((r) => ({
+      serviceId: r.service_id,
+      policyId: r.id,
+      policyName: r.name,
+      type: r.type,
+      hasChecks: r.has_checks,
+    }));
   }
 
   async checksOfPolicies(policyIds: string[]): Promise<Map<string, PostureCheck[]>> {

@@ -1,11 +1,11 @@
-import type { EdgeRouterState } from '@ziti/contracts';
+import type { EdgeRouterState, ServiceState } from '@ziti/contracts';
 import { type Db, listRows, queryRows, toListPage } from '@ziti/platform';
 import { defineQueryEntity, map, scalar } from '@ziti/zitiql';
 import { PgAccessReads } from './pg-access-reads.ts';
-import { PgServiceView } from './pg-service-view.ts';
+import { PgPostureData } from './pg-posture-data.ts';
 import type { ListInput, ListPage } from '../domain/ports.ts';
-import type { ServiceAccessRow, Viewer } from '../domain/service-view.ts';
-import type { ApiSessionFacts, FailedServiceRequest, Session, SessionStore, SessionType } from '../domain/sessions.ts';
+import type { Viewer } from '../domain/service-view.ts';
+import type { CreationContext, FailedServiceRequest, Session, SessionStore, SessionType } from '../domain/sessions.ts';
 
 /** Filterable fields of sessions (ZITI-FACTS §3.5: `token`, `apiSession`, `service`, `type`; plus `identity`). */
 export const sessionQuery = defineQueryEntity({
@@ -54,23 +54,36 @@ const sessionOf = (r: SessionRow): Session => ({
 export class PgSessions implements SessionStore {
   constructor(private readonly db: Db) {}
 
-  async lockApiSession(apiSessionId: string, identityId: string): Promise<ApiSessionFacts> {
-    await queryRows(
+  async createIfLive(session: Session): Promise<Session | 'ended'> {
+    // One statement, so one implicit transaction: the API session's row is created when unknown and
+    // locked either way (`do update` locks it and sees its latest version): an end announced
+    // meanwhile waits and then removes this session too; an end already applied refuses it.
+    const [row] = await queryRows<SessionRow & { ended: boolean }>(
       this.db,
-      `insert into api_sessions (id, identity_id, created_at) values ($1, $2, now()) on conflict (id) do nothing`,
-      [apiSessionId, identityId],
+      `with a as (insert into api_sessions (id, identity_id, created_at) values ($3, $4, now())
+                  on conflict (id) do update set id = excluded.id
+                  returning ended_at),
+            n as (insert into sessions (id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at)
+                  select $1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9 from a where a.ended_at is null
+                  on conflict (api_session_id, service_id, type) do nothing
+                  returning *)
+       select n.*, (select a.ended_at is not null from a) as ended from (select 1) one left join n on true`,
+      [
+        session.id,
+        session.token,
+        session.apiSessionId,
+        session.identityId,
+        session.serviceId,
+        session.type,
+        JSON.stringify(session.tags),
+        session.createdAt,
+        session.updatedAt,
+      ],
     );
-    const [row] = await queryRows<{ id: string; identity_id: string; created_at: string; ended_at: string | null }>(
-      this.db,
-      'select id, identity_id, created_at, ended_at from api_sessions where id = $1 for update',
-      [apiSessionId],
-    );
-    return {
-      id: row!.id,
-      identityId: row!.identity_id,
-      createdAt: new Date(row!.created_at),
-      endedAt: row!.ended_at ? new Date(row!.ended_at) : null,
-    };
+    if (row?.ended) return 'ended';
+    if (row?.id) return sessionOf(row);
+    // Another request of the same API session created it first.
+    return (await this.findFor(session.apiSessionId, session.serviceId, session.type))!;
   }
 
   async findFor(apiSessionId: string, serviceId: string, type: SessionType): Promise<Session | undefined> {
@@ -80,25 +93,6 @@ export class PgSessions implements SessionStore {
       [apiSessionId, serviceId, type],
     );
     return row ? sessionOf(row) : undefined;
-  }
-
-  async insert(s: Session): Promise<void> {
-    await queryRows(
-      this.db,
-      `insert into sessions (id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at)
-       values ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)`,
-      [
-        s.id,
-        s.token,
-        s.apiSessionId,
-        s.identityId,
-        s.serviceId,
-        s.type,
-        JSON.stringify(s.tags),
-        s.createdAt,
-        s.updatedAt,
-      ],
-    );
   }
 
   async get(id: string): Promise<Session | undefined> {
@@ -128,11 +122,50 @@ export class PgSessions implements SessionStore {
   }
 
   async sharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterState[]> {
-    return (await new PgAccessReads(this.db).sharedEdgeRouters(identityId, serviceId, { limit, sort: 'name' })).items;
+    return new PgAccessReads(this.db).firstSharedEdgeRouters(identityId, serviceId, limit);
   }
 
-  serviceAccess(viewer: Viewer, serviceId: string): Promise<ServiceAccessRow | undefined> {
-    return new PgServiceView(this.db).get(viewer, serviceId);
+  async creationContext(
+    viewer: Viewer,
+    serviceId: string,
+    reuse: { apiSessionId: string; type: SessionType },
+    routerLimit: number,
+  ): Promise<CreationContext | undefined> {
+    const [row] = await queryRows<{
+      state: unknown;
+      dial: boolean | null;
+      bind: boolean | null;
+      session: unknown;
+      routers: unknown;
+      posture_checked: boolean;
+    }>(
+      this.db,
+      `select s.state, x.dial, x.bind,
+              (select to_jsonb(ss) from sessions ss
+                where ss.api_session_id = $4 and ss.service_id = s.id and ss.type = $5) as session,
+              (select coalesce(jsonb_agg(r.state order by r.name, r.id), '[]'::jsonb) from (
+                 select r.state, r.name, r.id from edge_routers r
+                  where not r.deleted
+                    and r.id in (select ir.edge_router_id from identity_edge_routers ir where ir.identity_id = $2)
+                    and r.id in (select sr.edge_router_id from service_edge_routers sr where sr.service_id = s.id)
+                  order by r.name, r.id limit $6) r) as routers,
+              exists (select 1 from service_policy_identities pi
+                        join service_policy_services ps on ps.policy_id = pi.policy_id and ps.service_id = s.id
+                        join service_policies p on p.id = pi.policy_id and p.type = $5
+                        join service_policy_posture_checks c on c.policy_id = p.id
+                       where pi.identity_id = $2) as posture_checked
+         from services s
+         left join identity_services x on x.service_id = s.id and x.identity_id = $2
+        where s.id = $1 and not s.deleted and ($3 or x.identity_id is not null)`,
+      [serviceId, viewer.identityId, viewer.isAdmin, reuse.apiSessionId, reuse.type, routerLimit],
+    );
+    if (!row) return undefined;
+    return {
+      access: { service: json<ServiceState>(row.state), dial: row.dial === true, bind: row.bind === true },
+      ...(row.session ? { existing: sessionOf(json<SessionRow>(row.session)) } : {}),
+      edgeRouters: json<EdgeRouterState[]>(row.routers),
+      postureChecked: row.posture_checked,
+    };
   }
 
   async grantingPolicies(
@@ -140,16 +173,8 @@ export class PgSessions implements SessionStore {
     serviceId: string,
     type: SessionType,
   ): Promise<{ policyId: string; name: string }[]> {
-    const rows = await queryRows<{ id: string; name: string }>(
-      this.db,
-      `select p.id, p.name
-         from service_policy_identities pi
-         join service_policy_services ps on ps.policy_id = pi.policy_id and ps.service_id = $2
-         join service_policies p on p.id = pi.policy_id and p.type = $3
-        where pi.identity_id = $1 order by p.name, p.id`,
-      [identityId, serviceId, type],
-    );
-    return rows.map((r) => ({ policyId: r.id, name: r.name }));
+    const granting = await new PgPostureData(this.db).grantingPolicies(identityId, [serviceId], type);
+    return granting.map((g) => ({ policyId: g.policyId, name: g.policyName }));
   }
 
   async recordFailure(identityId: string, f: FailedServiceRequest, keep: number): Promise<void> {
