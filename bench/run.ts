@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { startLocalCluster } from '../deploy/local-cluster.ts';
 import { benchEmitCost } from './emit-cost.ts';
+import { benchPolicy } from './policy.ts';
+import { benchSessions } from './sessions.ts';
 
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // loopback only, self-issued certificates
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -93,7 +95,7 @@ execFileSync(
 );
 
 /** Scenarios: `npm run bench` runs all, `npm run bench -- <name>` one. */
-const scenarios = ['read', 'visibility', 'emit'] as const;
+const scenarios = ['read', 'visibility', 'emit', 'policy', 'sessions'] as const;
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const w of wanted)
   if (!(scenarios as readonly string[]).includes(w))
@@ -111,6 +113,8 @@ if (runs('emit')) {
 }
 if (runs('visibility')) await benchVisibility();
 if (runs('read')) await benchRead();
+if (runs('policy')) await benchPolicy();
+if (runs('sessions')) await benchSessions();
 
 async function benchRead() {
   const namespace = `bench_${Date.now().toString(36)}`;

@@ -1,0 +1,243 @@
+/**
+ * `npm run bench -- sessions`: edge session creation (issue 11). 50 identities, each logged in once,
+ * create new Dial sessions (one per API session and service: `BENCH_SESSION_SERVICES` services, 100
+ * by default) at 50 connections through the gateway (autocannon, each request a new pair; the count
+ * of sessions is checked afterwards) — visibility, type, posture and a shared edge
+ * router checked for each — beside the same number of Postgres inserts of the same row shape (with
+ * the same unique index) at 50 connections in the same run; then the idempotent repeat (every
+ * request again: the existing session is answered). Loopback only; bounded in count.
+ * Results go to bench/results/<date>-sessions.json and are summarised in docs/BENCHMARKS.md.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { startLocalCluster } from '../deploy/local-cluster.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const identities = 50;
+const connections = 50;
+const services = Number(process.env.BENCH_SESSION_SERVICES ?? 100);
+
+interface Timing {
+  name: string;
+  operations: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+
+/** Runs `count` operations on `workers` concurrent workers; each worker takes the next index. */
+async function timed(
+  name: string,
+  count: number,
+  workers: number,
+  op: (i: number) => Promise<boolean>,
+): Promise<Timing> {
+  const latencies: number[] = [];
+  let next = 0;
+  let errors = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (next < count) {
+        const i = next++;
+        const t = performance.now();
+        if (!(await op(i))) errors++;
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const r = {
+    name,
+    operations: count,
+    perSecond: Math.round(count / seconds),
+    p50: +pct(latencies, 50).toFixed(2),
+    p99: +pct(latencies, 99).toFixed(2),
+    errors,
+  };
+  console.log(
+    `${name.padEnd(44)} ${String(r.perSecond).padStart(6)} /s  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${r.errors}`,
+  );
+  return r;
+}
+
+export async function benchSessions(): Promise<void> {
+  const namespace = `bench_s_${Date.now().toString(36)}`;
+  const cluster = await startLocalCluster({
+    namespace,
+    dropDatabases: true,
+    env: {
+      LOG_LEVEL: 'warn',
+      ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
+    },
+  });
+  const floorDb = new pg.Pool({
+    connectionString: process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    max: connections,
+  });
+  const floorTable = `bench_sessions_${Date.now().toString(36)}`;
+  try {
+    const call = async (api: 'client' | 'management', method: string, path: string, token?: string, body?: unknown) => {
+      const res = await fetch(`${cluster.baseUrl}/edge/${api}/v1${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', ...(token ? { 'zt-session': token } : {}) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      return { status: res.status, json: text ? JSON.parse(text) : undefined };
+    };
+    const login = async (username: string, password: string) =>
+      (await call('client', 'POST', '/authenticate?method=password', undefined, { username, password })).json.data
+        .token as string;
+    const adminToken = await login(cluster.adminUsername, cluster.adminPassword);
+    const create = async (path: string, body: unknown) => {
+      const res = await call('management', 'POST', path, adminToken, body);
+      if (res.status !== 201) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.json)}`);
+      return res.json.data.id as string;
+    };
+
+    const router = await create('/edge-routers', { name: 'bench-router', roleAttributes: ['bench'] });
+    const serviceIds: string[] = [];
+    for (let i = 0; i < services; i++)
+      serviceIds.push(
+        await create('/services', { name: `bench-svc-${i}`, encryptionRequired: true, roleAttributes: ['bench'] }),
+      );
+    await create('/service-policies', {
+      name: 'bench-dial',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#bench'],
+      serviceRoles: ['#bench'],
+    });
+    await create('/edge-router-policies', {
+      name: 'bench-erp',
+      semantic: 'AnyOf',
+      identityRoles: ['#bench'],
+      edgeRouterRoles: [`@${router}`],
+    });
+    await create('/service-edge-router-policies', {
+      name: 'bench-serp',
+      semantic: 'AnyOf',
+      serviceRoles: ['#bench'],
+      edgeRouterRoles: [`@${router}`],
+    });
+    const tokens: string[] = [];
+    for (let i = 0; i < identities; i++) {
+      const id = await create('/identities', {
+        name: `bench-user-${i}`,
+        type: 'User',
+        isAdmin: false,
+        roleAttributes: ['bench'],
+      });
+      const password = `pw-${randomUUID()}`;
+      await create('/authenticators', { method: 'updb', identityId: id, username: `bench-user-${i}`, password });
+      tokens.push(await login(`bench-user-${i}`, password));
+    }
+    // Every identity's view converged: its last service is dialable.
+    const deadline = Date.now() + 60_000;
+    for (const token of tokens) {
+      while ((await call('client', 'GET', `/services/${serviceIds.at(-1)}`, token)).status !== 200) {
+        if (Date.now() > deadline) throw new Error('the policy view did not converge');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+
+    const count = identities * services;
+    // Request i: identity i % 50, service ⌊i / 50⌋: every request a new (API session, service) pair.
+    const dialRun = async (name: string): Promise<Timing> => {
+      let next = 0;
+      const r = await autocannon({
+        url: cluster.baseUrl,
+        connections,
+        amount: count,
+        requests: [
+          {
+            method: 'POST',
+            path: '/edge/client/v1/sessions',
+            setupRequest: (req) => {
+              const i = next++ % count;
+              return {
+                ...req,
+                headers: { 'content-type': 'application/json', 'zt-session': tokens[i % identities]! },
+                body: JSON.stringify({ serviceId: serviceIds[Math.floor(i / identities)], type: 'Dial' }),
+              };
+            },
+          },
+        ],
+      });
+      const t = {
+        name,
+        operations: r.requests.total,
+        perSecond: Math.round(r.requests.total / (r.duration || 1)),
+        p50: r.latency.p50,
+        p99: r.latency.p99,
+        errors: r.errors + r.non2xx,
+      };
+      console.log(
+        `${name.padEnd(44)} ${String(t.perSecond).padStart(6)} /s  p50 ${t.p50} ms  p99 ${t.p99} ms  errors ${t.errors}`,
+      );
+      return t;
+    };
+    const created = await dialRun('POST /sessions (new dial session)');
+    const sessionsMade = Number(
+      (await call('management', 'GET', '/sessions?limit=1', adminToken)).json.meta.pagination.totalCount,
+    );
+    if (sessionsMade !== count) throw new Error(`expected ${count} sessions, found ${sessionsMade}`);
+    const repeated = await dialRun('POST /sessions (idempotent repeat)');
+
+    await floorDb.query(`create table ${floorTable} (
+      id text primary key, token text not null unique, api_session_id text not null, identity_id text not null,
+      service_id text not null, type text not null, tags jsonb not null default '{}',
+      created_at timestamptz not null, updated_at timestamptz not null)`);
+    await floorDb.query(`create unique index on ${floorTable} (api_session_id, service_id, type)`);
+    const floor = await timed('floor: Postgres insert of the same row', count, connections, async (i) => {
+      await floorDb.query(
+        `insert into ${floorTable} (id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at)
+         values ($1, $2, $3, $4, $5, 'Dial', '{}'::jsonb, now(), now())`,
+        [
+          randomUUID(),
+          randomUUID(),
+          `as-${i % identities}`,
+          `id-${i % identities}`,
+          `svc-${Math.floor(i / identities)}`,
+        ],
+      );
+      return true;
+    });
+    const summary = {
+      date: new Date().toISOString(),
+      scenario: 'sessions',
+      machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
+      identities,
+      services,
+      connections,
+      results: [created, repeated, floor],
+      ratios: {
+        newSessionsVsInsert: +(created.perSecond / floor.perSecond).toFixed(3),
+        repeatVsInsert: +(repeated.perSecond / floor.perSecond).toFixed(3),
+      },
+    };
+    console.log(
+      `\nnew sessions: ${(summary.ratios.newSessionsVsInsert * 100).toFixed(1)}% of the insert floor; idempotent repeat ${(summary.ratios.repeatVsInsert * 100).toFixed(1)}%`,
+    );
+    mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+    writeFileSync(
+      join(root, 'bench', 'results', `${summary.date.slice(0, 19).replace(/:/g, '-')}-sessions.json`),
+      `${JSON.stringify(summary, null, 2)}\n`,
+    );
+  } finally {
+    await floorDb.query(`drop table if exists ${floorTable}`).catch(() => undefined);
+    await floorDb.end();
+    await cluster.stop();
+  }
+}
