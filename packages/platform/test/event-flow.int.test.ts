@@ -8,6 +8,7 @@ import {
   type Db,
   type EventEnvelope,
   type EventHandler,
+  type EventSink,
   InProcessBus,
   NatsBus,
   OutboxRelay,
@@ -492,6 +493,54 @@ for (const kind of ['nats', 'memory'] as const) {
       await here.stop();
       await there.stop();
       await applying.stop();
+      await consumer.stop();
+      await bed.relay.stop();
+    });
+
+    it('a batch in flight when a rebuild starts never leaves behind a row the rebuild knew was gone', async () => {
+      // The batch applying the creation of `gx` is held open (its handler waits) while a rebuild
+      // starts; the owner has meanwhile deleted `gx`. The rebuild must not apply its pages before
+      // that batch committed, or the deletion (at or below the rebuild's position) is skipped and
+      // `gx` stays behind as a ghost.
+      const model = copiesModel();
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let entered!: () => void;
+      const inside = new Promise<void>((r) => (entered = r));
+      const held = model.handlers.map((h) => ({
+        ...h,
+        handle: async (tx: Db, event: EventEnvelope, events: EventSink) => {
+          if (event.type === created && (event.data as Thing).id === 'gx') {
+            entered();
+            await gate;
+          }
+          await h.handle(tx, event, events);
+        },
+      }));
+      let pageApplied!: () => void;
+      const paged = new Promise<void>((r) => (pageApplied = r));
+      const readModel = {
+        ...model.readModel,
+        applyPage: async (tx: Db, page: Parameters<typeof model.readModel.applyPage>[1]) => {
+          await model.readModel.applyPage(tx, page);
+          pageApplied();
+        },
+      };
+      const consumer = consumerOf(bed, { handlers: held, readModel });
+      await bed.relay.start();
+      await consumer.start();
+      await converged(bed);
+      const owner = ownerWrites(bed);
+      await owner.put('gx', 'ghost');
+      await inside;
+      await owner.remove('gx');
+      const rebuild = consumer.resync();
+      // With the batch held, a rebuild must wait: give it a bounded chance to (wrongly) page first.
+      await Promise.race([paged, new Promise((r) => setTimeout(r, 1_000))]);
+      release();
+      await rebuild;
+      await converged(bed);
+      expect((await copyState(bed)).find((t) => t.id === 'gx')).toBeUndefined();
       await consumer.stop();
       await bed.relay.stop();
     });

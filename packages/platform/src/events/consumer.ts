@@ -65,6 +65,8 @@ interface CursorRow {
   applied: (string | number)[] | string;
   resync_required: boolean;
   gap_since: Date | string | null;
+  /** Set while a rebuild from the owner's state at this position runs: events at or below it are its. */
+  resync_position: string | number | null;
 }
 
 const parseApplied = (v: CursorRow['applied']): number[] =>
@@ -151,7 +153,7 @@ export class SourceConsumer {
   private async cursor(db: Db, lock = false): Promise<CursorRow> {
     const [row] = await queryRows<CursorRow>(
       db,
-      `select watermark, applied, resync_required, gap_since from event_cursors
+      `select watermark, applied, resync_required, gap_since, resync_position from event_cursors
         where consumer = $1 and source = $2${lock ? ' for update' : ''}`,
       [this.durable, this.o.source],
     );
@@ -214,6 +216,18 @@ export class SourceConsumer {
   async resync(): Promise<void> {
     const started = Date.now();
     const position = await ownerEventPosition(this.o.bus, this.o.source);
+    // From here on, batches leave positions up to `position` to this rebuild. Taking the cursor's
+    // lock waits for a batch in flight, so everything it wrote is there for the pages to see (and
+    // to tombstone): no event at or below the position is applied after a page that covered it.
+    await this.o.database.transaction(async (tx) => {
+      await this.cursor(tx, true);
+      await queryRows(
+        tx,
+        `update event_cursors set resync_position = greatest(coalesce(resync_position, 0), $3), updated_at = now()
+          where consumer = $1 and source = $2`,
+        [this.durable, this.o.source, position],
+      );
+    });
     let states = 0;
     for (const model of this.o.readModels) {
       for await (const page of ownerEntityStates(this.o.bus, this.o.source, model.entity)) {
@@ -229,6 +243,13 @@ export class SourceConsumer {
       const cursor = await this.cursor(tx, true);
       const next = this.advance(Math.max(Number(cursor.watermark), position), parseApplied(cursor.applied));
       await this.saveCursor(tx, next, { resynced: true, previous: Number(cursor.watermark) });
+      // A rebuild of another replica that read a later position keeps its claim.
+      await queryRows(
+        tx,
+        `update event_cursors set resync_position = null
+          where consumer = $1 and source = $2 and resync_position <= $3`,
+        [this.durable, this.o.source, position],
+      );
       return next.watermark;
     });
     this.o.progress?.advance(this.o.source, watermark);
@@ -308,10 +329,12 @@ export class SourceConsumer {
       const cursor = await this.cursor(tx, true);
       const previous = Number(cursor.watermark);
       const applied = new Set(parseApplied(cursor.applied));
+      // A rebuild in progress covers every position up to its own: those are left to it.
+      const rebuilding = Number(cursor.resync_position ?? 0);
       const ordered = [...batch].sort((a, b) => a.event.sequence - b.event.sequence);
       for (const { event } of ordered) {
         const position = event.sequence;
-        if (position <= previous || applied.has(position)) continue;
+        if (position <= previous || applied.has(position) || position <= rebuilding) continue;
         if (event.source !== this.o.source) {
           // Not this source's numbering: applying it would corrupt the cursor.
           this.o.logger.error({ consumer: this.durable, eventId: event.id }, 'event from another source; ignored');
