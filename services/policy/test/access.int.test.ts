@@ -1,8 +1,7 @@
 import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
-import { type Database, type Db, type EventSink, migrate, openDatabase, queryRows } from '@ziti/platform';
+import { fixedAt, identityFixture, policyTestDatabase } from './support.ts';
+import { type Database, type Db, type EventSink, queryRows } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../test/support/infra.ts';
-import { migrations } from '../src/app.ts';
 import { AccessDerivation, type PolicyKind } from '../src/domain/access.ts';
 import { PgAccessLinks } from '../src/store/pg-access-links.ts';
 import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from '../src/store/pg-identity-read-model.ts';
@@ -24,33 +23,12 @@ const events: EventSink = {
 };
 
 beforeAll(async () => {
-  const db = await createTestDatabase('acc');
-  database = await openDatabase({ url: db.url, poolSize: 12 });
-  await migrate(database, migrations);
-  drop = async () => {
-    await database.close();
-    await db.drop();
-  };
+  ({ database, drop } = await policyTestDatabase('acc'));
 });
 afterAll(async () => drop?.());
 
-const at = '2026-01-01T00:00:00.000Z';
-const identity = (id: string, roleAttributes: string[]): IdentityState => ({
-  id,
-  name: `n-${id}`,
-  typeId: 'User',
-  isAdmin: false,
-  isDefaultAdmin: false,
-  roleAttributes,
-  externalId: null,
-  authPolicyId: 'default',
-  disabled: false,
-  disabledAt: null,
-  disabledUntil: null,
-  tags: {},
-  createdAt: at,
-  updatedAt: at,
-});
+const at = fixedAt;
+const identity = identityFixture;
 const service = (id: string, roleAttributes: string[]): ServiceState => ({
   id,
   name: `n-${id}`,
@@ -110,6 +88,9 @@ async function putPolicy(
     | { id: string; deleted: true },
 ) {
   const t = tables[kind];
+  // Policy ids repeat in the race and name = id: two first inserts of one id would collide on the
+  // name index (not the upsert's arbiter). The derivation lock orders them, as it orders the rest.
+  await new PgAccessLinks(tx).lock();
   if ('deleted' in p) {
     await queryRows(tx, `delete from ${t.table} where id = $1`, [p.id]);
   } else {

@@ -1,10 +1,9 @@
-import { type IdentityState, identityState } from '@ziti/contracts';
-import { type Database, migrate, openDatabase, queryRows } from '@ziti/platform';
+import { identityState } from '@ziti/contracts';
+import { type Database, queryRows } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../test/support/infra.ts';
-import { migrations } from '../src/app.ts';
 import { type OwnerPage, reconcileReadModel } from '../src/domain/read-model-integrity.ts';
 import { PgIdentityReadModel } from '../src/store/pg-identity-read-model.ts';
+import { identityFixture, policyTestDatabase } from './support.ts';
 
 /**
  * An integrity fix repairs drift planted at the very position the row was written at (the owner's
@@ -15,33 +14,11 @@ let database: Database;
 let drop: () => Promise<void>;
 
 beforeAll(async () => {
-  const db = await createTestDatabase('drift');
-  database = await openDatabase({ url: db.url, poolSize: 4 });
-  await migrate(database, migrations);
-  drop = async () => {
-    await database.close();
-    await db.drop();
-  };
+  ({ database, drop } = await policyTestDatabase('drift', 4));
 });
 afterAll(async () => drop?.());
 
-const at = '2026-01-01T00:00:00.000Z';
-const identity = (id: string, roleAttributes: string[]): IdentityState => ({
-  id,
-  name: `n-${id}`,
-  typeId: 'User',
-  isAdmin: false,
-  isDefaultAdmin: false,
-  roleAttributes,
-  externalId: null,
-  authPolicyId: 'default',
-  disabled: false,
-  disabledAt: null,
-  disabledUntil: null,
-  tags: {},
-  createdAt: at,
-  updatedAt: at,
-});
+const identity = identityFixture;
 
 async function* pages(...list: OwnerPage[]): AsyncIterable<OwnerPage> {
   yield* list;

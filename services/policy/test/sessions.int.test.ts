@@ -1,9 +1,8 @@
-import { type Database, migrate, openDatabase, queryRows } from '@ziti/platform';
+import { type Database, queryRows } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../test/support/infra.ts';
-import { migrations } from '../src/app.ts';
 import type { Session } from '../src/domain/sessions.ts';
 import { PgApiSessions, PgSessions } from '../src/store/pg-sessions.ts';
+import { policyTestDatabase } from './support.ts';
 
 /**
  * Edge sessions end with their API session whatever the interleaving: a creation racing the end of
@@ -13,13 +12,7 @@ let database: Database;
 let drop: () => Promise<void>;
 
 beforeAll(async () => {
-  const db = await createTestDatabase('sess');
-  database = await openDatabase({ url: db.url, poolSize: 12 });
-  await migrate(database, migrations);
-  drop = async () => {
-    await database.close();
-    await db.drop();
-  };
+  ({ database, drop } = await policyTestDatabase('sess'));
 });
 afterAll(async () => drop?.());
 
