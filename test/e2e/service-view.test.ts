@@ -137,6 +137,18 @@ describe('client GET /services', () => {
     s1 = (await clientServices('&configTypes=all')).find((s) => s.id === n.s1)!;
     expect(Object.keys(s1.config).sort()).toEqual(['host.v1', 'intercept.v1']);
     expect((await clientServices('&configTypes=nope')).find((s) => s.id === n.s1)!.config).toEqual({});
+    // Without the parameter, the config types the API session asked for at login apply.
+    const login = await e.call('client', {
+      method: 'POST',
+      path: '/authenticate?method=password',
+      body: { username: user.username, password: user.password, configTypes: ['intercept.v1'] },
+    });
+    expect(login.status).toBe(200);
+    const withTypes = login.json.data.token as string;
+    await waitFor(async () => {
+      const res = await e.call('client', { path: `/services/${n.s1}`, token: withTypes });
+      return isDeepStrictEqual(res.json.data?.config, { 'intercept.v1': intercept('one.ziti') });
+    }, "the API session's config types");
 
     const before = (await client({ path: '/current-api-session/service-updates' })).json.data.lastChangeAt;
     const res = await admin({

@@ -54,6 +54,7 @@ describe('sessions and their API session', () => {
         authMethod: 'password',
         isMfaRequired: false,
         isMfaComplete: false,
+        configTypes: [],
         createdAt: new Date().toISOString(),
       }),
     );

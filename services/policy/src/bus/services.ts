@@ -13,8 +13,10 @@ export function viewerOf(req: OperationRequest): Viewer {
  * `configTypes` (ZITI-FACTS §3.4): repeated values on the client API; the management API reads only
  * the first value and splits it on commas, as the reference does.
  */
-function configTypesOf(req: OperationRequest): string[] {
+function configTypesOf(req: OperationRequest): string[] | undefined {
   const raw = req.query.configTypes;
+  // Not given on the client API: the API session's own apply (the domain reads them).
+  if (req.api === 'client' && (raw === undefined || (Array.isArray(raw) && raw.length === 0))) return undefined;
   const values = req.api === 'management' ? [firstQueryValue(raw)] : Array.isArray(raw) ? raw : [raw];
   return values
     .filter((v): v is string => typeof v === 'string')

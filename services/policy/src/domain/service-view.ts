@@ -49,6 +49,8 @@ export interface ServiceViewStore {
   configExists(id: string): Promise<boolean>;
   /** When the identity's service view last changed (`*`: any change, for administrators). */
   lastChange(identityId: string, isAdmin: boolean): Promise<Date | undefined>;
+  /** The config types the API session asked for at login (none when policy has not heard of it yet). */
+  apiSessionConfigTypes(apiSessionId: string): Promise<string[]>;
   identityCreatedAt(identityId: string): Promise<Date | undefined>;
 }
 
@@ -95,19 +97,29 @@ export class ServiceViewService {
     private readonly posture?: Pick<PostureEvaluator, 'evaluate'>,
   ) {}
 
-  list(viewer: Viewer, input: ListInput, configTypes: string[], scope: ServiceListScope = {}) {
+  /**
+   * `configTypes` undefined: not asked for, so the API session's own (client API, ZITI-FACTS §3.4:
+   * the request's override the session's).
+   */
+  list(viewer: Viewer, input: ListInput, configTypes: string[] | undefined, scope: ServiceListScope = {}) {
     return this.read(async (s) => {
       const page = await s.list(viewer, input, scope);
-      return { ...page, items: await this.views(s, viewer, page.items, configTypes) };
+      const types = configTypes ?? (await this.sessionConfigTypes(s, viewer));
+      return { ...page, items: await this.views(s, viewer, page.items, types) };
     });
   }
 
+  private sessionConfigTypes(s: ServiceViewStore, viewer: Viewer): Promise<string[]> {
+    return viewer.apiSessionId ? s.apiSessionConfigTypes(viewer.apiSessionId) : Promise.resolve([]);
+  }
+
   /** A service the viewer may not see (non-admins without a policy) is NOT_FOUND. */
-  get(viewer: Viewer, id: string, configTypes: string[] = []): Promise<ServiceView> {
+  get(viewer: Viewer, id: string, configTypes?: string[]): Promise<ServiceView> {
     return this.read(async (s) => {
       const row = await s.get(viewer, id);
       if (!row) throw ApiError.notFound('service', id);
-      return (await this.views(s, viewer, [row], configTypes))[0]!;
+      const types = configTypes ?? (await this.sessionConfigTypes(s, viewer));
+      return (await this.views(s, viewer, [row], types))[0]!;
     });
   }
 

@@ -233,6 +233,8 @@ export interface ApiSessionRecords {
     authMethod: string;
     isMfaRequired: boolean;
     isMfaComplete: boolean;
+    /** Config type ids (or `all`) asked for at login. */
+    configTypes: string[];
     createdAt: string;
   }): Promise<void>;
   mfaPassed(id: string, identityId: string, at: string): Promise<void>;

@@ -126,6 +126,15 @@ export class PgServiceView implements ServiceViewStore {
     return row?.at ? new Date(row.at) : undefined;
   }
 
+  async apiSessionConfigTypes(apiSessionId: string): Promise<string[]> {
+    const [row] = await queryRows<{ config_types: string[] }>(
+      this.db,
+      'select config_types from api_sessions where id = $1 and ended_at is null',
+      [apiSessionId],
+    );
+    return row?.config_types ?? [];
+  }
+
   async identityCreatedAt(identityId: string): Promise<Date | undefined> {
     const [row] = await queryRows<{ at: string | null }>(
       this.db,

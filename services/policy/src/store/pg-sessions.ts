@@ -232,15 +232,17 @@ export class PgApiSessions {
     authMethod: string;
     isMfaRequired: boolean;
     isMfaComplete: boolean;
+    configTypes: string[];
     createdAt: string;
   }) {
     await queryRows(
       this.db,
-      `insert into api_sessions (id, identity_id, auth_method, is_mfa_required, is_mfa_complete, created_at)
-       values ($1, $2, $3, $4, $5, $6)
+      `insert into api_sessions (id, identity_id, auth_method, is_mfa_required, is_mfa_complete, config_types, created_at)
+       values ($1, $2, $3, $4, $5, $6, $7)
        on conflict (id) do update set auth_method = excluded.auth_method, is_mfa_required = excluded.is_mfa_required,
-         is_mfa_complete = api_sessions.is_mfa_complete or excluded.is_mfa_complete, created_at = excluded.created_at`,
-      [s.id, s.identityId, s.authMethod, s.isMfaRequired, s.isMfaComplete, s.createdAt],
+         is_mfa_complete = api_sessions.is_mfa_complete or excluded.is_mfa_complete,
+         config_types = excluded.config_types, created_at = excluded.created_at`,
+      [s.id, s.identityId, s.authMethod, s.isMfaRequired, s.isMfaComplete, s.configTypes, s.createdAt],
     );
   }
 
