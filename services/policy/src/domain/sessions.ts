@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError, type EdgeRouterState } from '@ziti/contracts';
+import { ApiError, type ApiSessionState, type EdgeRouterState } from '@ziti/contracts';
 import { base62Uuid } from '@ziti/platform';
 import type { ListInput, ListPage } from './ports.ts';
 import type { PolicyPostureFailure, PostureEvaluator } from './posture-ports.ts';
@@ -225,18 +225,15 @@ export class SessionService {
   }
 }
 
+/** What policy keeps of an API session's start (auth's `apiSession.created` state). */
+export type ApiSessionStart = Pick<
+  ApiSessionState,
+  'id' | 'identityId' | 'authMethod' | 'isMfaRequired' | 'isMfaComplete' | 'configTypes' | 'createdAt'
+>;
+
 /** What the API-session lifecycle writes (in the consumer's transaction). */
 export interface ApiSessionRecords {
-  started(s: {
-    id: string;
-    identityId: string;
-    authMethod: string;
-    isMfaRequired: boolean;
-    isMfaComplete: boolean;
-    /** Config type ids (or `all`) asked for at login. */
-    configTypes: string[];
-    createdAt: string;
-  }): Promise<void>;
+  started(s: ApiSessionStart): Promise<void>;
   mfaPassed(id: string, identityId: string, at: string): Promise<void>;
   /** Marks it ended and removes its edge sessions; returns how many. */
   ended(id: string, identityId: string, at: string): Promise<number>;

@@ -5,7 +5,14 @@ import { PgAccessReads } from './pg-access-reads.ts';
 import { PgPostureData } from './pg-posture-data.ts';
 import type { ListInput, ListPage } from '../domain/ports.ts';
 import type { Viewer } from '../domain/service-view.ts';
-import type { CreationContext, FailedServiceRequest, Session, SessionStore, SessionType } from '../domain/sessions.ts';
+import type {
+  ApiSessionStart,
+  CreationContext,
+  FailedServiceRequest,
+  Session,
+  SessionStore,
+  SessionType,
+} from '../domain/sessions.ts';
 
 /** Filterable fields of sessions (ZITI-FACTS §3.5: `token`, `apiSession`, `service`, `type`; plus `identity`). */
 export const sessionQuery = defineQueryEntity({
@@ -226,15 +233,7 @@ export class PgSessions implements SessionStore {
 export class PgApiSessions {
   constructor(private readonly db: Db) {}
 
-  async started(s: {
-    id: string;
-    identityId: string;
-    authMethod: string;
-    isMfaRequired: boolean;
-    isMfaComplete: boolean;
-    configTypes: string[];
-    createdAt: string;
-  }) {
+  async started(s: ApiSessionStart) {
     await queryRows(
       this.db,
       `insert into api_sessions (id, identity_id, auth_method, is_mfa_required, is_mfa_complete, config_types, created_at)
