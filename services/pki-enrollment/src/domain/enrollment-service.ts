@@ -28,6 +28,8 @@ export interface EnrollmentSpec {
   caId?: string | null;
   username?: string | null;
   expiresAt: Date;
+  /** When it is issued; defaults to now. A caller that derived `expiresAt` from a clock passes that reading. */
+  issuedAt?: Date;
   /** `base62` for management creates, `short` for side effects (as the reference's generators). */
   idKind?: 'base62' | 'short';
 }
@@ -98,7 +100,7 @@ export class EnrollmentService {
 
   /** Builds and signs a new enrollment (not stored). */
   async build(spec: EnrollmentSpec): Promise<Enrollment> {
-    const now = this.now();
+    const now = spec.issuedAt ?? this.now();
     const token = randomUUID();
     const subject = spec.identityId ?? spec.edgeRouterId ?? spec.transitRouterId;
     if (!subject) throw new Error('an enrollment needs an identity or a router');
@@ -162,13 +164,14 @@ export class EnrollmentService {
     identityId: string,
     specs: { method: 'ott' | 'ottca' | 'updb'; caId?: string; username?: string }[],
   ): Promise<string[]> {
-    const expiresAt = new Date(this.now().getTime() + this.options.durationMinutes * 60_000);
+    const issuedAt = this.now();
+    const expiresAt = new Date(issuedAt.getTime() + this.options.durationMinutes * 60_000);
     return this.work(async (s) => {
       const ids: string[] = [];
       for (const spec of specs) {
         const caId = spec.method === 'ottca' ? await this.assertCa(s, spec.caId, 'enrollment.ottca') : null;
         const username = spec.method === 'updb' ? assertUsername('enrollment.updb', spec.username) : null;
-        const e = await this.build({ method: spec.method, identityId, caId, username, expiresAt, idKind: 'short' });
+        const e = await this.build({ method: spec.method, identityId, caId, username, expiresAt, issuedAt, idKind: 'short' });
         await s.enrollments.insert(e);
         ids.push(e.id);
       }

@@ -104,8 +104,10 @@ export class RouterEnrollmentService {
    * held while waiting (the enrollment needs inventory, which may be the caller).
    */
   async issue(routerId: string, kind: RouterKind): Promise<Enrollment> {
-    const expiresAt = new Date(this.now().getTime() + this.options.durationMinutes * 60_000);
+    const issuedAt = this.now();
+    const expiresAt = new Date(issuedAt.getTime() + this.options.durationMinutes * 60_000);
     const enrollment = await this.enrollments.build({
+      issuedAt,
       method: kind === 'edge' ? 'erott' : 'trott',
       ...(kind === 'edge' ? { edgeRouterId: routerId } : { transitRouterId: routerId }),
       expiresAt,
