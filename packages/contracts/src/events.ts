@@ -311,8 +311,10 @@ export type IdentityAccessChangedState = z.infer<typeof identityAccessChangedSta
 
 /**
  * One commit changed more identity × service pairs than are announced one by one (an `#all` policy
- * over a large network): the identities whose access changed, to be read again
- * (`/identities/{id}/services`), and the policy that caused it when one did.
+ * over a large network): identities whose access may have changed, to be read again
+ * (`/identities/{id}/services`), and the policy that caused it when one did. `pairs` counts the
+ * changed pairs, or bounds them when they were not compared. A commit with many identities
+ * announces them in several of these events (at most 5,000 identities each).
  */
 export const identityAccessBulkChangedState = z.object({
   identityIds: z.array(z.string()),

@@ -243,16 +243,53 @@ describe('derived access', () => {
     expect(new Map([...replayed].sort())).toEqual(new Map([...derived].sort()));
   });
 
-  it('the integrity check finds drift and the fix rebuilds every table from scratch', async () => {
-    await queryRows(database.db, "delete from identity_services where identity_id = 'sem-a'");
-    await queryRows(database.db, "insert into identity_edge_routers values ('ghost', 'sem-r1')");
+  it('the integrity check finds drifted links and the fix rebuilds them from scratch, announcing whose access moved', async () => {
+    await queryRows(database.db, "delete from service_policy_identities where identity_id = 'sem-a'");
+    await queryRows(database.db, "insert into edge_router_policy_edge_routers values ('sem-e1', 'ghost')");
+    expect(await rows("select service_id from identity_services where identity_id = 'sem-a' order by 1")).toEqual([]);
     const check = await database.transaction((tx) => access.check(new PgAccessLinks(tx), events, false));
-    expect(check.map((r) => r.description).join('\n')).toMatch(
-      /identity_services: [1-9]\d* row\(s\) missing and 0 extra/,
-    );
-    expect(check.map((r) => r.description).join('\n')).toMatch(/identity_edge_routers: 0 row\(s\) missing and 1 extra/);
+    const described = check.map((r) => r.description).join('\n');
+    expect(described).toMatch(/service_policy_identities: [1-9]\d* row\(s\) missing and 0 extra/);
+    expect(described).toMatch(/edge_router_policy_edge_routers: 0 row\(s\) missing and 1 extra/);
+    const before = emitted.length;
     const fix = await database.transaction((tx) => access.check(new PgAccessLinks(tx), events, true));
     expect(fix.every((r) => r.fixed)).toBe(true);
+    expect(await differences()).toEqual([]);
+    expect(await rows("select service_id from identity_services where identity_id = 'sem-a' order by 1")).toEqual([
+      { service_id: 'sem-s2' },
+    ]);
+    const bulk = emitted.slice(before).filter((e) => e.type === 'identityAccess.bulkChanged');
+    expect(bulk.flatMap((e) => (e.data as { identityIds: string[] }).identityIds)).toContain('sem-a');
+  });
+
+  it('a policy over more pairs than are compared one by one relinks at once and announces its identities in bulk', async () => {
+    const n = 600; // 600 identities × 500 services = 300,000 pairs > exactAccessPairLimit
+    await database.transaction(async (tx) => {
+      await queryRows(
+        tx,
+        `insert into identities (id, name, type_id, is_admin, role_attributes, state, source_sequence)
+           select 'wide-i' || g, 'wide-i' || g, 'Default', false, '{wide}', '{}'::jsonb, 1 from generate_series(1, $1) g`,
+        [n],
+      );
+      await queryRows(
+        tx,
+        `insert into services (id, name, role_attributes, state, source_sequence)
+           select 'wide-s' || g, 'wide-s' || g, '{wide}', '{}'::jsonb, 1 from generate_series(1, 500) g`,
+      );
+      // Written straight into the read models: link them to the policies there are (no new access).
+      const links = new PgAccessLinks(tx);
+      await links.lock();
+      await links.rebuildAll();
+    });
+    const before = emitted.length;
+    await database.transaction((tx) => putPolicy(tx, 'service', { id: 'wide-p', a: ['#wide'], b: ['#wide'] }));
+    const [count] = await rows("select count(*)::int as n from identity_services where identity_id like 'wide-%'");
+    expect(count!.n).toBe(n * 500);
+    const bulk = emitted.slice(before).filter((e) => e.type === 'identityAccess.bulkChanged');
+    expect(bulk).toHaveLength(1);
+    expect(bulk[0]!.data).toMatchObject({ pairs: n * 500, policyId: 'wide-p' });
+    expect((bulk[0]!.data as { identityIds: string[] }).identityIds).toHaveLength(n);
+    expect(emitted.slice(before).some((e) => e.type === 'identityAccess.changed')).toBe(false);
     expect(await differences()).toEqual([]);
   });
 });

@@ -30,13 +30,20 @@ export interface AccessChange {
 }
 
 /**
- * What one synchronisation of identity_services changed: how many pairs, whose, and the pairs
- * themselves unless there are more than `accessEventPairLimit` (then null).
+ * Identity × service pairs whose access changed in one derivation: how many, whose, and the pairs
+ * themselves unless there are more than `accessEventPairLimit` or they were not counted (then
+ * null, and `pairs` is an upper bound).
  */
 export interface AccessChanges {
   pairs: number;
   identityIds: string[];
   changes: AccessChange[] | null;
+}
+
+/** The pairs whose access a derivation may change: those of these identities and/or services. */
+export interface AccessScope {
+  identityIds?: string[];
+  serviceIds?: string[];
 }
 
 /** Whose view of their services a change touched (`GET /current-api-session/service-updates`). */
@@ -54,33 +61,44 @@ export type ServiceUpdateScope =
   | { kind: 'all' };
 
 /**
- * Above this many changed pairs in one change, access changes are announced as one
- * `identityAccess.bulkChanged` (which identities to read again) instead of one event per identity:
- * an `#all` policy over a large network changes millions of pairs.
+ * Above this many changed pairs in one change, access changes are announced as
+ * `identityAccess.bulkChanged` (which identities to read again) instead of one event per identity.
  */
 export const accessEventPairLimit = 10_000;
 
 /**
- * The derived links and access tables of one transaction (docs/adr/0009). Every method derives its
- * rows again from the current state of policies and read models — never by counting up and down —
- * so applying a change twice, late or out of order leaves the same rows.
+ * A service policy edit whose identities × services (before and after) exceed this is not compared
+ * pair by pair: its identities are announced in bulk. A policy that selects everything in a network
+ * of 10,000 identities and 1,000 services spans 10 million pairs; its links are 11,000 rows.
+ */
+export const exactAccessPairLimit = 250_000;
+
+/** Identities per `identityAccess.bulkChanged` event (an event stays far below NATS's 1 MB payload). */
+export const bulkEventIdentityLimit = 5_000;
+
+/**
+ * The links of one transaction (docs/adr/0009, 0011). Every method derives its rows again from the
+ * current state of policies and read models — never by counting up and down — so applying a change
+ * twice, late or out of order leaves the same rows. Access (identity_services, identity_edge_routers,
+ * service_edge_routers) is read from the links, so it can not drift from them.
  */
 export interface AccessLinks {
   /** Serialises every derivation of this service: changes that touch links never interleave. */
   lock(): Promise<void>;
   relinkPolicy(kind: PolicyKind, policyId: string): Promise<Touched>;
+  /** The identities and services a service policy links now or will link after `relinkPolicy`. */
+  servicePolicyScope(policyId: string): Promise<{ identities: string[]; services: string[] }>;
   relinkIdentity(identityId: string): Promise<void>;
   relinkService(serviceId: string): Promise<void>;
   relinkEdgeRouter(edgeRouterId: string): Promise<void>;
   /** Relinks a posture check to the service policies selecting it; returns those before and after. */
   relinkPostureCheck(postureCheckId: string): Promise<string[]>;
-  /** These return the identity × service pairs whose access changed. */
-  refreshIdentityServices(identityIds: string[]): Promise<AccessChanges>;
-  refreshServiceAccess(serviceId: string): Promise<AccessChanges>;
-  refreshIdentityEdgeRouters(identityIds: string[]): Promise<void>;
-  refreshEdgeRouterAccess(edgeRouterId: string): Promise<void>;
-  refreshServiceEdgeRouters(serviceIds: string[]): Promise<void>;
-  rebuildAll(): Promise<AccessChanges>;
+  /** Keeps the access of the scope as it is now, for `accessChanges` after a relink. */
+  captureAccess(scope: AccessScope): Promise<void>;
+  /** The pairs of the captured scope whose access differs from the capture. */
+  accessChanges(): Promise<AccessChanges>;
+  /** Every link from scratch; returns the identities whose services may have changed. */
+  rebuildAll(): Promise<string[]>;
   differences(): Promise<LinkDifference[]>;
   /** Records that the service view of the identities in scope changed now. */
   markServiceUpdates(scope: ServiceUpdateScope): Promise<void>;
@@ -96,16 +114,16 @@ export interface AccessLinks {
 export class AccessDerivation {
   async identityChanged(links: AccessLinks, events: EventSink, identityId: string): Promise<void> {
     await links.lock();
+    await links.captureAccess({ identityIds: [identityId] });
     await links.relinkIdentity(identityId);
-    await this.announce(links, events, await links.refreshIdentityServices([identityId]));
-    await links.refreshIdentityEdgeRouters([identityId]);
+    await this.announce(links, events, await links.accessChanges());
   }
 
   async serviceChanged(links: AccessLinks, events: EventSink, serviceId: string): Promise<void> {
     await links.lock();
+    await links.captureAccess({ serviceIds: [serviceId] });
     await links.relinkService(serviceId);
-    await this.announce(links, events, await links.refreshServiceAccess(serviceId));
-    await links.refreshServiceEdgeRouters([serviceId]);
+    await this.announce(links, events, await links.accessChanges());
     // Its name, configs or other fields may have changed for everyone who sees it.
     await links.markServiceUpdates({ kind: 'service', id: serviceId });
   }
@@ -113,7 +131,6 @@ export class AccessDerivation {
   async edgeRouterChanged(links: AccessLinks, edgeRouterId: string): Promise<void> {
     await links.lock();
     await links.relinkEdgeRouter(edgeRouterId);
-    await links.refreshEdgeRouterAccess(edgeRouterId);
   }
 
   /**
@@ -131,25 +148,37 @@ export class AccessDerivation {
     await links.markServiceUpdates(scope);
   }
 
-  /** A policy was created, changed or deleted (its row is already written or gone). */
+  /**
+   * A policy was created, changed or deleted (its row is already written or gone). A service
+   * policy can change the access of its identities to its services only (before or after the edit);
+   * past `exactAccessPairLimit` of those pairs they are not compared and its identities are
+   * announced to be read again.
+   */
   async policyChanged(links: AccessLinks, events: EventSink, kind: PolicyKind, policyId: string): Promise<Touched> {
     await links.lock();
+    if (kind !== 'service') return links.relinkPolicy(kind, policyId);
+    const scope = await links.servicePolicyScope(policyId);
+    const span = scope.identities.length * scope.services.length;
+    const exact = span <= exactAccessPairLimit;
+    if (exact) await links.captureAccess({ identityIds: scope.identities, serviceIds: scope.services });
     const touched = await links.relinkPolicy(kind, policyId);
-    if (kind === 'service') {
-      await this.announce(links, events, await links.refreshIdentityServices(touched.identities), policyId);
-      // The posture queries of its identities' services follow the checks it names.
-      if ((touched.postureChecks ?? []).length > 0)
-        await links.markServiceUpdates({ kind: 'identities', ids: touched.identities });
-    }
-    if (kind === 'edgeRouter') await links.refreshIdentityEdgeRouters(touched.identities);
-    if (kind === 'serviceEdgeRouter') await links.refreshServiceEdgeRouters(touched.services);
+    const changed = exact ? await links.accessChanges() : { pairs: span, identityIds: scope.identities, changes: null };
+    await this.announce(links, events, changed, policyId);
+    // The posture queries of its identities' services follow the checks it names.
+    if ((touched.postureChecks ?? []).length > 0)
+      await links.markServiceUpdates({ kind: 'identities', ids: touched.identities });
     return touched;
   }
 
   /** Everything again from scratch (after a read model was rebuilt). */
   async rebuild(links: AccessLinks, events: EventSink): Promise<void> {
     await links.lock();
-    await this.announce(links, events, await links.rebuildAll());
+    await this.announceRebuilt(links, events, await links.rebuildAll());
+  }
+
+  private async announceRebuilt(links: AccessLinks, events: EventSink, identityIds: string[]) {
+    if (identityIds.length === 0) return;
+    await this.announce(links, events, { pairs: identityIds.length, identityIds, changes: null });
   }
 
   /**
@@ -161,11 +190,14 @@ export class AccessDerivation {
     await links.markServiceUpdates({ kind: 'identities', ids: changed.identityIds });
     if (changed.changes === null) {
       const def = policyEventTypes.identityAccessBulkChanged;
-      await events.emit(
-        def.type,
-        def.schema.parse({ identityIds: changed.identityIds, pairs: changed.pairs, policyId: policyId ?? null }),
-        def.version,
-      );
+      for (let i = 0; i < changed.identityIds.length; i += bulkEventIdentityLimit) {
+        const identityIds = changed.identityIds.slice(i, i + bulkEventIdentityLimit);
+        await events.emit(
+          def.type,
+          def.schema.parse({ identityIds, pairs: changed.pairs, policyId: policyId ?? null }),
+          def.version,
+        );
+      }
       return;
     }
     const byIdentity = new Map<string, AccessChange[]>();
@@ -185,7 +217,7 @@ export class AccessDerivation {
   async check(links: AccessLinks, events: EventSink, fix: boolean): Promise<IntegrityResult[]> {
     await links.lock();
     const differences = await links.differences();
-    if (fix && differences.length > 0) await this.announce(links, events, await links.rebuildAll());
+    if (fix && differences.length > 0) await this.announceRebuilt(links, events, await links.rebuildAll());
     return differences.map((d) => ({
       description: `derived ${d.table}: ${d.missing} row(s) missing and ${d.extra} extra against a computation from scratch`,
       fixed: fix,

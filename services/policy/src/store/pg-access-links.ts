@@ -3,6 +3,7 @@ import {
   type AccessChanges,
   accessEventPairLimit,
   type AccessLinks,
+  type AccessScope,
   type LinkDifference,
   type PolicyKind,
   type ServiceUpdateScope,
@@ -16,6 +17,8 @@ interface LinkTable {
   entities: 'identities' | 'services' | 'edge_routers' | 'posture_checks';
   roles: string;
   policies: string;
+  /** A column of the policy kept on each link, so access read from the links is the policy as linked. */
+  carry?: string;
 }
 
 const links: Record<PolicyKind, LinkTable[]> = {
@@ -33,6 +36,7 @@ const links: Record<PolicyKind, LinkTable[]> = {
       entities: 'services',
       roles: 'service_roles',
       policies: 'service_policies',
+      carry: 'type',
     },
     {
       table: 'service_policy_posture_checks',
@@ -80,33 +84,14 @@ const allLinks = Object.values(links).flat();
 /** Posture checks are policy's own rows (no tombstones); the rest are read models. */
 const live = (l: LinkTable) => (l.entities === 'posture_checks' ? 'true' : 'not e.deleted');
 
+/** The columns of a link table. */
+const columns = (l: LinkTable) => `policy_id, ${l.column}${l.carry ? `, ${l.carry}` : ''}`;
+
 /** The links a table should hold, from current policies and read models. */
 const selected = (l: LinkTable, where = 'true') =>
-  `select p.id as policy_id, e.id as ${l.column} from ${l.policies} p
+  `select p.id as policy_id, e.id as ${l.column}${l.carry ? `, p.${l.carry}` : ''} from ${l.policies} p
      join ${l.entities} e on ${live(l)} and roles_match(p.${l.roles}, p.semantic, e.id, e.role_attributes)
     where ${where}`;
-
-/** Access rows from link tables (real ones, or the expected ones as subqueries). */
-const access = {
-  identityServices: (t: (name: string) => string, where = 'true') =>
-    `select pi.identity_id, ps.service_id, bool_or(p.type = 'Dial') as dial, bool_or(p.type = 'Bind') as bind
-       from ${t('service_policy_identities')} pi
-       join service_policies p on p.id = pi.policy_id
-       join ${t('service_policy_services')} ps on ps.policy_id = pi.policy_id
-      where ${where} group by pi.identity_id, ps.service_id`,
-  identityEdgeRouters: (t: (name: string) => string, where = 'true') =>
-    `select distinct pi.identity_id, pr.edge_router_id
-       from ${t('edge_router_policy_identities')} pi
-       join ${t('edge_router_policy_edge_routers')} pr on pr.policy_id = pi.policy_id
-      where ${where}`,
-  serviceEdgeRouters: (t: (name: string) => string, where = 'true') =>
-    `select distinct ps.service_id, pr.edge_router_id
-       from ${t('service_edge_router_policy_services')} ps
-       join ${t('service_edge_router_policy_edge_routers')} pr on pr.policy_id = ps.policy_id
-      where ${where}`,
-};
-const real = (name: string) => name;
-const expected = (name: string) => `(${selected(allLinks.find((l) => l.table === name)!)})`;
 
 const touchedKey: Record<LinkTable['entities'], keyof Touched> = {
   identities: 'identities',
@@ -120,6 +105,9 @@ const derivationLock = 7_355_610;
 
 /** The derived tables of docs/adr/0009 in Postgres (set-based SQL; `roles_match` is in the migration). */
 export class PgAccessLinks implements AccessLinks {
+  /** The scope of the last `captureAccess` of this transaction, for `accessChanges`. */
+  private captured: AccessScope | undefined;
+
   constructor(private readonly db: Db) {}
 
   async lock(): Promise<void> {
@@ -136,7 +124,7 @@ export class PgAccessLinks implements AccessLinks {
       );
       const now = await queryRows<Record<string, string>>(
         this.db,
-        `insert into ${l.table} (policy_id, ${l.column}) ${selected(l, 'p.id = $1')} returning ${l.column}`,
+        `insert into ${l.table} (${columns(l)}) ${selected(l, 'p.id = $1')} returning ${l.column}`,
         [policyId],
       );
       touched[touchedKey[l.entities]] = [...new Set([...old, ...now].map((r) => r[l.column]!))];
@@ -147,7 +135,7 @@ export class PgAccessLinks implements AccessLinks {
   private async relinkEntity(entities: LinkTable['entities'], id: string): Promise<void> {
     for (const l of allLinks.filter((x) => x.entities === entities)) {
       await queryRows(this.db, `delete from ${l.table} where ${l.column} = $1`, [id]);
-      await queryRows(this.db, `insert into ${l.table} (policy_id, ${l.column}) ${selected(l, 'e.id = $1')}`, [id]);
+      await queryRows(this.db, `insert into ${l.table} (${columns(l)}) ${selected(l, 'e.id = $1')}`, [id]);
     }
   }
 
@@ -172,90 +160,100 @@ export class PgAccessLinks implements AccessLinks {
     );
     const now = await queryRows<{ policy_id: string }>(
       this.db,
-      `insert into ${l.table} (policy_id, ${l.column}) ${selected(l, 'e.id = $1')} returning policy_id`,
+      `insert into ${l.table} (${columns(l)}) ${selected(l, 'e.id = $1')} returning policy_id`,
       [postureCheckId],
     );
     return [...new Set([...old, ...now].map((r) => r.policy_id))].sort();
   }
 
-  private async refresh(table: string, columns: string, where: string, select: string, params: unknown[]) {
-    await queryRows(this.db, `delete from ${table} where ${where}`, params);
-    await queryRows(this.db, `insert into ${table} (${columns}) ${select}`, params);
+  /** The links a service policy has now and would have from its current row (no writes). */
+  async servicePolicyScope(policyId: string): Promise<{ identities: string[]; services: string[] }> {
+    const scope = { identities: [] as string[], services: [] as string[] };
+    for (const l of links.service.filter((x) => x.entities !== 'posture_checks')) {
+      const rows = await queryRows<{ id: string }>(
+        this.db,
+        `select ${l.column} as id from ${l.table} where policy_id = $1
+          union select s.${l.column} from (${selected(l, 'p.id = $1')}) s`,
+        [policyId],
+      );
+      scope[l.entities === 'identities' ? 'identities' : 'services'] = rows.map((r) => r.id);
+    }
+    return scope;
+  }
+
+  private scopeSql(scope: AccessScope): { where: string; params: unknown[] } {
+    const parts: string[] = [];
+    const params: unknown[] = [];
+    if (scope.identityIds) parts.push(`identity_id = any($${params.push(scope.identityIds)}::text[])`);
+    if (scope.serviceIds) parts.push(`service_id = any($${params.push(scope.serviceIds)}::text[])`);
+    if (parts.length === 0) throw new Error('an access scope names identities or services');
+    return { where: parts.join(' and '), params };
+  }
+
+  async captureAccess(scope: AccessScope): Promise<void> {
+    await queryRows(
+      this.db,
+      `create temp table if not exists access_before
+         (identity_id text not null, service_id text not null, dial boolean not null, bind boolean not null,
+          primary key (identity_id, service_id))
+         on commit delete rows`,
+    );
+    await queryRows(this.db, 'truncate access_before');
+    const { where, params } = this.scopeSql(scope);
+    await queryRows(
+      this.db,
+      `insert into access_before select identity_id, service_id, dial, bind from identity_services where ${where}`,
+      params,
+    );
+    this.captured = scope;
   }
 
   /**
-   * Brings identity_services rows in `where` to what the links say, touching only rows that
-   * differ. The changed pairs (a lost pair with dial and bind false) stay in Postgres: only their
-   * count, the identities and — up to `accessEventPairLimit` — the pairs come back, so a change of
-   * millions of pairs (an `#all` policy in a large network) never crosses into the process.
+   * The pairs of the captured scope whose access differs from the capture (a lost pair with dial
+   * and bind false). They stay in Postgres: only their count, the identities and — up to
+   * `accessEventPairLimit` — the pairs come back.
    */
-  private async syncIdentityServices(where: string, select: string, params: unknown[]): Promise<AccessChanges> {
-    await queryRows(
-      this.db,
-      `create temp table if not exists access_changes
-         (identity_id text not null, service_id text not null, dial boolean not null, bind boolean not null)
-         on commit delete rows`,
-    );
-    await queryRows(this.db, 'truncate access_changes');
-    await queryRows(
-      this.db,
-      `with want as (${select}),
-            lost as (delete from identity_services t where ${where.replaceAll('identity_services.', 't.')}
-                       and not exists (select 1 from want w where w.identity_id = t.identity_id and w.service_id = t.service_id)
-                     returning t.identity_id, t.service_id, false as dial, false as bind),
-            kept as (insert into identity_services (identity_id, service_id, dial, bind) select * from want
-                     on conflict (identity_id, service_id) do update set dial = excluded.dial, bind = excluded.bind
-                     where (identity_services.dial, identity_services.bind) is distinct from (excluded.dial, excluded.bind)
-                     returning identity_id, service_id, dial, bind)
-       insert into access_changes select * from lost union all select * from kept`,
-      params,
-    );
-    const [count] = await queryRows<{ pairs: number; identities: string[] | null }>(
-      this.db,
-      'select count(*)::int as pairs, array_agg(distinct identity_id order by identity_id) as identities from access_changes',
-    );
-    const pairs = count?.pairs ?? 0;
-    const identityIds = count?.identities ?? [];
-    if (pairs === 0 || pairs > accessEventPairLimit) return { pairs, identityIds, changes: null };
+  async accessChanges(): Promise<AccessChanges> {
+    if (!this.captured) throw new Error('accessChanges without captureAccess');
+    const { where, params } = this.scopeSql(this.captured);
+    this.captured = undefined;
     const rows = await queryRows<{ identity_id: string; service_id: string; dial: boolean; bind: boolean }>(
       this.db,
-      'select identity_id, service_id, dial, bind from access_changes order by identity_id, service_id',
+      `with now as (select identity_id, service_id, dial, bind from identity_services where ${where})
+       select n.identity_id, n.service_id, n.dial, n.bind from now n
+        where not exists (select 1 from access_before b where b.identity_id = n.identity_id
+                            and b.service_id = n.service_id and b.dial = n.dial and b.bind = n.bind)
+       union all
+       select b.identity_id, b.service_id, false, false from access_before b
+        where not exists (select 1 from now n where n.identity_id = b.identity_id and n.service_id = b.service_id)
+       order by 1, 2`,
+      params,
     );
+    const identityIds = [...new Set(rows.map((r) => r.identity_id))];
+    if (rows.length > accessEventPairLimit) return { pairs: rows.length, identityIds, changes: null };
     return {
-      pairs,
+      pairs: rows.length,
       identityIds,
       changes: rows.map((r) => ({ identityId: r.identity_id, serviceId: r.service_id, dial: r.dial, bind: r.bind })),
     };
   }
 
-  refreshIdentityServices(identityIds: string[]): Promise<AccessChanges> {
-    if (identityIds.length === 0) return Promise.resolve({ pairs: 0, identityIds: [], changes: null });
-    return this.syncIdentityServices(
-      'identity_services.identity_id = any($1::text[])',
-      access.identityServices(real, 'pi.identity_id = any($1::text[])'),
-      [identityIds],
-    );
-  }
-
-  refreshServiceAccess(serviceId: string): Promise<AccessChanges> {
-    return this.syncIdentityServices(
-      'identity_services.service_id = $1',
-      access.identityServices(real, 'ps.service_id = $1'),
-      [serviceId],
-    );
-  }
-
   async markServiceUpdates(scope: ServiceUpdateScope): Promise<void> {
+    // Identities that see a service in `services` (a query of service ids), through the links.
+    const seeing = (services: string) =>
+      `select pi.identity_id from service_policy_identities pi
+        where pi.policy_id in (select ps.policy_id from service_policy_services ps where ps.service_id in (${services}))`;
     const who = {
       identities: 'select unnest($1::text[])',
-      service: 'select identity_id from identity_services where service_id = $1',
-      config: `select x.identity_id from identity_services x join services s on s.id = x.service_id and not s.deleted
-                where s.state -> 'configs' ? $1`,
-      configType: `select x.identity_id from identity_services x join services s on s.id = x.service_id and not s.deleted
-                    where exists (select 1 from configs c where not c.deleted and c.config_type_id = $1
-                                    and s.state -> 'configs' ? c.id)`,
+      service: seeing('select $1::text'),
+      config: seeing(`select s.id from services s where not s.deleted and s.state -> 'configs' ? $1`),
+      configType: seeing(
+        `select s.id from services s where not s.deleted
+            and exists (select 1 from configs c where not c.deleted and c.config_type_id = $1 and s.state -> 'configs' ? c.id)`,
+      ),
       servicePolicies: 'select identity_id from service_policy_identities where policy_id = any($1::text[])',
-      all: 'select distinct identity_id from identity_services where $1::text is null',
+      all: `select pi.identity_id from service_policy_identities pi
+             where $1::text is null and exists (select 1 from service_policy_services ps where ps.policy_id = pi.policy_id)`,
     }[scope.kind];
     const param =
       scope.kind === 'identities' || scope.kind === 'servicePolicies'
@@ -275,87 +273,40 @@ export class PgAccessLinks implements AccessLinks {
     );
   }
 
-  async refreshIdentityEdgeRouters(identityIds: string[]): Promise<void> {
-    if (identityIds.length === 0) return;
-    await this.refresh(
-      'identity_edge_routers',
-      'identity_id, edge_router_id',
-      'identity_id = any($1::text[])',
-      access.identityEdgeRouters(real, 'pi.identity_id = any($1::text[])'),
-      [identityIds],
+  async rebuildAll(): Promise<string[]> {
+    const [one, other] = links.service.filter((x) => x.entities !== 'posture_checks');
+    const snapshot = (l: LinkTable) =>
+      `select policy_id, ${l.column}${l.carry ? ` || ' ' || ${l.carry}` : ''} as id from ${l.table}`;
+    await queryRows(
+      this.db,
+      `create temp table if not exists links_before (kind text not null, policy_id text not null, id text not null)
+         on commit delete rows`,
     );
-  }
-
-  async refreshEdgeRouterAccess(edgeRouterId: string): Promise<void> {
-    await this.refresh(
-      'identity_edge_routers',
-      'identity_id, edge_router_id',
-      'edge_router_id = $1',
-      access.identityEdgeRouters(real, 'pr.edge_router_id = $1'),
-      [edgeRouterId],
+    await queryRows(this.db, 'truncate links_before');
+    await queryRows(
+      this.db,
+      `insert into links_before select 'i', * from (${snapshot(one!)}) a union all select 's', * from (${snapshot(other!)}) b`,
     );
-    await this.refresh(
-      'service_edge_routers',
-      'service_id, edge_router_id',
-      'edge_router_id = $1',
-      access.serviceEdgeRouters(real, 'pr.edge_router_id = $1'),
-      [edgeRouterId],
-    );
-  }
-
-  async refreshServiceEdgeRouters(serviceIds: string[]): Promise<void> {
-    if (serviceIds.length === 0) return;
-    await this.refresh(
-      'service_edge_routers',
-      'service_id, edge_router_id',
-      'service_id = any($1::text[])',
-      access.serviceEdgeRouters(real, 'ps.service_id = any($1::text[])'),
-      [serviceIds],
-    );
-  }
-
-  async rebuildAll(): Promise<AccessChanges> {
     for (const l of allLinks) {
       await queryRows(this.db, `delete from ${l.table}`);
-      await queryRows(this.db, `insert into ${l.table} (policy_id, ${l.column}) ${selected(l)}`);
+      await queryRows(this.db, `insert into ${l.table} (${columns(l)}) ${selected(l)}`);
     }
-    const changes = await this.syncIdentityServices('true', access.identityServices(real), []);
-    await this.refresh(
-      'identity_edge_routers',
-      'identity_id, edge_router_id',
-      'true',
-      access.identityEdgeRouters(real),
-      [],
+    // Whose services may differ: identities whose own links changed, and every identity (before or
+    // after) of a policy whose services changed.
+    const rows = await queryRows<{ id: string }>(
+      this.db,
+      `with now as (select 'i' as kind, * from (${snapshot(one!)}) a union all select 's', * from (${snapshot(other!)}) b),
+            moved as ((select * from now except select * from links_before) union (select * from links_before except select * from now))
+       select id from moved where kind = 'i'
+       union select x.id from links_before x join moved m on m.kind = 's' and m.policy_id = x.policy_id where x.kind = 'i'
+       union select x.identity_id from ${one!.table} x join moved m on m.kind = 's' and m.policy_id = x.policy_id
+       order by 1`,
     );
-    await this.refresh(
-      'service_edge_routers',
-      'service_id, edge_router_id',
-      'true',
-      access.serviceEdgeRouters(real),
-      [],
-    );
-    return changes;
+    return rows.map((r) => r.id);
   }
 
   async differences(): Promise<LinkDifference[]> {
-    const derived: { table: string; columns: string; expected: string }[] = [
-      ...allLinks.map((l) => ({ table: l.table, columns: `policy_id, ${l.column}`, expected: selected(l) })),
-      {
-        table: 'identity_services',
-        columns: 'identity_id, service_id, dial, bind',
-        expected: access.identityServices(expected),
-      },
-      {
-        table: 'identity_edge_routers',
-        columns: 'identity_id, edge_router_id',
-        expected: access.identityEdgeRouters(expected),
-      },
-      {
-        table: 'service_edge_routers',
-        columns: 'service_id, edge_router_id',
-        expected: access.serviceEdgeRouters(expected),
-      },
-    ];
+    const derived = allLinks.map((l) => ({ table: l.table, columns: columns(l), expected: selected(l) }));
     const out: LinkDifference[] = [];
     for (const d of derived) {
       const [row] = await queryRows<{ missing: number; extra: number }>(

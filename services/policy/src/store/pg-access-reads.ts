@@ -87,7 +87,7 @@ export class PgAccessReads implements AdviceStore, ClientEdgeRouterStore {
     const rows = await queryRows(
       this.db,
       `select 1 from services s where s.id = $1 and not s.deleted
-          and ($3::boolean or exists (select 1 from identity_services x where x.service_id = s.id and x.identity_id = $2))`,
+          and ($3::boolean or exists (select 1 from identity_services x where x.service_id = $1 and x.identity_id = $2))`,
       [serviceId, identityId, isAdmin],
     );
     return rows.length > 0;

@@ -52,7 +52,7 @@ export class PgServiceView implements ServiceViewStore {
     const [row] = await queryRows<AccessRow>(
       this.db,
       `select s.state, x.dial, x.bind from services s
-         left join identity_services x on x.service_id = s.id and x.identity_id = $2
+         left join identity_services x on x.service_id = $1 and x.identity_id = $2
         where s.id = $1 and not s.deleted and ($3 or x.identity_id is not null)`,
       [id, viewer.identityId, viewer.isAdmin],
     );

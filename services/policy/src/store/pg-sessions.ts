@@ -154,7 +154,7 @@ export class PgSessions implements SessionStore {
                  select r.state, r.name, r.id from edge_routers r
                   where not r.deleted
                     and r.id in (select ir.edge_router_id from identity_edge_routers ir where ir.identity_id = $2)
-                    and r.id in (select sr.edge_router_id from service_edge_routers sr where sr.service_id = s.id)
+                    and r.id in (select sr.edge_router_id from service_edge_routers sr where sr.service_id = $1)
                   order by r.name, r.id limit $6) r) as routers,
               exists (select 1 from service_policy_identities pi
                         join service_policy_services ps on ps.policy_id = pi.policy_id and ps.service_id = s.id
@@ -162,7 +162,7 @@ export class PgSessions implements SessionStore {
                         join service_policy_posture_checks c on c.policy_id = p.id
                        where pi.identity_id = $2) as posture_checked
          from services s
-         left join identity_services x on x.service_id = s.id and x.identity_id = $2
+         left join identity_services x on x.service_id = $1 and x.identity_id = $2
         where s.id = $1 and not s.deleted and ($3 or x.identity_id is not null)`,
       [serviceId, viewer.identityId, viewer.isAdmin, reuse.apiSessionId, reuse.type, routerLimit],
     );
