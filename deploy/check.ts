@@ -7,12 +7,18 @@
  * - every `.Values.x.y` a template reads exists in values.yaml, and every template's blocks are balanced;
  * - the chart's service table (the `ziti-edge.traits` helper) and compose.yaml give each service exactly the
  *   environment of the runtime contract below, and the chart's Secret holds every key a pod reads from it;
+ * - every secret variable can also come from a Secret of the user's own (the `ziti-edge.secretSources` table), the
+ *   chart's Secret leaves out exactly the variables taken from one, and the pods read them through it;
+ * - the probes: complete chart-wide, per-service overrides only of known probes and fields, all read by the
+ *   Deployment; values.yaml passes values.schema.json, and values the schema must refuse are refused;
+ * - NOTES.txt says how to log in, with the admin password from wherever it is kept; `helm test` asks every service;
  * - the entrypoint knows the five services.
  * It renders nothing: a template error that only shows when rendering is not caught here.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 
 const deployDir = dirname(fileURLToPath(import.meta.url));
@@ -189,11 +195,11 @@ else {
       report(chartDir, `services.${name}: minReplicas > maxReplicas`);
     if (
       !isRecord(svc) ||
-      !['replicas', 'resources', 'podDisruptionBudget', 'extraEnv', 'podAnnotations'].every((k) => k in svc)
+      !['replicas', 'resources', 'podDisruptionBudget', 'extraEnv', 'podAnnotations', 'probes'].every((k) => k in svc)
     )
       report(
         chartDir,
-        `values.services.${name} lacks replicas, resources, podDisruptionBudget, extraEnv or podAnnotations`,
+        `values.services.${name} lacks replicas, resources, podDisruptionBudget, extraEnv, podAnnotations or probes`,
       );
   }
 }
@@ -209,6 +215,110 @@ if (isRecord(traits)) {
 const secretDiff = sameSet(secretKeys, readKeys);
 if (secretDiff.missing.length) report(secretFile, `pods read ${secretDiff.missing}, which the Secret does not hold`);
 if (secretDiff.extra.length) report(secretFile, `the Secret holds ${secretDiff.extra}, which no pod reads`);
+
+// Every secret variable may come from a Secret of the user's own: the table names its Secret and key in
+// values.yaml, the chart's Secret leaves it out under the same condition, and pods read it through the table.
+const sourceLines = [
+  ...helpers.matchAll(/set \$own "([A-Z][A-Z0-9_]*)" \(list \.Values\.([A-Za-z0-9_.]+) \.Values\.([A-Za-z0-9_.]+)\)/g),
+];
+const sources = new Map(sourceLines.map((m) => [m[1] ?? '', { name: m[2] ?? '', key: m[3] ?? '' }]));
+const sourceDiff = sameSet(sources.keys(), secretKeys);
+if (sourceDiff.missing.length) report(helpersFile, `secretSources lacks ${sourceDiff.missing}`);
+if (sourceDiff.extra.length)
+  report(helpersFile, `secretSources names ${sourceDiff.extra}, which the Secret does not hold`);
+const valueAt = (path: string): unknown =>
+  path.split('.').reduce<unknown>((node, k) => (isRecord(node) ? node[k] : undefined), values);
+for (const [variable, source] of sources) {
+  if (valueAt(source.name) !== '')
+    report(chartDir, `values ${source.name} (${variable}'s Secret) should default to ''`);
+  const key = valueAt(source.key);
+  if (typeof key !== 'string' || key === '') report(chartDir, `values ${source.key} (${variable}'s key) is not a key`);
+}
+{
+  // Each key of the chart's Secret sits under `{{- if not .Values.<its Secret> }}`.
+  const conditions: string[] = [];
+  for (const line of readFileSync(secretFile, 'utf8').split('\n')) {
+    const open = /{{-?\s*if\s+(.*?)\s*-?}}/.exec(line);
+    if (open) conditions.push(open[1] ?? '');
+    else if (/{{-?\s*end\s*-?}}/.test(line)) conditions.pop();
+    const key = /^ {2}([A-Z][A-Z0-9_]*):/.exec(line)?.[1];
+    const source = key ? sources.get(key) : undefined;
+    if (key && source && conditions.at(-1) !== `not .Values.${source.name}`)
+      report(secretFile, `${key} is not left out when .Values.${source.name} is set`);
+  }
+}
+if (!/secretKeyRef:\s*\n\s*{{- include "ziti-edge\.secretRef" \. (\| trim )?\| nindent \d+ }}/.test(helpers))
+  report(helpersFile, 'ziti-edge.secretEnv does not read through ziti-edge.secretRef');
+
+// Probes: complete chart-wide; a service overrides only known probes and fields; the Deployment reads each.
+const probeFields = ['periodSeconds', 'timeoutSeconds', 'failureThreshold'];
+const probeKinds = ['startup', 'liveness', 'readiness'];
+const chartProbes = isRecord(values) ? values.probes : undefined;
+const deploymentFile = join(templateDir, 'deployment.yaml');
+const deployment = readFileSync(deploymentFile, 'utf8');
+for (const kind of probeKinds) {
+  const probe = isRecord(chartProbes) ? chartProbes[kind] : undefined;
+  for (const field of probeFields) {
+    if (!isRecord(probe) || !Number.isInteger(probe[field]) || Number(probe[field]) < 1)
+      report(chartDir, `values probes.${kind}.${field} is not a positive integer`);
+    if (!deployment.includes(`$probes.${kind}.${field}`))
+      report(deploymentFile, `does not read ${kind}.${field} of the merged probes`);
+  }
+}
+if (isRecord(servicesValues)) {
+  for (const [name, svc] of Object.entries(servicesValues)) {
+    const overrides = isRecord(svc) ? svc.probes : undefined;
+    if (!isRecord(overrides)) continue;
+    for (const [kind, fields] of Object.entries(overrides)) {
+      if (!probeKinds.includes(kind)) report(chartDir, `services.${name}.probes.${kind}: no such probe`);
+      else if (isRecord(fields))
+        for (const f of Object.keys(fields))
+          if (!probeFields.includes(f)) report(chartDir, `services.${name}.probes.${kind}.${f}: no such field`);
+    }
+  }
+}
+
+// values.schema.json: values.yaml passes; values the schema exists to refuse are refused.
+const schemaFile = join(chartDir, 'values.schema.json');
+try {
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(JSON.parse(readFileSync(schemaFile, 'utf8')));
+  if (!validate(values))
+    for (const e of validate.errors ?? []) report(schemaFile, `values.yaml: ${e.instancePath} ${e.message ?? ''}`);
+  const changed = (change: (v: Record<string, unknown>) => void) => {
+    const copy = structuredClone(values) as Record<string, unknown>;
+    change(copy);
+    return copy;
+  };
+  const svc = (v: Record<string, unknown>, name: string) =>
+    (v.services as Record<string, Record<string, unknown>>)[name]!;
+  const refused: [string, Record<string, unknown>][] = [
+    ['an unknown service', changed((v) => ((v.services as Record<string, unknown>).gatway = {}))],
+    ['replicas 0', changed((v) => (svc(v, 'auth').replicas = 0))],
+    ['an unknown probe field', changed((v) => (svc(v, 'policy').probes = { startup: { initialDelay: 5 } }))],
+    ['a gateway Service type', changed((v) => ((v.gateway as { service: { type: string } }).service.type = 'Ingress'))],
+    ['a NATS URL of another scheme', changed((v) => ((v.nats as { url: string }).url = 'http://nats:4222'))],
+    ['an advertised address without port', changed((v) => (v.advertisedAddress = 'ziti.example.com'))],
+  ];
+  for (const [what, sample] of refused) if (validate(sample)) report(schemaFile, `does not refuse ${what}`);
+} catch (err) {
+  report(schemaFile, `unreadable: ${(err as Error).message}`);
+}
+
+// NOTES.txt says how to log in, with the password from wherever it is kept.
+const notesFile = join(templateDir, 'NOTES.txt');
+const notes = readFileSync(notesFile, 'utf8');
+if (!/ziti edge login \{\{ \.Values\.advertisedAddress \}\}/.test(notes))
+  report(notesFile, 'does not say how to log in');
+if (!notes.includes('include "ziti-edge.secretRef" (dict "root" . "key" "ZITI_ADMIN_PASSWORD")'))
+  report(notesFile, "does not read the admin password's Secret through ziti-edge.secretRef");
+
+// `helm test`: a test hook that asks every service.
+const testFile = join(templateDir, 'tests', 'release-test.yaml');
+const releaseTest = templates.includes(testFile) ? readFileSync(testFile, 'utf8') : '';
+if (!/helm\.sh\/hook: test\b/.test(releaseTest)) report(testFile, 'no `helm test` hook');
+for (const name of services.filter((n) => n !== 'gateway'))
+  if (!releaseTest.includes(`"${name}"`)) report(testFile, `does not ask ${name}'s /readyz`);
+if (!releaseTest.includes('/edge/client/v1/version')) report(testFile, "does not ask the gateway's /version");
 
 // 4. compose.yaml gives each service the contract's environment.
 const composeFile = join(deployDir, 'compose.yaml');

@@ -1,15 +1,16 @@
 /**
  * Starts the whole cluster on this machine: each service as its own process (any number of
- * replicas) on the local NATS, Redis and Postgres. `npm run cluster` runs it until Ctrl-C; the
- * end-to-end suite uses `startLocalCluster` with a namespace and databases of its own.
+ * replicas) on the local NATS, Redis and Postgres. `npm run cluster` runs it until Ctrl-C and keeps
+ * the secrets it generates in its data directory, so the next start reuses them; the end-to-end
+ * suite uses `startLocalCluster` with a namespace and databases of its own.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
@@ -29,10 +30,20 @@ export interface ClusterOptions {
   natsUrl?: string;
   /** Isolates subjects, stream, Redis keys and database names. */
   namespace?: string;
+  /**
+   * The first gateway's HTTPS port; gateway replica `i` listens on `port + i`. Unset: every
+   * gateway replica takes a free port.
+   */
   port?: number;
   replicas?: Partial<Record<ServiceName, number>>;
   env?: Record<string, string>;
   adminPassword?: string;
+  /**
+   * Keeps the secrets the cluster generates (`secret.key`, `admin-password`, mode 0600 in a 0700
+   * directory) and reuses them at the next start over the same databases. Unset (tests): fresh
+   * secrets every start.
+   */
+  dataDir?: string;
   /** Extra arguments for every service's node process (e.g. `--cpu-prof` for profiling). */
   nodeArgs?: string[];
   /** Drop the databases on stop (tests). */
@@ -93,17 +104,67 @@ async function waitUntil(
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** A secret kept in `dir/file` (0600), or undefined. */
+function readKept(dir: string, file: string): string | undefined {
+  const path = join(dir, file);
+  return existsSync(path) ? readFileSync(path, 'utf8').trim() || undefined : undefined;
+}
+
+function keep(dir: string, file: string, value: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  const path = join(dir, file);
+  writeFileSync(path, `${value}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+}
+
+/**
+ * Whether a service's database already holds a row of `table` matching `where` (a previous start's data:
+ * pki-enrollment's encrypted keys, auth's default admin); false before its migrations ran.
+ */
+async function hasRow(url: string, table: string, where = 'true'): Promise<boolean> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const exists = await c.query('select to_regclass($1) is not null as present', [table]);
+    if (!exists.rows[0]?.present) return false;
+    return ((await c.query(`select 1 from ${table} where ${where} limit 1`)).rowCount ?? 0) > 0;
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * Replicas per service from `gateway=2,auth=2` (`ZITI_CLUSTER_REPLICAS`, `--replicas`); services
+ * not named run one replica.
+ */
+export function parseReplicas(spec: string): Partial<Record<ServiceName, number>> {
+  const out: Partial<Record<ServiceName, number>> = {};
+  for (const part of spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [name, count] = part.split('=').map((x) => x.trim());
+    if (!serviceNames.includes(name as ServiceName))
+      throw new Error(`replicas: unknown service ${name}; expected one of ${serviceNames.join(', ')}`);
+    const n = Number(count);
+    if (!Number.isInteger(n) || n < 1 || n > 16)
+      throw new Error(`replicas: ${name}=${count ?? ''} is not a count from 1 to 16`);
+    out[name as ServiceName] = n;
+  }
+  return out;
+}
+
 export async function startLocalCluster(options: ClusterOptions = {}) {
   const namespace = options.namespace ?? '';
   const postgresUrl = options.postgresUrl ?? process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const redisUrl = options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const natsUrl = options.natsUrl ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-  const port = options.port ?? (await freePort());
+  const basePort = options.port;
+  const port = basePort ?? (await freePort());
+  const dataDir = options.dataDir ? resolve(options.dataDir) : undefined;
   const logDir = options.logDir ?? join(tmpdir(), `ziti-cluster-${namespace || 'default'}`);
   mkdirSync(logDir, { recursive: true });
-  const adminPassword =
-    options.adminPassword ?? process.env.ZITI_ADMIN_PASSWORD ?? randomBytes(12).toString('base64url');
-  const secretKey = process.env.ZITI_SECRET_KEY ?? randomBytes(32).toString('base64url');
 
   const dbPrefix = (namespace || 'ziti').toLowerCase().replace(/[^a-z0-9_]/g, '_');
   const databases: Record<string, string> = {};
@@ -122,6 +183,35 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
     await admin.end();
   }
 
+  // The at-rest key: the environment's, else the kept one, else a new one (kept). Keys stored
+  // under a key that was not kept cannot be read with a new one: say so instead of failing later.
+  let secretKey = process.env.ZITI_SECRET_KEY ?? (dataDir ? readKept(dataDir, 'secret.key') : undefined);
+  if (!secretKey) {
+    if (dataDir && (await hasRow(databases['pki-enrollment']!, 'pki_material'))) {
+      const names = Object.values(databases).map((u) => new URL(u).pathname.slice(1));
+      const pki = new URL(databases['pki-enrollment']!).pathname.slice(1);
+      throw new Error(
+        `the database ${pki} holds keys, but no secret key is kept in ${dataDir}: set ZITI_SECRET_KEY ` +
+          `to the key the cluster first ran with, or drop ${names.join(', ')} to start afresh`,
+      );
+    }
+    secretKey = randomBytes(32).toString('base64url');
+    if (dataDir) keep(dataDir, 'secret.key', secretKey);
+  }
+  // The admin password only matters at the start that creates the admin. Unknown ('') when the
+  // admin exists and its password was neither given nor kept.
+  let adminPassword =
+    options.adminPassword ??
+    process.env.ZITI_ADMIN_PASSWORD ??
+    (dataDir ? readKept(dataDir, 'admin-password') : undefined) ??
+    '';
+  let adminPasswordGenerated = false;
+  if (!adminPassword && !(dataDir && (await hasRow(databases.auth!, 'identities', 'is_default_admin')))) {
+    adminPassword = randomBytes(12).toString('base64url');
+    adminPasswordGenerated = true;
+    if (dataDir) keep(dataDir, 'admin-password', adminPassword);
+  }
+
   const baseEnv: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
@@ -131,7 +221,7 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
     REDIS_KEY_PREFIX: namespace ? `${namespace}:` : 'ziti:',
     ZITI_SECRET_KEY: secretKey,
     ZITI_ADMIN_USERNAME: 'admin',
-    ZITI_ADMIN_PASSWORD: adminPassword,
+    ...(adminPassword ? { ZITI_ADMIN_PASSWORD: adminPassword } : {}),
     ZITI_BIND: '127.0.0.1',
     ZITI_PORT: String(port),
     ZITI_ADVERTISED_ADDRESS: `localhost:${port}`,
@@ -142,10 +232,23 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
 
   const procs: Proc[] = [];
 
+  /** The lowest replica number no running replica of the service has. */
+  function nextReplica(service: ServiceName): number {
+    const taken = new Set(procs.filter((p) => p.service === service).map((p) => p.replica));
+    let i = 0;
+    while (taken.has(i)) i++;
+    return i;
+  }
+
   async function startOne(service: ServiceName, replica: number): Promise<Proc> {
     const healthPort = await freePort();
-    // Every gateway replica after the first listens on a port of its own (`gatewayPorts()`).
-    const ownPort = service === 'gateway' && replica > 0 ? { ZITI_PORT: String(await freePort()) } : {};
+    // Every gateway replica listens on a port of its own (`gatewayPorts()`): the first on `port`,
+    // replica i on `port + i` when the port was chosen, else on a free one. (Node 20 has no
+    // `reusePort`, and separate processes cannot share a listening port otherwise.)
+    const ownPort =
+      service === 'gateway' && replica > 0
+        ? { ZITI_PORT: String(basePort !== undefined ? basePort + replica : await freePort()) }
+        : {};
     const log = createWriteStream(join(logDir, `${service}-${replica}.log`), { flags: 'a' });
     const child = spawn(
       process.execPath,
@@ -190,8 +293,7 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
 
   async function startService(service: ServiceName, count = options.replicas?.[service] ?? 1): Promise<void> {
     const started: Proc[] = [];
-    for (let i = 0; i < count; i++)
-      started.push(await startOne(service, procs.filter((p) => p.service === service).length));
+    for (let i = 0; i < count; i++) started.push(await startOne(service, nextReplica(service)));
     await Promise.all(started.map(awaitReady));
   }
 
@@ -232,7 +334,11 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
     baseUrl: `https://127.0.0.1:${port}`,
     port,
     adminUsername: 'admin',
+    /** The admin's password; empty when the admin was created by an earlier start whose password was not kept. */
     adminPassword,
+    /** Whether this start generated the admin password (and, with a data directory, kept it). */
+    adminPasswordGenerated,
+    dataDir,
     namespace,
     databases,
     logDir,
@@ -256,9 +362,54 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
 
 export type LocalCluster = Awaited<ReturnType<typeof startLocalCluster>>;
 
+/** `--replicas gateway=2,auth=2` or `--replicas=…` from the command line. */
+function replicasArgument(argv: string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] ?? '';
+    if (a === '--replicas') return argv[i + 1] ?? '';
+    if (a.startsWith('--replicas=')) return a.slice('--replicas='.length);
+  }
+  return undefined;
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const cluster = await startLocalCluster({ port: Number(process.env.ZITI_PORT ?? 1280) });
-  console.log(`cluster up: ${cluster.baseUrl} (admin / ${cluster.adminPassword}); logs in ${cluster.logDir}`);
+  const dataDir = resolve(process.env.ZITI_CLUSTER_DATA_DIR ?? join('data', 'cluster'));
+  let replicas: Partial<Record<ServiceName, number>>;
+  try {
+    replicas = parseReplicas(replicasArgument(process.argv.slice(2)) ?? process.env.ZITI_CLUSTER_REPLICAS ?? '');
+  } catch (err) {
+    console.error(`npm run cluster: ${(err as Error).message}`);
+    process.exit(2);
+  }
+  const cluster = await startLocalCluster({
+    port: Number(process.env.ZITI_PORT ?? 1280),
+    namespace: process.env.ZITI_CLUSTER_NAMESPACE ?? '',
+    replicas,
+    dataDir,
+    logDir: join(dataDir, 'logs'),
+  }).catch((err: Error) => {
+    console.error(`npm run cluster: ${err.message}`);
+    process.exit(1);
+  });
+  const ports = cluster.gatewayPorts();
+  const lines = [
+    '',
+    `  cluster up: ${cluster.processes().length} processes (${serviceNames
+      .map((s) => `${s} ×${cluster.processes().filter((p) => p.service === s).length}`)
+      .join(', ')})`,
+    ...ports.map((p, i) => `  gateway #${i}: https://localhost:${p}`),
+    `  Log in:  ziti edge login localhost:${cluster.port} -u ${cluster.adminUsername} -p <password> -y`,
+    `  admin password: ${
+      !cluster.adminPassword
+        ? `the one the admin was created with (not kept in ${dataDir})`
+        : process.env.ZITI_ADMIN_PASSWORD
+          ? `${cluster.adminPassword} (ZITI_ADMIN_PASSWORD)`
+          : `${cluster.adminPassword} (${cluster.adminPasswordGenerated ? 'generated at this first start, ' : ''}kept in ${join(dataDir, 'admin-password')})`
+    }`,
+    `  secrets kept in ${dataDir} (mode 0600); logs in ${cluster.logDir}`,
+    '',
+  ];
+  console.log(lines.join('\n'));
   const shutdown = async () => {
     await cluster.stop();
     process.exit(0);

@@ -6,7 +6,11 @@ import { type Database, countSummaryTables, queryRows, snapshotDatabase, snapsho
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/infra.ts';
 import { summaryTables } from '../src/bus/maintenance.ts';
-import { DatabaseMaintenance, type ServiceMaintenance } from '../src/domain/database-maintenance.ts';
+import {
+  DatabaseMaintenance,
+  type ServiceMaintenance,
+  referenceSummaryFixed,
+} from '../src/domain/database-maintenance.ts';
 import { PgIntegrityJobStore, PgRateLimitStore } from '../src/store/pg-maintenance-stores.ts';
 import { inventoryDatabase } from './support.ts';
 
@@ -162,7 +166,7 @@ describe('the data-integrity job across replicas', () => {
       cluster,
       { owner: 'b', newLabel: () => 'L2' },
     );
-    expect(await a.summary()).toEqual({ authThings: 4, policyThings: 6 });
+    expect(await a.summary()).toEqual({ authThings: 4, policyThings: 6, ...referenceSummaryFixed });
     expect(await a.snapshot()).toEqual(['/snapshots/L1/auth', '/snapshots/L1/policy']);
     expect(await code(b.snapshot())).toBe('RATE_LIMITED');
     await queryRows(database.db, `update rate_limits set last_at = now() - interval '61 seconds'`);

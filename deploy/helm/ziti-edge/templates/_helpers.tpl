@@ -123,13 +123,54 @@ inventory:
 /etc/ziti/pki-signer
 {{- end }}
 
-{{/* A variable from the chart's Secret (or existingSecret); the key is the variable's name. Context: dict "root" $ "key" "<NAME>". */}}
+{{/*
+Where each secret variable can come from instead: a Secret of the user's (its name and key in values). One line
+per variable; deploy/check.ts reads this table.
+*/}}
+{{- define "ziti-edge.secretSources" -}}
+{{- $own := dict }}
+{{- $_ := set $own "ZITI_SECRET_KEY" (list .Values.secretKeyExistingSecret .Values.secretKeyExistingSecretKey) }}
+{{- $_ := set $own "ZITI_ADMIN_PASSWORD" (list .Values.admin.existingSecret .Values.admin.existingSecretPasswordKey) }}
+{{- $_ := set $own "NATS_URL" (list .Values.nats.existingSecret .Values.nats.existingSecretKey) }}
+{{- $_ := set $own "REDIS_URL" (list .Values.redis.existingSecret .Values.redis.existingSecretKey) }}
+{{- $_ := set $own "AUTH_DATABASE_URL" (list .Values.postgres.existingSecret .Values.postgres.existingSecretKeys.auth) }}
+{{- $_ := set $own "PKI_DATABASE_URL" (list .Values.postgres.existingSecret .Values.postgres.existingSecretKeys.pki) }}
+{{- $_ := set $own "POLICY_DATABASE_URL" (list .Values.postgres.existingSecret .Values.postgres.existingSecretKeys.policy) }}
+{{- $_ := set $own "INVENTORY_DATABASE_URL" (list .Values.postgres.existingSecret .Values.postgres.existingSecretKeys.inventory) }}
+{{- toYaml $own }}
+{{- end }}
+
+{{/*
+The Secret and key a secret variable is read from: the user's own Secret for it when one is named, else
+existingSecret or the chart's Secret under the variable's name. Context: dict "root" $ "key" "<NAME>".
+*/}}
+{{- define "ziti-edge.secretRef" -}}
+{{- $sources := include "ziti-edge.secretSources" .root | fromYaml }}
+{{- $own := index $sources .key | default (list) }}
+{{- if and $own (first $own) }}
+name: {{ first $own }}
+key: {{ required (printf "the key in the Secret %s that holds %s is required" (first $own) .key) (last $own) }}
+{{- else }}
+name: {{ include "ziti-edge.secretName" .root }}
+key: {{ .key }}
+{{- end }}
+{{- end }}
+
+{{/* Whether the chart makes a Secret: no existingSecret and at least one variable not taken from the user's own Secrets. Non-empty = yes. */}}
+{{- define "ziti-edge.chartSecret" -}}
+{{- if not .Values.existingSecret }}
+{{- range $key, $own := include "ziti-edge.secretSources" . | fromYaml }}
+{{- if not (first $own) }}{{ $key }} {{ end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* A variable from its Secret (see ziti-edge.secretRef). Context: dict "root" $ "key" "<NAME>". */}}
 {{- define "ziti-edge.secretEnv" -}}
 - name: {{ .key }}
   valueFrom:
     secretKeyRef:
-      name: {{ include "ziti-edge.secretName" .root }}
-      key: {{ .key }}
+      {{- include "ziti-edge.secretRef" . | trim | nindent 6 }}
 {{- end }}
 
 {{/* The container environment of one service. Context: dict "root" $ "name" "<service>". */}}

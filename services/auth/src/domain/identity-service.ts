@@ -60,6 +60,14 @@ export function assertRoleAttributes(field: string, values: string[] | null | un
   return [...new Set(list)].sort();
 }
 
+/**
+ * An empty or blank `externalId` is no external id (as the reference stores it: the console's
+ * identity form always sends `""`, and the unique index must not count it). Reads answer `null`.
+ */
+export function externalIdOf(value: string | null | undefined): string | null {
+  return value == null || value.trim() === '' ? null : value;
+}
+
 /** The create body's `enrollment`: `{ott:true}` | `{ottca:caId}` | `{updb:username}`, first match wins (ZITI-FACTS §12.1). */
 function enrollmentSpecsOf(enrollment: IdentityInput['enrollment']): EnrollmentRequestSpec[] {
   if (!enrollment) return [];
@@ -142,7 +150,7 @@ export class IdentityService {
       isAdmin: input.isAdmin ?? false,
       isDefaultAdmin: false,
       roleAttributes: assertRoleAttributes('roleAttributes', input.roleAttributes),
-      externalId: input.externalId ?? null,
+      externalId: externalIdOf(input.externalId),
       authPolicyId: input.authPolicyId || defaultAuthPolicyId,
       disabled: false,
       disabledAt: null,
@@ -195,7 +203,7 @@ export class IdentityService {
         next.typeId = current.typeId === 'Router' ? 'Router' : this.typeIdOf(input.type);
       if (has('isAdmin')) next.isAdmin = current.isDefaultAdmin ? true : (input.isAdmin ?? false);
       if (has('roleAttributes')) next.roleAttributes = assertRoleAttributes('roleAttributes', input.roleAttributes);
-      if (has('externalId')) next.externalId = input.externalId ?? null;
+      if (has('externalId')) next.externalId = externalIdOf(input.externalId);
       if (has('authPolicyId')) next.authPolicyId = input.authPolicyId || defaultAuthPolicyId;
       if (has('defaultHostingPrecedence')) next.defaultHostingPrecedence = input.defaultHostingPrecedence ?? null;
       if (has('defaultHostingCost')) next.defaultHostingCost = input.defaultHostingCost ?? 0;

@@ -37,6 +37,27 @@ export interface ServiceMaintenance {
   snapshot(service: string, label: string): Promise<string>;
 }
 
+/**
+ * `/summary` also answers the reference's keys (`controller/db/stores.go GetEntityCounts`), which
+ * the Admin Console's dashboard reads. Counts a service reports under another name are repeated
+ * under the reference's: its child stores are `<type>.edge` (every service is an edge service here).
+ */
+export const referenceSummaryAliases: Readonly<Record<string, string>> = {
+  'routers.edge': 'edgeRouters',
+  'services.edge': 'services',
+};
+
+/**
+ * Reference entity types this controller keeps no table of, with what they count here: the one
+ * controller `/controllers` lists; no eventual events (events are delivered from outboxes) and no
+ * revocations (tokens end with their API session).
+ */
+export const referenceSummaryFixed: Readonly<Record<string, number>> = {
+  controllers: 1,
+  eventualEvents: 0,
+  revocations: 0,
+};
+
 export const maxIntegrityResults = 1000;
 export const snapshotIntervalMs = 60_000;
 
@@ -69,7 +90,10 @@ export class DatabaseMaintenance {
 
   async summary(): Promise<Record<string, number>> {
     const parts = await Promise.all(this.cluster.services.map((s) => this.cluster.summaryCounts(s)));
-    return Object.assign({}, ...parts) as Record<string, number>;
+    const counts: Record<string, number> = Object.assign({ ...referenceSummaryFixed }, ...parts);
+    for (const [key, ours] of Object.entries(referenceSummaryAliases))
+      if (counts[ours] !== undefined) counts[key] = counts[ours];
+    return counts;
   }
 
   /** 202 once started; RATE_LIMITED (429) while a check or fix runs anywhere in the cluster. */

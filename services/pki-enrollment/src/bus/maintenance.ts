@@ -7,7 +7,11 @@ import type { RouterEnrollmentService } from '../domain/router-enrollment.ts';
  * `/database/*`): entity counts of this service, its integrity check and fix, its snapshot.
  * Each service lists here the tables it owns that `/summary` reports.
  */
-export const summaryTables: Record<string, string> = { cas: 'cas', enrollments: 'enrollments' };
+export const summaryTables: Record<string, string> = {
+  cas: 'cas',
+  enrollments: 'enrollments',
+  apiSessionCertificates: 'api_session_certificates',
+};
 
 export interface PkiMaintenanceDeps {
   routerEnrollments: RouterEnrollmentService;

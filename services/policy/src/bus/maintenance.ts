@@ -18,7 +18,11 @@ export const summaryTables: Record<string, string> = {
   edgeRouterPolicies: 'edge_router_policies',
   serviceEdgeRouterPolicies: 'service_edge_router_policies',
   postureChecks: 'posture_checks',
+  postureCheckTypes: 'posture_check_types',
   sessions: 'sessions',
+  // API sessions live in Redis at auth; policy's model of them (from auth's events) is the one
+  // table of them, and keeps an ended one briefly.
+  apiSessions: 'api_sessions where ended_at is null',
 };
 
 const parser =

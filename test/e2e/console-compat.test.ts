@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type E2e, startE2e } from '../support/e2e.ts';
+import { uniqueName, waitFor } from '../support/infra.ts';
+
+/**
+ * What the Ziti Admin Console sends and reads, end to end: its identity form's `"externalId":""`
+ * (an empty or blank external id is unset, as the reference stores it, so any number of identities
+ * save with it), and the dashboard's `/summary` keys, the reference's entity counts
+ * (`controller/db/stores.go GetEntityCounts`), moving as entities are created.
+ */
+let e: E2e;
+
+beforeAll(async () => {
+  e = await startE2e();
+});
+afterAll(async () => {
+  await e?.stop();
+});
+
+const admin = (req: Parameters<E2e['call']>[1]) => e.call('management', { ...req, token: e.adminToken });
+
+async function create(path: string, body: Record<string, unknown>): Promise<string> {
+  const res = await admin({ method: 'POST', path, body });
+  expect(res.status, `${path} ${res.text}`).toBe(201);
+  return res.json.data.id as string;
+}
+
+/** The console's identity form body. */
+const consoleIdentity = (name: string) => ({
+  name,
+  type: 'User',
+  isAdmin: false,
+  roleAttributes: [],
+  authPolicyId: 'default',
+  externalId: '',
+  enrollment: { ott: true },
+  tags: {},
+});
+
+describe('externalId from the console form', () => {
+  it('creates any number of identities with externalId "" (or blank), which read back as null', async () => {
+    const ids: string[] = [];
+    for (const externalId of ['', '', '   '])
+      ids.push(await create('/identities', { ...consoleIdentity(uniqueName('zac')), externalId }));
+    for (const id of ids) {
+      const d = await admin({ path: `/identities/${id}` });
+      expect(d.status).toBe(200);
+      expect(d.json.data.externalId).toBeNull();
+    }
+    const filtered = await admin({ path: `/identities?filter=${encodeURIComponent('externalId = null')}&limit=500` });
+    expect(filtered.status).toBe(200);
+    const nullIds = filtered.json.data.map((i: { id: string }) => i.id);
+    for (const id of ids) expect(nullIds).toContain(id);
+  });
+
+  it('PATCH and PUT carrying "" clear the externalId, and a real one stays unique', async () => {
+    const external = uniqueName('ext');
+    const a = await create('/identities', { ...consoleIdentity(uniqueName('zac')), externalId: external });
+    const b = await create('/identities', consoleIdentity(uniqueName('zac')));
+    expect((await admin({ path: `/identities/${a}` })).json.data.externalId).toBe(external);
+
+    const patchA = await admin({ method: 'PATCH', path: `/identities/${a}`, body: { externalId: '' } });
+    expect(patchA.status, patchA.text).toBe(200);
+    const patchB = await admin({ method: 'PATCH', path: `/identities/${b}`, body: { externalId: '', tags: { x: 1 } } });
+    expect(patchB.status, patchB.text).toBe(200);
+    for (const id of [a, b]) expect((await admin({ path: `/identities/${id}` })).json.data.externalId).toBeNull();
+
+    const current = (await admin({ path: `/identities/${b}` })).json.data;
+    const put = await admin({
+      method: 'PUT',
+      path: `/identities/${b}`,
+      body: { name: current.name, type: 'User', isAdmin: false, externalId: ' ' },
+    });
+    expect(put.status, put.text).toBe(200);
+    expect((await admin({ path: `/identities/${b}` })).json.data.externalId).toBeNull();
+
+    // A real value is kept as given, and two identities still cannot share it.
+    expect((await admin({ method: 'PATCH', path: `/identities/${a}`, body: { externalId: external } })).status).toBe(
+      200,
+    );
+    const dup = await admin({ method: 'PATCH', path: `/identities/${b}`, body: { externalId: external } });
+    expect(dup.status).toBe(400);
+    expect(dup.json.error.cause.field).toBe('externalId');
+  });
+});
+
+/** Every key of the reference's `/summary` (1.1.9): its stores, child stores as `<type>.edge`, no transit routers. */
+const referenceKeys = [
+  'apiSessionCertificates',
+  'apiSessions',
+  'authPolicies',
+  'authenticators',
+  'cas',
+  'configTypes',
+  'configs',
+  'controllers',
+  'edgeRouterPolicies',
+  'enrollments',
+  'eventualEvents',
+  'externalJwtSigners',
+  'identities',
+  'identityTypes',
+  'mfas',
+  'postureCheckTypes',
+  'postureChecks',
+  'revocations',
+  'routers',
+  'routers.edge',
+  'serviceEdgeRouterPolicies',
+  'servicePolicies',
+  'services',
+  'services.edge',
+  'sessions',
+  'terminators',
+];
+
+describe('/summary with the reference keys', () => {
+  const summary = async () => {
+    const res = await admin({ path: '/summary' });
+    expect(res.status).toBe(200);
+    return res.json.data as Record<string, number>;
+  };
+
+  it('answers every reference key (and ours) with counts that move as entities are created', async () => {
+    // The admin's API session reaches policy's model through auth's event.
+    const before = await waitFor(async () => {
+      const s = await summary();
+      return (s.apiSessions ?? 0) >= 1 ? s : undefined;
+    }, "the admin's API session in the count");
+    for (const key of [...referenceKeys, 'edgeRouters', 'transitRouters'])
+      expect(Number.isInteger(before[key]), key).toBe(true);
+    expect(before).toMatchObject({ identityTypes: 2, postureCheckTypes: 5, controllers: 1, revocations: 0 });
+    expect(before['routers.edge']).toBe(before.edgeRouters);
+    expect(before['services.edge']).toBe(before.services);
+
+    // A user who may dial a service over an edge router, and everything the dashboard counts.
+    const attr = uniqueName('c').replace(/[^a-z0-9]/gi, '');
+    const user = await e.createUser({ roleAttributes: [attr] });
+    const serviceId = await create('/services', { name: uniqueName('svc'), encryptionRequired: true });
+    const routerId = await create('/edge-routers', { name: uniqueName('er'), roleAttributes: [attr] });
+    await create('/service-policies', {
+      name: uniqueName('sp'),
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: [`#${attr}`],
+      serviceRoles: [`@${serviceId}`],
+    });
+    await create('/edge-router-policies', {
+      name: uniqueName('erp'),
+      semantic: 'AnyOf',
+      identityRoles: [`#${attr}`],
+      edgeRouterRoles: [`@${routerId}`],
+    });
+    await create('/service-edge-router-policies', {
+      name: uniqueName('serp'),
+      semantic: 'AnyOf',
+      serviceRoles: [`@${serviceId}`],
+      edgeRouterRoles: [`@${routerId}`],
+    });
+    await create('/posture-checks', { name: uniqueName('pc'), typeId: 'DOMAIN', domains: ['example.com'] });
+    await create('/config-types', { name: uniqueName('ct') });
+    // The edge session: retried while policy's view of the new policies converges.
+    await waitFor(async () => {
+      const res = await e.call('client', {
+        method: 'POST',
+        path: '/sessions',
+        token: user.token,
+        body: { serviceId, type: 'Dial' },
+      });
+      return res.status === 201 ? res : undefined;
+    }, 'the dial session');
+
+    // policy learns API sessions from auth's events: wait for the counts to settle, then compare.
+    const after = await waitFor(async () => {
+      const s = await summary();
+      return s.apiSessions! > before.apiSessions! && s.sessions! > before.sessions! ? s : undefined;
+    }, 'the API session and session counts');
+    const moved = (key: string) => after[key]! - before[key]!;
+    for (const key of [
+      'services',
+      'services.edge',
+      'routers',
+      'routers.edge',
+      'servicePolicies',
+      'edgeRouterPolicies',
+      'serviceEdgeRouterPolicies',
+      'postureChecks',
+      'configTypes',
+      'sessions',
+    ])
+      expect(moved(key), key).toBe(1);
+    expect(moved('identities'), 'identities').toBe(1);
+    expect(moved('authenticators'), 'authenticators').toBe(1);
+    // The user's login; the admin's own session was counted before.
+    expect(moved('apiSessions'), 'apiSessions').toBe(1);
+    expect(after.identityTypes).toBe(2);
+    expect(after.edgeRouters).toBe(after['routers.edge']);
+  });
+});
