@@ -76,6 +76,8 @@ export async function benchSessions(): Promise<void> {
   const cluster = await startLocalCluster({
     namespace,
     dropDatabases: true,
+    // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile every service.
+    ...(process.env.BENCH_NODE_ARGS ? { nodeArgs: process.env.BENCH_NODE_ARGS.split(' ') } : {}),
     env: {
       LOG_LEVEL: 'warn',
       ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),

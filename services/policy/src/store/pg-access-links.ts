@@ -90,7 +90,8 @@ const columns = (l: LinkTable) => `policy_id, ${l.column}${l.carry ? `, ${l.carr
 /** The links a table should hold, from current policies and read models. */
 const selected = (l: LinkTable, where = 'true') =>
   `select p.id as policy_id, e.id as ${l.column}${l.carry ? `, p.${l.carry}` : ''} from ${l.policies} p
-     join ${l.entities} e on ${live(l)} and roles_match(p.${l.roles}, p.semantic, e.id, e.role_attributes)
+     join ${l.entities} e on ${live(l)}
+      and roles_select(p.${l.roles}, p.${l.roles.replace(/_roles$/, '_role_attributes')}, p.semantic, e.id, e.role_attributes)
     where ${where}`;
 
 const touchedKey: Record<LinkTable['entities'], keyof Touched> = {
@@ -103,7 +104,7 @@ const touchedKey: Record<LinkTable['entities'], keyof Touched> = {
 /** Advisory lock key of the derivations of the policy database. */
 const derivationLock = 7_355_610;
 
-/** The derived tables of docs/adr/0009 in Postgres (set-based SQL; `roles_match` is in the migration). */
+/** The derived tables of docs/adr/0009 in Postgres (set-based SQL; `roles_select` is in migration 0009). */
 export class PgAccessLinks implements AccessLinks {
   /** The scope of the last `captureAccess` of this transaction, for `accessChanges`. */
   private captured: AccessScope | undefined;
