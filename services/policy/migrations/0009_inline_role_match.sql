@@ -30,3 +30,5 @@ alter table edge_router_policies
 alter table service_edge_router_policies
   add column service_role_attributes text[] generated always as (role_attributes_of(service_roles)) stored,
   add column edge_router_role_attributes text[] generated always as (role_attributes_of(edge_router_roles)) stored;
+
+drop function roles_match(text[], text, text, text[]);
