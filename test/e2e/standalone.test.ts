@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +43,23 @@ function startController(dataDir: string, port: number) {
   return { child, exited, output: () => output };
 }
 
+/** Every path under `dir` whose mode is not 0700 (directories) or 0600 (files), with its mode. */
+function openToOthers(dir: string): string[] {
+  const found: string[] = [];
+  const walk = (d: string) => {
+    const mode = statSync(d).mode & 0o777;
+    if (mode !== 0o700) found.push(`${d} ${mode.toString(8)}`);
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const path = join(d, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile() && (statSync(path).mode & 0o777) !== 0o600)
+        found.push(`${path} ${(statSync(path).mode & 0o777).toString(8)}`);
+    }
+  };
+  walk(dir);
+  return found;
+}
+
 describe('npm start (embedded mode)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'ziti-standalone-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -70,8 +87,14 @@ describe('npm start (embedded mode)', () => {
         expect(res.status).toBe(200);
         spec.validate(api, 'GET', path, res.status, res.json);
       }
+      // The embedded databases and kept secrets are the user's alone (issue 12 item 2).
+      expect(openToOthers(dataDir)).toEqual([]);
       first.child.kill('SIGTERM');
       expect(await first.exited).toBe(0);
+      expect(openToOthers(dataDir)).toEqual([]);
+      // What an earlier version left open is closed at the next start.
+      chmodSync(join(dataDir, 'auth', 'PG_VERSION'), 0o666);
+      chmodSync(join(dataDir, 'auth'), 0o777);
 
       // Second start on the same data: same CA, no new password printed.
       const second = startController(dataDir, port);
@@ -80,6 +103,7 @@ describe('npm start (embedded mode)', () => {
         expect(second.output()).not.toContain('shown only now');
         const again = certificatesFromPkcs7Base64((await insecure({ path: '/.well-known/est/cacerts' })).text);
         expect(again).toEqual(ca);
+        expect(openToOthers(dataDir)).toEqual([]);
       } finally {
         second.child.kill('SIGTERM');
         await second.exited;

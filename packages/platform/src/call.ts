@@ -24,16 +24,26 @@ export async function callService<T = unknown>(
       timeoutMs: options.timeoutMs ?? defaultCallTimeoutMs,
     });
   } catch (err) {
-    if (err instanceof NoRespondersError)
-      throw new ApiError('SERVICE_UNAVAILABLE', { code: 'SERVICE_UNAVAILABLE', message: `${owner} is not available` });
-    if (err instanceof RequestTimeoutError)
-      throw new ApiError('TIMEOUT', { code: 'TIMEOUT', message: `${owner} did not answer ${action} in time` });
-    throw err;
+    throw busFailureError(err, owner, action);
   }
   if (!options.schema) return result as T;
   const parsed = options.schema.safeParse(result);
   if (!parsed.success) throw new ApiError('UNHANDLED', `${owner}.${action} answered an unexpected shape`);
   return parsed.data;
+}
+
+/**
+ * The API error of a bus request that failed on the way (the owner is down: 503
+ * SERVICE_UNAVAILABLE; it did not answer in time: 503 TIMEOUT); any other error is returned as is.
+ * The one mapping of bus failures: `callService` uses it, and so can a caller that sends on the
+ * bus itself (the gateway's dispatch of operations).
+ */
+export function busFailureError(err: unknown, owner: string, action: string): unknown {
+  if (err instanceof NoRespondersError)
+    return new ApiError('SERVICE_UNAVAILABLE', { code: 'SERVICE_UNAVAILABLE', message: `${owner} is not available` });
+  if (err instanceof RequestTimeoutError)
+    return new ApiError('TIMEOUT', { code: 'TIMEOUT', message: `${owner} did not answer ${action} in time` });
+  return err;
 }
 
 /** The contract schema of a call's result (a zod schema, structurally). */

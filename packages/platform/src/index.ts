@@ -20,5 +20,7 @@ export * from './db/unique.ts';
 export * from './service-main.ts';
 export * from './causality.ts';
 export * from './call.ts';
+export * from './unavailable.ts';
+export * from './http-drain.ts';
 export * from './events/consumer.ts';
 export * from './events/progress.ts';

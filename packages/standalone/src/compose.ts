@@ -5,7 +5,14 @@ import { type GatewayConfig, readGatewayConfig } from '@ziti/gateway/config';
 import { createInventoryService } from '@ziti/inventory/app';
 import { createPkiService } from '@ziti/pki-enrollment/app';
 import { readPkiConfig } from '@ziti/pki-enrollment/config';
-import { type Database, InProcessBus, type Logger, MemoryApiSessionStore, type RunnableService } from '@ziti/platform';
+import {
+  type Database,
+  InProcessBus,
+  type Logger,
+  MemoryApiSessionStore,
+  type RunnableService,
+  drainHttpOnStop,
+} from '@ziti/platform';
 import { createPolicyService } from '@ziti/policy/app';
 
 /**
@@ -18,7 +25,7 @@ export async function composeEmbedded(o: {
   logger: Logger;
   database: (service: 'pki' | 'auth' | 'policy' | 'inventory') => Promise<Database>;
 }): Promise<{ controller: RunnableService; gatewayConfig: GatewayConfig }> {
-  const bus = new InProcessBus({ holdEvents: true });
+  const bus = new InProcessBus({ holdEvents: true, logger: o.logger.child({ service: 'bus' }) });
   const sessions = new MemoryApiSessionStore();
   const log = (service: string) => o.logger.child({ service });
   const gatewayConfig = readGatewayConfig(o.env);
@@ -41,7 +48,7 @@ export async function composeEmbedded(o: {
     createPolicyService({ database: await o.database('policy'), bus, logger: log('policy'), ownsBus: false }),
     createInventoryService({ database: await o.database('inventory'), bus, logger: log('inventory'), ownsBus: false }),
   ];
-  const gateway = createGateway({ config: gatewayConfig, bus, sessions, logger: log('gateway') });
+  const gateway = drainHttpOnStop(createGateway({ config: gatewayConfig, bus, sessions, logger: log('gateway') }));
   const started: RunnableService[] = [];
   const stop = async () => {
     for (const s of [...started].reverse()) await s.stop().catch((err) => o.logger.error({ err }, 'stop failed'));

@@ -1,18 +1,29 @@
 import 'reflect-metadata';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { type RunnableService, SecretBox, createLogger, openDatabase, runProcess } from '@ziti/platform';
+import {
+  type RunnableService,
+  SecretBox,
+  createLogger,
+  openDatabase,
+  restrictToOwner,
+  runProcess,
+} from '@ziti/platform';
 import { composeEmbedded } from './compose.ts';
 
 /**
  * `npm start`: the whole controller in one process for a newcomer. Same domain code as the
  * cluster; only the composition differs: PGlite per service under the data directory, the
  * in-process bus, in-memory API sessions. Secrets it has to invent are kept in the data
- * directory (mode 0600) so data survives a restart.
+ * directory (mode 0600) so data survives a restart. Nothing in the data directory is for other
+ * local users: everything this process creates is 0600 (directories 0700), and what an earlier
+ * version left open is closed at start.
  */
+process.umask(0o077);
 const logger = createLogger('controller');
 const dataDir = resolve(process.env.ZITI_DATA_DIR ?? './data');
-mkdirSync(dataDir, { recursive: true });
+mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+restrictToOwner(dataDir);
 
 function keptSecret(file: string, make: () => string): { value: string; created: boolean } {
   const path = join(dataDir, file);

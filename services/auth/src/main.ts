@@ -9,7 +9,7 @@ await runServiceMain({
   migrations,
   create: ({ database, bus, logger }) => {
     const redis = readEnv({ REDIS_URL: env.string(), REDIS_KEY_PREFIX: env.string('ziti:') });
-    const sessions = new RedisApiSessionStore(redis.REDIS_URL, redis.REDIS_KEY_PREFIX);
+    const sessions = new RedisApiSessionStore(redis.REDIS_URL, redis.REDIS_KEY_PREFIX, { logger });
     return createAuthService({ config: readAuthConfig(), database, bus, sessions, logger });
   },
 });

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { NatsBus, RedisApiSessionStore, createLogger, env, readEnv, runProcess } from '@ziti/platform';
+import { NatsBus, RedisApiSessionStore, createLogger, drainHttpOnStop, env, readEnv, runProcess } from '@ziti/platform';
 import { createGateway } from './app.ts';
 import { readGatewayConfig } from './config.ts';
 
@@ -17,5 +17,7 @@ const bus = await NatsBus.connect({
   namespace: infra.ZITI_BUS_NAMESPACE,
   logger,
 });
-const sessions = new RedisApiSessionStore(infra.REDIS_URL, infra.REDIS_KEY_PREFIX);
-await runProcess(createGateway({ config, bus, sessions, logger }), logger, config.healthPort);
+const sessions = new RedisApiSessionStore(infra.REDIS_URL, infra.REDIS_KEY_PREFIX, { logger });
+// SIGTERM under keep-alive traffic: stop accepting, answer what is in flight with
+// `Connection: close`, close idle connections, then stop.
+await runProcess(drainHttpOnStop(createGateway({ config, bus, sessions, logger })), logger, config.healthPort);

@@ -1,3 +1,4 @@
+import { type Logger, createLogger } from '../logger.ts';
 import type { Bus, Consumer, EventConsumerOptions, EventEnvelope, RequestHandler, Served } from './bus.ts';
 import { NoRespondersError, RequestTimeoutError, subjectMatches } from './bus.ts';
 import { fromBusReply, toBusReply } from './reply.ts';
@@ -26,12 +27,15 @@ export class InProcessBus implements Bus {
   private closed = false;
   private releaseEvents!: () => void;
   private readonly eventsOpen: Promise<void>;
+  private readonly logger: Logger;
 
   /**
    * @param holdEvents hold published events until `openEvents()`, so that when every service
    *   starts in one process no event is published before all durable consumers are registered.
+   * @param logger where failed handlers are logged (safely, like every log line).
    */
-  constructor(options: { holdEvents?: boolean } = {}) {
+  constructor(options: { holdEvents?: boolean; logger?: Logger } = {}) {
+    this.logger = options.logger ?? createLogger('bus');
     this.eventsOpen = new Promise((resolve) => {
       this.releaseEvents = resolve;
     });
@@ -47,10 +51,7 @@ export class InProcessBus implements Bus {
     if (candidates.length === 0 || this.closed) throw new NoRespondersError(subject);
     const sub = candidates[this.roundRobin++ % candidates.length]!;
     const message = JSON.parse(JSON.stringify(payload ?? null));
-    const work = toBusReply(
-      () => sub.handler(message, subject),
-      (err) => console.error('in-process handler failed', err),
-    );
+    const work = toBusReply(() => sub.handler(message, subject), this.logger, subject);
     sub.inFlight.add(work);
     void work.finally(() => sub.inFlight.delete(work));
     const timeoutMs = options.timeoutMs ?? 10_000;

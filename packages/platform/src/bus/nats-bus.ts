@@ -113,19 +113,22 @@ export class NatsBus implements Bus {
           return;
         }
         const local = prefix && msg.subject.startsWith(prefix) ? msg.subject.slice(prefix.length) : msg.subject;
-        const work = toBusReply(
-          () => handler(codec.decode(msg.data), local),
-          (e) => this.options.logger.error({ err: e, subject: local }, 'request handler failed'),
-        ).then((reply) => {
-          if (!msg.reply) return;
-          try {
-            msg.respond(codec.encode(reply));
-          } catch (err) {
-            // e.g. a reply over the server's max_payload: the caller gets an error, not a timeout.
-            this.options.logger.error({ err, subject: local }, 'reply could not be sent');
-            msg.respond(codec.encode(toFailure(err)));
-          }
-        });
+        const work = toBusReply(() => handler(codec.decode(msg.data), local), this.options.logger, local).then(
+          (reply) => {
+            if (!msg.reply) return;
+            try {
+              msg.respond(codec.encode(reply));
+            } catch (err) {
+              // e.g. a reply over the server's max_payload: the caller gets an error, not a timeout.
+              this.options.logger.error({ err, subject: local }, 'reply could not be sent');
+              try {
+                msg.respond(codec.encode(toFailure(err)));
+              } catch {
+                // The connection is gone: the caller times out (503), this process carries on.
+              }
+            }
+          },
+        );
         inFlight.add(work);
         void work.finally(() => inFlight.delete(work));
       },

@@ -1,17 +1,30 @@
 import { ApiError } from '@ziti/contracts';
 import { hasPositions, recordProduced, settleProduced } from '../causality.ts';
+import type { Logger } from '../logger.ts';
+import { dependencyUnavailableError, unavailableDependency } from '../unavailable.ts';
 import type { BusReply } from './bus.ts';
 
 /**
- * Runs a handler and turns its outcome into the bus reply form; unknown errors become UNHANDLED.
- * The event positions the handler produced travel with the reply (docs/adr/0008).
+ * Runs a handler and turns its outcome into the bus reply form, the one place where a handler's
+ * failure is logged: a dependency that is down (the database) is a 503 SERVICE_UNAVAILABLE,
+ * other unknown errors become UNHANDLED. The event positions the handler produced travel with
+ * the reply (docs/adr/0008).
  */
-export async function toBusReply(run: () => Promise<unknown>, onUnexpected: (err: unknown) => void): Promise<BusReply> {
+export async function toBusReply(
+  run: () => Promise<unknown>,
+  logger: Pick<Logger, 'warn' | 'error'>,
+  subject: string,
+): Promise<BusReply> {
   const settled = await settleProduced(run);
   const positions = hasPositions(settled.produced) ? { positions: settled.produced } : {};
   if (settled.ok) return { ok: true, result: settled.result, ...positions };
   if (settled.error instanceof ApiError) return { ok: false, error: settled.error.toJSON(), ...positions };
-  onUnexpected(settled.error);
+  const dependency = unavailableDependency(settled.error);
+  if (dependency) {
+    logger.warn({ err: settled.error, subject, dependency }, 'request failed: a dependency is not available');
+    return { ok: false, error: dependencyUnavailableError(dependency).toJSON(), ...positions };
+  }
+  logger.error({ err: settled.error, subject }, 'request handler failed');
   return { ok: false, error: new ApiError('UNHANDLED').toJSON(), ...positions };
 }
 

@@ -1,10 +1,12 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { type SQL, sql } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
+import { DependencyUnavailableError } from '../unavailable.ts';
 
 /** A drizzle database or transaction, whichever driver is underneath. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the schema type is chosen by each service
@@ -48,38 +50,42 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if ('url' in config) {
     const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize ?? 10, keepAlive: true });
     pool.on('error', () => {
-      // An idle client lost its connection; the pool replaces it on next use.
+      // An idle client lost its connection; the pool drops it and connects anew on next use.
     });
     const db = drizzlePg(pool) as unknown as Db;
     const notifications = new PgNotifications(config.url);
     return {
       db,
       kind: 'postgres',
-      transaction: (fn) => db.transaction((tx) => fn(tx as unknown as Db)),
+      transaction: async (fn) => {
+        // drizzle's pool transaction keeps a client whose BEGIN failed and has no error listener
+        // while it holds one: the transaction runs on a client held here instead.
+        const held = await checkOut(pool);
+        try {
+          return await drizzlePg(held.client).transaction((tx) => fn(tx as unknown as Db));
+        } finally {
+          held.release();
+        }
+      },
       withConnection: async (fn) => {
-        const client = await pool.connect();
+        const held = await checkOut(pool);
         try {
           return await fn({
-            query: async (text, params) => (await client.query(text, params)).rows,
+            query: async (text, params) => (await held.client.query(text, params)).rows,
             exec: async (script) => {
-              await client.query(script);
+              await held.client.query(script);
             },
           });
         } finally {
-          client.release();
+          held.release();
         }
       },
       session: async () => {
-        const client = await pool.connect();
-        let released = false;
+        const held = await checkOut(pool);
         return {
-          query: async (text, params) => (await client.query(text, params)).rows,
-          release: (broken = false) => {
-            if (released) return;
-            released = true;
-            // A broken connection (or one holding session locks) is closed, not returned to the pool.
-            client.release(broken ? new Error('session closed') : true);
-          },
+          query: async (text, params) => (await held.client.query(text, params)).rows,
+          // A broken connection (or one holding session locks) is closed, not returned to the pool.
+          release: (broken = false) => held.release(broken ? new Error('session closed') : true),
         };
       },
       listen: (channel, onNotify) => notifications.listen(channel, onNotify),
@@ -90,9 +96,12 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     };
   }
   let client: PGlite;
-  if ('pgliteDir' in config) {
-    mkdirSync(config.pgliteDir, { recursive: true });
-    client = await PGlite.create(config.pgliteDir);
+  const dir = 'pgliteDir' in config ? config.pgliteDir : undefined;
+  if (dir) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    client = await PGlite.create(dir);
+    // PGlite lays its files down with the modes of its bundled data directory (0666).
+    restrictToOwner(dir);
   } else {
     client = await PGlite.create();
   }
@@ -116,7 +125,52 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       const unsubscribe = await client.listen(channel, onNotify);
       return async () => unsubscribe();
     },
-    close: () => client.close(),
+    close: async () => {
+      await client.close();
+      if (dir) restrictToOwner(dir);
+    },
+  };
+}
+
+/**
+ * Makes a directory tree its owner's alone: directories 0700, files 0600 (symbolic links are
+ * left alone). For embedded databases and kept secrets, which no other local user may read.
+ */
+export function restrictToOwner(dir: string): void {
+  chmodSync(dir, 0o700);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) restrictToOwner(path);
+    else if (entry.isFile()) chmodSync(path, 0o600);
+  }
+}
+
+/**
+ * A pooled client with an error listener for as long as it is held: a connection that drops
+ * (a failover, `pg_terminate_backend`) rejects the query in progress or the next one, and never
+ * raises an unhandled `'error'` that would end the process. Released once; a client whose
+ * connection failed is dropped by the pool, not reused.
+ */
+async function checkOut(
+  pool: pg.Pool,
+): Promise<{ client: pg.PoolClient; release: (destroy?: Error | boolean) => void }> {
+  const client = await pool.connect().catch((err: unknown) => {
+    throw new DependencyUnavailableError('database', err);
+  });
+  let lost: Error | undefined;
+  const onError = (err: Error) => {
+    lost ??= err;
+  };
+  client.on('error', onError);
+  let released = false;
+  return {
+    client,
+    release: (destroy) => {
+      if (released) return;
+      released = true;
+      client.removeListener('error', onError);
+      client.release(lost ?? destroy);
+    },
   };
 }
 

@@ -1,4 +1,6 @@
-import { Redis } from 'ioredis';
+import { Redis, ReplyError } from 'ioredis';
+import type { Logger } from '../logger.ts';
+import { dependencyUnavailableError } from '../unavailable.ts';
 import type {
   ApiSessionRecord,
   ApiSessionStore,
@@ -193,6 +195,19 @@ for i = 2, #ARGV do
 end
 return 1`;
 
+/**
+ * A Redis command whose failure (Redis down: `MaxRetriesPerRequestError`, a closed connection)
+ * is the API's 503 SERVICE_UNAVAILABLE for whoever needed the session, never a 500.
+ */
+async function available<T>(command: Promise<T>): Promise<T> {
+  try {
+    return await command;
+  } catch (err) {
+    if (err instanceof Error && !(err instanceof ReplyError)) throw dependencyUnavailableError('redis');
+    throw err;
+  }
+}
+
 type Script = (...args: (string | number)[]) => Promise<unknown>;
 const scripts = {
   zitiAsCreate: createScript,
@@ -209,6 +224,8 @@ const scripts = {
 export interface RedisApiSessionStoreOptions {
   /** How long a tombstone waits for its `forget` before the sweeper announces it (default 30 s). */
   endGraceMs?: number;
+  /** Where an outage of Redis is logged, once when it starts and once when it ends. */
+  logger?: Logger;
 }
 
 export class RedisApiSessionStore implements ApiSessionStore {
@@ -218,13 +235,25 @@ export class RedisApiSessionStore implements ApiSessionStore {
 
   constructor(url: string, prefix = 'ziti:', options: RedisApiSessionStoreOptions = {}) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true, lazyConnect: false });
+    // Without a listener ioredis reports every failed reconnect as an unhandled error event.
+    let down = false;
+    this.redis.on('error', (err: Error) => {
+      if (down) return;
+      down = true;
+      options.logger?.warn({ err }, 'redis is not available; API session requests answer 503 until it is back');
+    });
+    this.redis.on('ready', () => {
+      if (!down) return;
+      down = false;
+      options.logger?.info('redis is available again');
+    });
     for (const [name, lua] of Object.entries(scripts)) this.redis.defineCommand(name, { numberOfKeys: 0, lua });
     this.p = `${prefix}as:`;
     this.endGraceMs = options.endGraceMs ?? defaultEndGraceMs;
   }
 
   private run(name: keyof typeof scripts, ...args: (string | number)[]): Promise<unknown> {
-    return (this.redis as unknown as Record<string, Script>)[name]!(this.p, ...args);
+    return available((this.redis as unknown as Record<string, Script>)[name]!(this.p, ...args));
   }
 
   private k(kind: string, value: string): string {
@@ -251,12 +280,11 @@ export class RedisApiSessionStore implements ApiSessionStore {
   }
 
   async getById(id: string, ttlSeconds: number): Promise<LiveApiSession | null> {
-    const token = await this.redis.get(this.k('id', id));
+    const token = await available(this.redis.get(this.k('id', id)));
     if (!token) return null;
-    const [raw, pttl] = await Promise.all([
-      this.redis.get(this.k('tok', token)),
-      this.redis.pttl(this.k('tok', token)),
-    ]);
+    const [raw, pttl] = await available(
+      Promise.all([this.redis.get(this.k('tok', token)), this.redis.pttl(this.k('tok', token))]),
+    );
     if (!raw) return null;
     return liveSession(JSON.parse(raw) as ApiSessionRecord, pttl, ttlSeconds);
   }
@@ -264,9 +292,9 @@ export class RedisApiSessionStore implements ApiSessionStore {
   /** Read, merge, compare-and-set: a concurrent rewrite or end makes it read again. */
   async update(id: string, patch: Partial<ApiSessionRecord>, _ttlSeconds: number): Promise<void> {
     for (let attempt = 0; attempt < 10; attempt++) {
-      const token = await this.redis.get(this.k('id', id));
+      const token = await available(this.redis.get(this.k('id', id)));
       if (!token) return;
-      const raw = await this.redis.get(this.k('tok', token));
+      const raw = await available(this.redis.get(this.k('tok', token)));
       if (!raw) return;
       const record = { ...(JSON.parse(raw) as ApiSessionRecord), ...patch, id, token };
       const outcome = Number(await this.run('zitiAsUpdate', id, raw, JSON.stringify(record)));
@@ -280,7 +308,7 @@ export class RedisApiSessionStore implements ApiSessionStore {
   }
 
   async deleteByIdentity(identityId: string): Promise<string[]> {
-    const ids = await this.redis.smembers(this.k('ident', identityId));
+    const ids = await available(this.redis.smembers(this.k('ident', identityId)));
     const deleted: string[] = [];
     for (const id of ids) if (await this.delete(id)) deleted.push(id);
     return deleted;
@@ -310,21 +338,21 @@ export class RedisApiSessionStore implements ApiSessionStore {
   }
 
   async listIdsByIdentity(identityId: string): Promise<string[]> {
-    const ids = await this.redis.smembers(this.k('ident', identityId));
+    const ids = await available(this.redis.smembers(this.k('ident', identityId)));
     if (ids.length === 0) return [];
-    const tokens = await this.redis.mget(ids.map((id) => this.k('id', id)));
+    const tokens = await available(this.redis.mget(ids.map((id) => this.k('id', id))));
     const ended = ids.filter((_, i) => !tokens[i]);
     if (ended.length > 0) {
       // Ended sessions stay listed until forgotten (endByIdentity answers them again); the rest go.
-      const kept = await Promise.all(ended.map((id) => this.redis.exists(this.k('rec', id))));
+      const kept = await available(Promise.all(ended.map((id) => this.redis.exists(this.k('rec', id)))));
       const dead = ended.filter((_, i) => kept[i] === 0);
-      if (dead.length > 0) await this.redis.srem(this.k('ident', identityId), ...dead);
+      if (dead.length > 0) await available(this.redis.srem(this.k('ident', identityId), ...dead));
     }
     return ids.filter((_, i) => tokens[i]);
   }
 
   async listAll(ttlSeconds: number): Promise<LiveApiSession[]> {
-    const ids = await this.redis.smembers(`${this.p}all`);
+    const ids = await available(this.redis.smembers(`${this.p}all`));
     const sessions: LiveApiSession[] = [];
     const dead: string[] = [];
     for (const id of ids) {
@@ -332,7 +360,7 @@ export class RedisApiSessionStore implements ApiSessionStore {
       if (s) sessions.push(s);
       else dead.push(id);
     }
-    if (dead.length > 0) await this.redis.srem(`${this.p}all`, ...dead);
+    if (dead.length > 0) await available(this.redis.srem(`${this.p}all`, ...dead));
     return sessions;
   }
 

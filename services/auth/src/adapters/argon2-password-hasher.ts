@@ -69,10 +69,6 @@ export class Argon2PasswordHasher implements PasswordHasher {
     return expected.length === actual.length && timingSafeEqual(expected, actual);
   }
 
-  async burn(password: string): Promise<void> {
-    await this.derive(password, randomBytes(10));
-  }
-
   /** Hashing slots in use, callers waiting and the most slots ever in use (for tests and metrics). */
   load(): { active: number; waiting: number; peak: number } {
     return { active: this.active, waiting: this.waiting.length, peak: this.peak };

@@ -9,7 +9,7 @@ import {
   pendingAuthQueries,
 } from '@ziti/platform';
 import { emitApiSessionCreated, emitApiSessionDeleted } from './api-session-events.ts';
-import { type AuthPolicy, allowsSigner } from './auth-policy.ts';
+import { type AuthPolicy, allowsSigner, defaultAuthPolicyId } from './auth-policy.ts';
 import { ExtJwtRejected, type SignerKeys, verifyExternalJwt } from './ext-jwt.ts';
 import type { ExternalJwtSigner } from './ext-jwt-signer.ts';
 import type { Identity, ListInput, ListPage } from './model.ts';
@@ -96,6 +96,8 @@ function certificateOf(pem: string): { cert: X509Certificate; fingerprint: strin
 export class AuthenticationService {
   readonly sessionTtlSeconds: number;
   private readonly now: () => Date;
+  /** What a login with no usable password is checked against (made once, same hasher and parameters). */
+  private dummyCredential?: Promise<{ hash: string; salt: string }>;
 
   constructor(private readonly deps: AuthenticationDeps) {
     this.sessionTtlSeconds = deps.sessionTtlSeconds;
@@ -136,18 +138,18 @@ export class AuthenticationService {
     const password = input.password;
     const found = await this.deps.work(async (s) => {
       const authenticator = await s.authenticators.findByUsername(input.username!);
-      if (!authenticator) return null;
-      const identity = await s.identities.get(authenticator.identityId);
-      if (!identity) return null;
-      return { authenticator, identity, policy: await s.authPolicies.get(identity.authPolicyId) };
+      const identity = authenticator ? await s.identities.get(authenticator.identityId) : null;
+      // An unknown username reads a policy too, so both cost the same round trips.
+      const policy = await s.authPolicies.get(identity?.authPolicyId ?? defaultAuthPolicyId);
+      return authenticator && identity ? { authenticator, identity, policy } : null;
     });
     if (!found || !found.authenticator.passwordHash || !found.authenticator.salt) {
-      await this.deps.hasher.burn(password);
+      await this.verifyDummy(password);
       return this.refuse('UNKNOWN_USERNAME');
     }
     const { authenticator, identity, policy } = found;
     if (policy && !policy.primary.updb.allowed) {
-      await this.deps.hasher.burn(password);
+      await this.verifyDummy(password);
       return this.refuse('UPDB_NOT_ALLOWED', { identityId: identity.id, authPolicyId: policy.id });
     }
     if (!(await this.deps.hasher.verify(password, authenticator.passwordHash!, authenticator.salt!))) {
@@ -157,6 +159,20 @@ export class AuthenticationService {
     if (policy && policy.primary.updb.maxAttempts > 0)
       await this.deps.work((s) => s.loginAttempts.reset(authenticator.id));
     return this.openSession(identity, authenticator.id, 'password', input, null);
+  }
+
+  /**
+   * A full verification against a dummy credential of the same hasher, for a login that has no
+   * password to check: an unknown username costs what a known one does, so timing does not tell
+   * which usernames exist.
+   */
+  private async verifyDummy(password: string): Promise<void> {
+    this.dummyCredential ??= this.deps.hasher.hash(randomUUID()).catch((err: unknown) => {
+      this.dummyCredential = undefined;
+      throw err;
+    });
+    const { hash, salt } = await this.dummyCredential;
+    await this.deps.hasher.verify(password, hash, salt);
   }
 
   /**

@@ -122,8 +122,6 @@ export type UnitOfWork = <T>(fn: (stores: AuthStores) => Promise<T>) => Promise<
 export interface PasswordHasher {
   hash(password: string): Promise<{ hash: string; salt: string }>;
   verify(password: string, hash: string, salt: string): Promise<boolean>;
-  /** Spends the same effort as a verification, so unknown users cost what known ones do. */
-  burn(password: string): Promise<void>;
 }
 
 export type SessionStore = ApiSessionStore;

@@ -30,7 +30,6 @@ export const plainHasher: PasswordHasher = {
   async verify(password, hash) {
     return Buffer.from(password).toString('base64') === hash;
   },
-  async burn() {},
 };
 
 export async function seed(work: UnitOfWork): Promise<void> {
