@@ -33,7 +33,7 @@ import {
  * Whatever the delivery does — reorder, duplicate, redeliver after a failure, skip, carry an
  * unknown version — the read model ends equal to the owner's state.
  */
-const logger = createLogger('test', 'silent');
+const logger = createLogger('test', (process.env.TEST_LOG as never) ?? 'silent');
 const created = eventTypes.identityCreated.type;
 const updated = eventTypes.identityUpdated.type;
 const deleted = eventTypes.identityDeleted.type;

@@ -82,6 +82,9 @@ export class NatsBus implements Bus {
       name: options.name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
+      // nats.js otherwise makes an Error (a stack trace) for every request, in case it times out;
+      // our timeouts name their subject instead.
+      noAsyncTraces: true,
     });
     return new NatsBus(nc, options);
   }

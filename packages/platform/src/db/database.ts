@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { type SQL, sql } from 'drizzle-orm';
+import { entityKind } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -249,28 +249,99 @@ function quoteIdent(name: string): string {
   return `"${name}"`;
 }
 
-/** Builds a drizzle SQL object from text with `$1…$n` placeholders (what the ZitiQL translator emits). */
-export function positionalSql(text: string, params: readonly unknown[]): SQL {
-  const chunks: SQL[] = [];
-  const re = /\$(\d+)/g;
-  let last = 0;
-  for (let m = re.exec(text); m; m = re.exec(text)) {
-    chunks.push(sql.raw(text.slice(last, m.index)));
-    const index = Number(m[1]) - 1;
-    if (index < 0 || index >= params.length) throw new Error(`placeholder $${m[1]} has no parameter`);
-    chunks.push(sql`${sql.param(params[index])}`);
-    last = m.index + m[0].length;
+/**
+ * A statement that failed: its text (never its parameters, which may be secrets) and the driver's
+ * error as the cause (SQLSTATE, constraint).
+ */
+export class QueryError extends Error {
+  constructor(
+    readonly query: string,
+    cause: unknown,
+  ) {
+    super(`Failed query: ${query}`, { cause });
+    this.name = 'QueryError';
   }
-  chunks.push(sql.raw(text.slice(last)));
-  return sql.join(chunks);
 }
 
-/** Runs raw SQL with positional parameters and returns its rows. */
+/** Dates and intervals as Postgres writes them, as drizzle's raw `execute` answers them (callers parse them). */
+const textTypes = new Set<number>([
+  pg.types.builtins.TIMESTAMPTZ,
+  pg.types.builtins.TIMESTAMP,
+  pg.types.builtins.DATE,
+  pg.types.builtins.INTERVAL,
+  1231, // numeric[]
+  1115, // timestamp[]
+  1185, // timestamptz[]
+  1187, // interval[]
+  1182, // date[]
+]);
+const asText = (value: string) => value;
+const pgTextTypes = {
+  getTypeParser: ((typeId: number, format?: 'text' | 'binary') =>
+    textTypes.has(typeId) ? asText : pg.types.getTypeParser(typeId, format)) as typeof pg.types.getTypeParser,
+};
+const pgliteTextParsers = Object.fromEntries([...textTypes].map((t) => [t, asText]));
+
+interface DriverClient {
+  query(...args: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/** Which driver a drizzle database or transaction runs on, and its client (pool, pooled client, PGlite). */
+function driverOf(db: Db): { client: DriverClient; pglite: boolean } {
+  const session = (db as unknown as { session: { client: DriverClient; constructor: Record<symbol, unknown> } })
+    .session;
+  const kind = session.constructor[entityKind];
+  return { client: session.client, pglite: kind === 'PgliteSession' || kind === 'PgliteTransaction' };
+}
+
+/**
+ * A statement with every placeholder occurrence numbered on its own (`$1 … $k` in text order) and
+ * which parameter each takes: a parameter used twice is typed once per use, so `$3` may be a
+ * bigint in one place and compared as text in another (drizzle's SQL builder did the same).
+ */
+interface Numbered {
+  text: string;
+  order: number[];
+}
+const numbered = new Map<string, Numbered>();
+const maxNumbered = 2_000;
+
+function numberPlaceholders(text: string, paramCount: number): Numbered {
+  let found = numbered.get(text);
+  if (!found) {
+    const order: number[] = [];
+    const out = text.replace(/\$(\d+)/g, (_m, n: string) => {
+      order.push(Number(n) - 1);
+      return `$${order.length}`;
+    });
+    found = { text: out, order };
+    if (numbered.size >= maxNumbered) numbered.clear();
+    numbered.set(text, found);
+  }
+  for (const index of found.order)
+    if (index < 0 || index >= paramCount) throw new Error(`placeholder $${index + 1} has no parameter`);
+  return found;
+}
+
+/**
+ * Runs raw SQL with positional parameters and returns its rows. It goes to the driver directly
+ * (drizzle's SQL builder spent more CPU than the query on hot paths), inside the caller's
+ * transaction when `db` is one, with the same value types as drizzle's raw `execute`.
+ */
 export async function queryRows<T = Record<string, unknown>>(
   db: Db,
   text: string,
   params: readonly unknown[] = [],
 ): Promise<T[]> {
-  const result = (await db.execute(positionalSql(text, params))) as unknown as { rows: T[] };
-  return result.rows;
+  const { client, pglite } = driverOf(db);
+  const statement = numberPlaceholders(text, params.length);
+  const values = statement.order.map((i) => params[i]);
+  try {
+    const result = pglite
+      ? await client.query(statement.text, values, { rowMode: 'object', parsers: pgliteTextParsers })
+      : await client.query({ text: statement.text, values, types: pgTextTypes });
+    return result.rows as T[];
+  } catch (err) {
+    throw new QueryError(text, err);
+  }
 }
