@@ -43,7 +43,7 @@ function expectUnavailable(res: { status: number; json: { error?: { code?: strin
 }
 
 describe('a dependency that is down is a 503, never a 500', () => {
-  it('pki-enrollment down: creating an identity with an enrollment, its detail and /current-identity', async () => {
+  it('pki-enrollment down: creating an identity with an enrollment and its detail; others are still served', async () => {
     const user = await newUser();
     const withEnrollment = await mgmt('/identities', {
       method: 'POST',
@@ -63,8 +63,10 @@ describe('a dependency that is down is a 503, never a 500', () => {
           body: { name, type: 'User', isAdmin: false, enrollment: { ott: true } },
         }),
       );
-      expectUnavailable(await mgmt(`/identities/${user.id}`));
-      expectUnavailable(await e.call('client', { path: '/current-identity', token: user.token }));
+      // Only an identity with an outstanding enrollment needs pki-enrollment (docs/adr/0012).
+      expectUnavailable(await mgmt(`/identities/${withEnrollment.json.data.id}`));
+      expect((await mgmt(`/identities/${user.id}`)).status).toBe(200);
+      expect((await e.call('client', { path: '/current-identity', token: user.token })).status).toBe(200);
       // Whatever does not need pki-enrollment still works.
       expect((await mgmt('/services?limit=1')).status).toBe(200);
     } finally {
@@ -211,7 +213,8 @@ describe('SIGTERM of a gateway under keep-alive traffic', () => {
     await Promise.all(loops);
     agent.destroy();
     expect(failures).toEqual([]);
-    expect(exitMs).toBeLessThan(5_000);
+    // Before the drain it served for ~17 s and was forced out at 20 s; 10 s leaves room for a loaded CI machine.
+    expect(exitMs).toBeLessThan(10_000);
     expect(readFileSync(join(e.cluster.logDir, 'gateway-1.log'), 'utf8')).toContain('"msg":"stopped"');
     // Every write the stopped gateway acknowledged is there.
     expect(written.size).toBeGreaterThan(0);
