@@ -153,7 +153,7 @@ describe('external JWT signers (management)', () => {
     }
   });
 
-  it('replace, patch (omitted keeps, null clears) and delete; a signer a policy names can not be deleted', async () => {
+  it('replace, patch (an omitted or null field keeps its value, as the reference reads PATCH keys) and delete; a signer a policy names can not be deleted', async () => {
     const name = uniqueName('crud');
     const issuer = `https://${uniqueName('crud')}.example`;
     const id = await createSigner({
@@ -185,7 +185,7 @@ describe('external JWT signers (management)', () => {
     });
     const patch = await mgmt(admin, `/external-jwt-signers/${id}`, {
       method: 'PATCH',
-      body: { enabled: true, clientId: null },
+      body: { enabled: true, clientId: null, audience: null },
     });
     expect(patch.status).toBe(200);
     expect((await mgmt(admin, `/external-jwt-signers/${id}`)).json.data).toMatchObject({

@@ -24,6 +24,11 @@ export const errorTable = {
   SERVICE_UNAVAILABLE: [503, 'The service that owns this operation is not available'],
   COULD_NOT_PARSE_BODY: [400, 'The body of the request could not be parsed'],
   COULD_NOT_READ_BODY: [500, 'The body of the request could not be read'],
+  // The reference's later releases answer a body over their limit so (controller/apierror/messages.go);
+  // the two below answer a request line or head over the gateway's limits (packages/contracts/src/validation.ts).
+  REQUEST_ENTITY_TOO_LARGE: [413, 'The request body exceeds the maximum accepted size'],
+  URI_TOO_LONG: [414, 'The request URL exceeds the maximum accepted length'],
+  REQUEST_HEADER_FIELDS_TOO_LARGE: [431, 'The request headers exceed the maximum accepted size'],
   INVALID_UUID: [400, 'The supplied value is not a valid UUID'],
   INVALID_CONTENT_TYPE: [400, 'The content type supplied is not acceptable'],
   INVALID_AUTH: [401, 'The authentication request failed'],

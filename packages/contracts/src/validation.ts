@@ -65,6 +65,121 @@ export const sortQueryParam = z.preprocess(queryValue, z.string().optional()).op
 });
 
 // ---------------------------------------------------------------------------------------------
+// Input limits (docs/adr/0013-input-limits.md)
+
+/**
+ * What the edge accepts before any work is spent on a request. The reference has a 1 MiB body limit
+ * (`controller/api/body_limit.go`, later releases) and no string limits; Postgres has (a b-tree entry
+ * holds at most ~2.7 kB, `text`/`jsonb` refuse U+0000 and lone surrogates), so the edge does.
+ */
+export const inputLimits = {
+  /** Request line and headers together (Node's `maxHeaderSize`); beyond: 431 with the envelope. */
+  maxHeaderBytes: 64 * 1024,
+  /** The URL (path and query, e.g. a long filter); beyond: 414 with the envelope. */
+  maxUrlLength: 32 * 1024,
+  /** A body of an operation that takes one from a logged-in caller; beyond: 413. */
+  maxBodyBytes: 1024 * 1024,
+  /** A body of an operation anyone may call (authenticate, enroll) or that declares none; beyond: 413. */
+  maxSmallBodyBytes: 16 * 1024,
+  /** Nesting of arrays and objects in a JSON body; deeper: 400 COULD_NOT_PARSE_BODY before parsing. */
+  maxJsonDepth: 32,
+  /** Names, ids, usernames, role attributes and roles, map keys, path parameters (characters). */
+  maxNameLength: 255,
+  /** Any other string: descriptions, PEM documents, JWTs, URLs, tag and config values (characters). */
+  maxTextLength: 64 * 1024,
+} as const;
+
+/** Properties whose strings (or whose array's strings) are names or ids: indexed, so short. */
+const namePattern =
+  /^(id|name|username|externalId|method|type|typeId|roleAttributes|configTypes|configs)$|(Id|Ids|Roles)$/;
+
+/**
+ * The operations that read a body that is not JSON: those whose spec consumes another media type,
+ * and the enroll endpoints, which decode a body by its content type (PEM CSR, ZITI-FACTS §8.2).
+ */
+const rawBodyOperations = new Set(['client.enrollOtt', 'client.enrollOttCa', 'client.enrollUpdb', 'client.enrollCa']);
+
+export function readsRawBody(op: OperationDef): boolean {
+  return (
+    rawBodyOperations.has(`${op.api}.${op.operationId}`) ||
+    op.consumes.some((type) => !/^application\/(.+\+)?json$/i.test(type.split(';')[0]!.trim()))
+  );
+}
+
+/** The largest body an operation accepts: small for anonymous callers and for operations without a body. */
+export function maxBodyBytes(op: OperationDef): number {
+  const takesBody = op.body !== undefined || readsRawBody(op);
+  return op.access === 'none' || !takesBody ? inputLimits.maxSmallBodyBytes : inputLimits.maxBodyBytes;
+}
+
+/**
+ * Rejects JSON nested deeper than `max` with one pass over the text, before `JSON.parse` (and
+ * everything after it) spends time and stack on it.
+ */
+export function checkJsonDepth(text: string, max: number = inputLimits.maxJsonDepth): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) {
+        throw new ApiError('COULD_NOT_PARSE_BODY', {
+          code: 'UNHANDLED',
+          message: `the JSON body is nested deeper than ${max} levels (at offset ${i})`,
+        });
+      }
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+}
+
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** The value shown in a cause for a rejected string: a long one is cut, the response is no echo of the request. */
+function shown(value: string): string {
+  return value.length > 64 ? `${value.slice(0, 64)}…` : value;
+}
+
+function checkString(value: string, field: string, location: InputLocation, max: number): void {
+  if (value.includes('\u0000')) {
+    throw ApiError.field(field, `${field} in ${location} must not contain NUL characters`, shown(value));
+  }
+  if (loneSurrogate.test(value)) {
+    throw ApiError.field(
+      field,
+      `${field} in ${location} must be valid Unicode (it holds a lone UTF-16 surrogate)`,
+      shown(value.replace(new RegExp(loneSurrogate.source, 'g'), '\ufffd')),
+    );
+  }
+  if (value.length > max) {
+    throw ApiError.field(field, `${field} in ${location} should be at most ${max} chars long`, shown(value));
+  }
+}
+
+/**
+ * Checks every string of a value (and every key of its objects) at the edge: no NUL, no lone
+ * surrogate, at most `maxNameLength` characters for names, ids and keys, `maxTextLength` for the
+ * rest. `field` is the dotted path go-openapi would name; `nameLike` whether the strings directly
+ * at it are names.
+ */
+export function checkStrings(value: unknown, location: InputLocation, field: string, nameLike = false): void {
+  const limit = nameLike ? inputLimits.maxNameLength : inputLimits.maxTextLength;
+  if (typeof value === 'string') checkString(value, field, location, limit);
+  else if (Array.isArray(value))
+    value.forEach((item, i) => checkStrings(item, location, field === '' ? String(i) : `${field}.${i}`, nameLike));
+  else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const path = field === '' ? key : `${field}.${key}`;
+      checkString(key, path, location, inputLimits.maxNameLength);
+      checkStrings(item, location, path, namePattern.test(key));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Validation
 
 /**
@@ -72,11 +187,14 @@ export const sortQueryParam = z.preprocess(queryValue, z.string().optional()).op
  * them typed and coerced. Throws `ApiError` `COULD_NOT_VALIDATE` with the first problem found.
  */
 export function validateOperationInput(op: OperationDef, input: OperationInput): ValidatedInput {
+  for (const [key, value] of Object.entries(input.params ?? {})) checkStrings(value, 'path', key, true);
   const params = op.params
     ? (validateValue(op.params, input.params ?? {}, 'path', 'params') as Record<string, string>)
     : { ...(input.params ?? {}) };
 
   const rawQuery = input.query ?? {};
+  // A query value is bounded by the URL's length; it may still carry a NUL (`%00`).
+  checkStrings(rawQuery, 'query', '');
   const query = op.query
     ? withoutUndefined(validateValue(op.query, rawQuery, 'query', 'query') as Record<string, unknown>)
     : { ...rawQuery };
@@ -92,9 +210,18 @@ export function validateOperationInput(op: OperationDef, input: OperationInput):
     // A body that is not JSON (PEM, CSR) is the owner's to read; a body the operation does not declare passes as is.
     body = input.body;
   } else {
-    body = validateValue(op.body, input.body, 'body', name);
+    // The reference patches the fields whose JSON key holds a value (ziti 1.1.9 `controller/api/json_fields.go`
+    // GetJsonFields skips a null): `{"roleAttributes": null}` leaves the attribute as it is, x-nullable or not.
+    const given = op.method === 'PATCH' ? withoutNullProperties(input.body) : input.body;
+    body = validateValue(op.body, given, 'body', name);
   }
+  if (body !== undefined) checkStrings(body, 'body', typeof body === 'object' ? '' : name);
   return { params, query, body };
+}
+
+function withoutNullProperties(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null));
 }
 
 /**

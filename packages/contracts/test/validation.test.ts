@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../src/errors.ts';
 import type { ApiName } from '../src/operation.ts';
 import { operationById } from '../src/table.ts';
-import { type OperationInput, validateOperationInput } from '../src/validation.ts';
+import {
+  type OperationInput,
+  checkJsonDepth,
+  inputLimits,
+  maxBodyBytes,
+  readsRawBody,
+  validateOperationInput,
+} from '../src/validation.ts';
 
 function validate(api: ApiName, operationId: string, input: OperationInput) {
   const op = operationById(api, operationId);
@@ -236,5 +243,105 @@ describe('validateOperationInput: query and path', () => {
 
   it('returns path parameters', () => {
     expect(validate('management', 'detailIdentity', { params: { id: 'x1' } }).params).toEqual({ id: 'x1' });
+  });
+});
+
+describe('input limits (issue 12)', () => {
+  it('refuses NUL and lone surrogates in any string, key, path or query value, naming the field', () => {
+    expect(
+      causeOf(() => validate('management', 'createIdentity', { body: { ...identity, name: 'a\u0000b' } })),
+    ).toEqual({
+      field: 'name',
+      reason: 'name in body must not contain NUL characters',
+      value: 'a\u0000b',
+    });
+    expect(
+      causeOf(() => validate('management', 'createIdentity', { body: { ...identity, tags: { k: ['x', '\ud800'] } } })),
+    ).toMatchObject({ field: 'tags.k.1', value: '\ufffd' });
+    expect(
+      causeOf(() => validate('management', 'createIdentity', { body: { ...identity, tags: { 'k\udc00': 1 } } })),
+    ).toMatchObject({ field: 'tags.k\udc00' });
+    expect(causeOf(() => validate('management', 'detailIdentity', { params: { id: 'a\u0000' } }))).toMatchObject({
+      field: 'id',
+      reason: 'id in path must not contain NUL characters',
+    });
+    expect(causeOf(() => validate('management', 'listServices', { query: { configTypes: '\u0000' } }))).toMatchObject({
+      field: 'configTypes',
+    });
+    // A proper surrogate pair is a character like any other.
+    expect(
+      validate('management', 'createIdentity', { body: { ...identity, name: 'ok \ud83d\ude00' } }).body,
+    ).toMatchObject({
+      name: 'ok \ud83d\ude00',
+    });
+  });
+
+  it('bounds names and ids to maxNameLength and other strings to maxTextLength, showing a cut value', () => {
+    const long = 'n'.repeat(inputLimits.maxNameLength + 1);
+    const cause = causeOf(() => validate('management', 'createIdentity', { body: { ...identity, name: long } })) as {
+      reason: string;
+      value: string;
+    };
+    expect(cause.reason).toBe(`name in body should be at most ${inputLimits.maxNameLength} chars long`);
+    expect(cause.value.length).toBeLessThan(100);
+    expect(
+      causeOf(() => validate('management', 'createIdentity', { body: { ...identity, roleAttributes: [long] } })),
+    ).toMatchObject({ field: 'roleAttributes.0' });
+    expect(causeOf(() => validate('management', 'detailIdentity', { params: { id: long } }))).toMatchObject({
+      field: 'id',
+    });
+    // A tag value is text: long is fine up to the text limit, a key is a name.
+    const text = 't'.repeat(inputLimits.maxTextLength);
+    expect(validate('management', 'createIdentity', { body: { ...identity, tags: { note: text } } }).body).toBeTruthy();
+    expect(
+      causeOf(() => validate('management', 'createIdentity', { body: { ...identity, tags: { note: `${text}t` } } })),
+    ).toMatchObject({ field: 'tags.note' });
+    expect(
+      causeOf(() => validate('management', 'createIdentity', { body: { ...identity, tags: { [long]: 1 } } })),
+    ).toMatchObject({ reason: expect.stringContaining(`at most ${inputLimits.maxNameLength}`) });
+  });
+
+  it('finds JSON nested deeper than maxJsonDepth without parsing it', () => {
+    const at = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+    expect(() => checkJsonDepth(at(inputLimits.maxJsonDepth))).not.toThrow();
+    let refused: unknown;
+    try {
+      checkJsonDepth(at(inputLimits.maxJsonDepth + 1));
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toMatchObject({
+      code: 'COULD_NOT_PARSE_BODY',
+      cause: { message: expect.stringMatching(/nested deeper than 32/) },
+    });
+    // Brackets inside strings (escaped quotes too) are not nesting.
+    expect(() => checkJsonDepth(JSON.stringify({ s: '"[[[['.repeat(100) }))).not.toThrow();
+  });
+
+  it('sizes bodies per operation: small for anonymous operations and those without a body', () => {
+    const op = (api: ApiName, id: string) => operationById(api, id)!;
+    expect(maxBodyBytes(op('client', 'authenticate'))).toBe(inputLimits.maxSmallBodyBytes);
+    expect(maxBodyBytes(op('client', 'enrollOtt'))).toBe(inputLimits.maxSmallBodyBytes);
+    expect(maxBodyBytes(op('management', 'enableIdentity'))).toBe(inputLimits.maxSmallBodyBytes);
+    expect(maxBodyBytes(op('management', 'createConfig'))).toBe(inputLimits.maxBodyBytes);
+    expect(readsRawBody(op('client', 'enrollOtt'))).toBe(true);
+    expect(readsRawBody(op('management', 'verifyCa'))).toBe(true);
+    expect(readsRawBody(op('management', 'patchIdentity'))).toBe(false);
+  });
+
+  it('reads a null in a PATCH as no change, whatever the field (the reference skips null keys)', () => {
+    expect(
+      validate('management', 'patchService', {
+        params: { id: 's1' },
+        body: { roleAttributes: null, name: null, encryptionRequired: true },
+      }).body,
+    ).toEqual({ encryptionRequired: true });
+    expect(
+      validate('management', 'patchIdentity', { params: { id: 'i1' }, body: { externalId: null, tags: null } }).body,
+    ).toEqual({});
+    // Elsewhere an x-nullable null stays.
+    expect(validate('management', 'createIdentity', { body: { ...identity, externalId: null } }).body).toMatchObject({
+      externalId: null,
+    });
   });
 });

@@ -474,13 +474,24 @@ export function pgTimestamp(literal: DatetimeLiteral): string {
 
 // ---- sorting -----------------------------------------------------------------------------------------
 
-/** Like `resolve`, without touching the parameters (ORDER BY never carries any). */
-function sortItem(scope: Scope, name: string, direction: 'asc' | 'desc', error: (message: string) => Error): string {
+const constantSql = /^(true|false|null|-?\d+(\.\d+)?|'[^']*')$/i;
+
+/** Like `resolve`, without touching the parameters (ORDER BY never carries any); undefined for a constant. */
+function sortItem(
+  scope: Scope,
+  name: string,
+  direction: 'asc' | 'desc',
+  error: (message: string) => Error,
+): string | undefined {
   const { fields, subqueries } = scope.entity;
   const field = Object.hasOwn(fields, name) ? fields[name]! : undefined;
   if (field?.kind === 'scalar') {
+    const sql = sqlOf(field.sql, scope.alias);
+    // A constant symbol (`isSystem` where no row is a system one) orders nothing, and Postgres refuses a
+    // bare non-integer constant in ORDER BY: it is left out.
+    if (constantSql.test(sql.trim())) return undefined;
     const nulls = direction === 'asc' ? 'nulls first' : 'nulls last';
-    return `${sqlOf(field.sql, scope.alias)}${field.type === 'string' ? ' collate "C"' : ''} ${direction} ${nulls}`;
+    return `${sql}${field.type === 'string' ? ' collate "C"' : ''} ${direction} ${nulls}`;
   }
   if (field?.kind === 'set' || Object.hasOwn(subqueries, name)) {
     throw error(`symbol '${name}' is a set symbol and can not be used for sorting`);
@@ -498,7 +509,8 @@ function orderByClause(scope: Scope, sort: readonly SortField[], error: (message
   for (const { field, direction } of [...sort, { field: scope.entity.defaultSort, direction: 'asc' as const }]) {
     if (seen.has(field)) continue;
     seen.add(field);
-    items.push(sortItem(scope, field, direction, error));
+    const item = sortItem(scope, field, direction, error);
+    if (item !== undefined) items.push(item);
   }
   return items.join(', ');
 }

@@ -208,6 +208,16 @@ describe('sorting (bytewise strings, nulls first ascending, id tie-breaker)', ()
     expect(await ids(filter)).toBe(expected);
   });
 
+  it('leaves a constant symbol (isSystem of an entity without system rows) out of ORDER BY', async () => {
+    const constant = defineQueryEntity({
+      ...itemEntity,
+      fields: { ...itemEntity.fields, isSystem: scalar('false', 'boolean') },
+    });
+    // Postgres refuses `order by false desc` ("non-integer constant in ORDER BY").
+    expect(await ids('true sort by isSystem desc', constant)).toBe('a,b,c,d,e,f');
+    expect(await ids('true sort by isSystem, name desc', constant)).toBe('a,f,c,d,b,e');
+  });
+
   it('rejects unknown and set symbols in sort by', () => {
     expect(filterError('true sort by nope')).toBe("unknown symbol 'nope'");
     expect(filterError('true sort by roleAttributes')).toMatch(/set symbol/);

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { type Server, createServer } from 'node:https';
+import type { Duplex } from 'node:stream';
 import {
   ApiError,
   type OperationDef,
+  inputLimits,
   type ServerIdentity,
   buildSwaggerDocument,
   calls,
@@ -15,9 +17,17 @@ import express from 'express';
 import { enumeratedCapabilities, specApi, specDetail, specList, versionData } from './domain/informational.ts';
 import type { GatewayConfig } from './config.ts';
 import { ExtJwtSecondaryCheck } from './http/ext-jwt-secondary.ts';
-import { type LocalHandler, createPipeline, newRequestId, sendError } from './http/pipeline.ts';
+import {
+  type LocalHandler,
+  createPipeline,
+  newRequestId,
+  rawErrorResponse,
+  securityHeaders,
+  sendError,
+} from './http/pipeline.ts';
 import { TokenBucketLimiter } from './http/rate-limit.ts';
 import { RouteTable } from './http/route-table.ts';
+import { tlsCiphers } from './http/tls.ts';
 
 export interface GatewayDeps {
   config: GatewayConfig;
@@ -77,6 +87,7 @@ function cors(req: express.Request, res: express.Response, next: express.NextFun
   res.setHeader('access-control-allow-credentials', 'true');
   res.setHeader('vary', 'Origin');
   if (req.method === 'OPTIONS') {
+    for (const [name, value] of Object.entries(securityHeaders)) res.setHeader(name, value);
     res.setHeader('access-control-allow-headers', 'content-type, accept, authorization, zt-session');
     res.setHeader('access-control-allow-methods', 'GET, HEAD, POST, PUT, PATCH, DELETE');
     res.status(200).end();
@@ -91,7 +102,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
   app.disable('etag');
   app.set('query parser', 'simple');
   app.use(cors);
-  app.use(express.raw({ type: () => true, limit: '2mb' }));
+  // The pipeline reads each body itself, within the limit of the operation it routed to.
   const pipeline = createPipeline({
     routes: new RouteTable(deps.operations ?? operations),
     bus: deps.bus,
@@ -104,20 +115,45 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     extJwt: new ExtJwtSecondaryCheck(deps.bus, deps.logger),
   });
   app.use(pipeline);
-  // Errors of body reading (too large, aborted) still answer with the error envelope.
+  // Anything that escapes the pipeline still answers with the error envelope.
   app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
-    const tooLarge = (err as { type?: string }).type === 'entity.too.large';
-    sendError(
-      req,
-      res,
-      new ApiError(
-        tooLarge ? 'COULD_NOT_VALIDATE' : 'COULD_NOT_READ_BODY',
-        tooLarge ? { field: 'body', reason: 'request body too large' } : 'could not read the request body',
-      ),
-      newRequestId(),
-    );
+    deps.logger.error({ err }, 'unhandled error outside the pipeline');
+    sendError(req, res, err instanceof ApiError ? err : new ApiError('UNHANDLED'), newRequestId());
   });
   return app;
+}
+
+/**
+ * Requests Node's HTTP parser refuses before the app sees them: a head over `maxHeaderSize` is a
+ * 431, anything else malformed a 400, both with the error envelope (Node would answer a bare
+ * status). The rest of the request is read and dropped for a moment so the client gets the answer
+ * instead of a reset; then the connection closes.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+  // A client gone, too slow (Node's headers and request timeouts) or already answered is only closed.
+  if (err.code === 'ECONNRESET' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable || answering) {
+    socket.destroy();
+    return;
+  }
+  const error =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new ApiError('REQUEST_HEADER_FIELDS_TOO_LARGE', {
+          code: 'UNHANDLED',
+          message: `the request line and headers may have at most ${inputLimits.maxHeaderBytes} bytes`,
+        })
+      : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+        ? new ApiError('REQUEST_ENTITY_TOO_LARGE', { code: 'UNHANDLED', message: 'chunk extensions too large' })
+        : new ApiError('COULD_NOT_VALIDATE', { code: 'UNHANDLED', message: 'malformed HTTP request' });
+  // The parser is done with this connection: stop feeding it, drain what the client still sends.
+  socket.removeAllListeners('data');
+  let drained = 0;
+  socket.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > inputLimits.maxBodyBytes) socket.destroy();
+  });
+  socket.end(rawErrorResponse(error, newRequestId()));
+  setTimeout(() => socket.destroy(), 2_000).unref();
 }
 
 /** The gateway process: HTTPS on the configured address with the controller-issued certificate. */
@@ -143,10 +179,14 @@ export function createGateway(
           requestCert: true,
           rejectUnauthorized: false,
           minVersion: 'TLSv1.2',
+          ciphers: tlsCiphers,
+          honorCipherOrder: true,
+          maxHeaderSize: inputLimits.maxHeaderBytes,
         },
         app,
       );
       server.keepAliveTimeout = 65_000;
+      server.on('clientError', answerClientError);
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(deps.config.port, deps.config.bind, () => resolve());

@@ -39,7 +39,8 @@ export const authenticatorQuery = defineQueryEntity({
 export const identityTypeQuery = defineQueryEntity({
   table: 'identity_types',
   alias: 't',
-  fields: { ...base('t'), name: scalar('t.name', 'string') },
+  // Identity types are fixed and carry no tags (no column): `tags.<key>` matches nothing instead of failing.
+  fields: { ...base('t'), tags: map(`'{}'::jsonb`), name: scalar('t.name', 'string') },
 });
 
 /** API sessions live in Redis; they are filtered as a JSON record set in the auth database. */

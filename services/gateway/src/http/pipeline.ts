@@ -7,8 +7,12 @@ import {
   type OperationDef,
   type OperationReply,
   type OperationRequest,
+  checkJsonDepth,
   errorEnvelope,
+  inputLimits,
   isErrorReply,
+  maxBodyBytes,
+  readsRawBody,
   statusOf,
   subjects,
   validateOperationInput,
@@ -24,7 +28,7 @@ import {
   pendingAuthQueries,
   settleProduced,
 } from '@ziti/platform';
-import type { NextFunction, Request, Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { ExtJwtSecondaryCheck } from './ext-jwt-secondary.ts';
 import type { TokenBucketLimiter } from './rate-limit.ts';
 import { type RouteTable, canonicalPath } from './route-table.ts';
@@ -84,8 +88,20 @@ function acceptsJson(req: Request): boolean {
   return !accept || accept.includes('*/*') || accept.includes('application/json');
 }
 
+/**
+ * Headers on every answer (ZITI-FACTS §1.1 plus transport hardening): HSTS, no MIME sniffing, and
+ * no caching, since most answers carry a token, an enrollment JWT, a key or a secret.
+ */
+export const securityHeaders: Readonly<Record<string, string>> = {
+  'strict-transport-security': 'max-age=31536000',
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-store',
+};
+
 export function sendError(req: Request, res: Response, error: ApiError, requestId: string): void {
   const status = statusOf(error.code);
+  // A body left unread (refused before reading it) is not drained on a kept-alive connection.
+  if (!req.complete) res.setHeader('connection', 'close');
   if (!acceptsJson(req)) {
     res
       .status(status)
@@ -96,8 +112,65 @@ export function sendError(req: Request, res: Response, error: ApiError, requestI
   res.status(status).json(errorEnvelope(error.code, requestId, error.cause, error.message));
 }
 
+/**
+ * An answer written on the socket itself, for a request Node's HTTP parser refused before the
+ * pipeline saw it (a head over `maxHeaderSize`, a malformed request line).
+ */
+export function rawErrorResponse(error: ApiError, requestId: string): string {
+  const status = statusOf(error.code);
+  const body = JSON.stringify(errorEnvelope(error.code, requestId, error.cause, error.message));
+  const headers = {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+    connection: 'close',
+    ...securityHeaders,
+  };
+  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`);
+  return `HTTP/1.1 ${status} ${statusText[status] ?? 'Error'}\r\n${head.join('')}\r\n${body}`;
+}
+
+const statusText: Record<number, string> = {
+  400: 'Bad Request',
+  413: 'Content Too Large',
+  431: 'Request Header Fields Too Large',
+};
+
 function isJsonType(contentType: string | undefined): boolean {
   return !contentType || /^application\/(.+\+)?json\b/i.test(contentType);
+}
+
+/** One body reader (express.raw) per limit, so each operation reads at most its own limit. */
+const bodyReaders = new Map<number, RequestHandler>();
+
+/** Reads the request body into `req.body` (a Buffer), refusing more than `limit` bytes unread (413). */
+async function readBody(req: Request, res: Response, limit: number): Promise<void> {
+  let reader = bodyReaders.get(limit);
+  if (!reader) {
+    reader = express.raw({ type: () => true, limit });
+    bodyReaders.set(limit, reader);
+  }
+  const read = reader;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      void read(req, res, (err?: unknown) => (err ? reject(err) : resolve()));
+    });
+  } catch (err) {
+    const type = (err as { type?: string }).type;
+    if (type === 'entity.too.large') {
+      throw new ApiError('REQUEST_ENTITY_TOO_LARGE', {
+        code: 'UNHANDLED',
+        message: `the body of this operation may have at most ${limit} bytes`,
+      });
+    }
+    if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+      throw new ApiError('INVALID_CONTENT_TYPE', { code: 'UNHANDLED', message: (err as Error).message });
+    }
+    const status = (err as { status?: number }).status;
+    if (status !== undefined && status < 500) {
+      throw new ApiError('COULD_NOT_PARSE_BODY', { code: 'UNHANDLED', message: (err as Error).message });
+    }
+    throw new ApiError('COULD_NOT_READ_BODY', { code: 'UNHANDLED', message: 'could not read the request body' });
+  }
 }
 
 function queryOf(req: Request): Record<string, string | string[]> {
@@ -120,6 +193,7 @@ export function createPipeline(deps: PipelineDeps) {
     res.setHeader('ziti-instance-id', deps.instanceId);
     res.setHeader('server', 'ziti-controller/v1.1.9');
     res.setHeader('x-request-id', requestId);
+    for (const [name, value] of Object.entries(securityHeaders)) res.setHeader(name, value);
     const log = deps.logger.child({ requestId });
     res.on('finish', () => {
       log.info(
@@ -133,6 +207,12 @@ export function createPipeline(deps: PipelineDeps) {
       );
     });
     try {
+      if (req.originalUrl.length > inputLimits.maxUrlLength) {
+        throw new ApiError('URI_TOO_LONG', {
+          code: 'UNHANDLED',
+          message: `the URL has ${req.originalUrl.length} characters, at most ${inputLimits.maxUrlLength} are accepted`,
+        });
+      }
       const path = canonicalPath(req.path);
       const found = deps.routes.lookup(req.method, path);
       if (found.kind === 'not-found')
@@ -159,6 +239,7 @@ export function createPipeline(deps: PipelineDeps) {
 
       const { caller, session } = await authenticate(req, res, op, deps);
 
+      await readBody(req, res, maxBodyBytes(op));
       const contentType = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
       const raw: Buffer | undefined = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
       let body: unknown;
@@ -168,7 +249,18 @@ export function createPipeline(deps: PipelineDeps) {
       const takesBody = (op.method !== 'GET' && op.method !== 'DELETE') || op.body !== undefined;
       if (raw && takesBody) {
         if (isJsonType(contentType)) body = parseJson(raw);
-        else rawBody = raw.toString('base64');
+        else if (readsRawBody(op)) rawBody = raw.toString('base64');
+        else if (op.body !== undefined) {
+          // A body the operation needs in a form it cannot read is refused, never dropped.
+          throw new ApiError(
+            'INVALID_CONTENT_TYPE',
+            {
+              code: 'UNHANDLED',
+              message: `this operation reads ${op.consumes.join(', ')}, not ${contentType ?? 'an untyped body'}`,
+            },
+            `The content type supplied is not acceptable: ${contentType}`,
+          );
+        }
         // The console's habitual `{}` on a GET is no body (ZITI-FACTS §16).
         if (op.method === 'GET' && isEmptyObject(body)) body = undefined;
       }
@@ -224,6 +316,7 @@ function isEmptyObject(value: unknown): boolean {
 function parseJson(raw: Buffer): unknown {
   const text = raw.toString('utf8');
   if (text.trim() === '') return undefined;
+  checkJsonDepth(text);
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -288,8 +381,6 @@ function toApiError(err: unknown, log: Logger): ApiError {
   if (err instanceof NoRespondersError)
     return new ApiError('SERVICE_UNAVAILABLE', { code: 'UNHANDLED', message: err.message });
   if (err instanceof RequestTimeoutError) return new ApiError('TIMEOUT');
-  if ((err as { type?: string }).type === 'entity.too.large')
-    return new ApiError('COULD_NOT_READ_BODY', 'request body too large');
   log.error({ err }, 'unhandled error');
   return new ApiError('UNHANDLED', { code: 'UNHANDLED', message: 'An unhandled error occurred' });
 }

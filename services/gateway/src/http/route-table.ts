@@ -1,4 +1,4 @@
-import { type ApiName, type HttpMethod, type OperationDef, apiBasePath } from '@ziti/contracts';
+import { type ApiName, type HttpMethod, type OperationDef, apiBasePath, inputLimits } from '@ziti/contracts';
 import FindMyWay from 'find-my-way';
 
 export interface RouteMatch {
@@ -16,7 +16,13 @@ const methods: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
  * lookup costs the length of the path, not the number of routes (~250).
  */
 export class RouteTable {
-  private readonly router = FindMyWay({ ignoreTrailingSlash: true, caseSensitive: true });
+  // A parameter as long as the URL still routes: its length is the input validation's to refuse, naming it
+  // (find-my-way's own limit of 100 would make it a 404).
+  private readonly router = FindMyWay({
+    ignoreTrailingSlash: true,
+    caseSensitive: true,
+    maxParamLength: inputLimits.maxUrlLength,
+  });
 
   constructor(operations: readonly OperationDef[]) {
     for (const op of operations) {
