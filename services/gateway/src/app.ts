@@ -10,9 +10,8 @@ import {
   calls,
   operations,
   serverIdentitySchema,
-  subjects,
 } from '@ziti/contracts';
-import { type ApiSessionStore, type Bus, type Logger, type RunnableService, reply } from '@ziti/platform';
+import { type ApiSessionStore, type Bus, type Logger, type RunnableService, callService, reply } from '@ziti/platform';
 import express from 'express';
 import { enumeratedCapabilities, specApi, specDetail, specList, versionData } from './domain/informational.ts';
 import type { GatewayConfig } from './config.ts';
@@ -44,8 +43,15 @@ export async function fetchServerIdentity(bus: Bus, logger: Logger, timeoutMs = 
   let delay = 100;
   for (;;) {
     try {
-      return serverIdentitySchema.parse(
-        await bus.request(subjects.call('pki-enrollment', calls.serverIdentity), {}, { timeoutMs: 5_000 }),
+      return await callService(
+        bus,
+        'pki-enrollment',
+        calls.serverIdentity,
+        {},
+        {
+          timeoutMs: 5_000,
+          schema: serverIdentitySchema,
+        },
       );
     } catch (err) {
       if (Date.now() > deadline) throw err;

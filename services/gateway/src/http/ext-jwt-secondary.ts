@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { subjects } from '@ziti/contracts';
 import {
   type Bus,
   type ExtJwtSecondaryRequest,
   type ExtJwtSecondaryResult,
   type LiveApiSession,
   type Logger,
+  callService,
   extJwtSecondaryCall,
 } from '@ziti/platform';
 
@@ -39,9 +39,9 @@ export class ExtJwtSecondaryCheck {
     const request: ExtJwtSecondaryRequest = { identityId: session.identityId, signerId: signer.id, jwt };
     let result: ExtJwtSecondaryResult;
     try {
-      result = (await this.bus.request(subjects.call('auth', extJwtSecondaryCall), request, {
+      result = await callService<ExtJwtSecondaryResult>(this.bus, 'auth', extJwtSecondaryCall, request, {
         timeoutMs: 5_000,
-      })) as ExtJwtSecondaryResult;
+      });
     } catch (err) {
       // Auth unreachable: the factor cannot be confirmed, so the session stays partial.
       this.logger.warn({ err: (err as Error).message }, 'external JWT check failed');

@@ -22,8 +22,7 @@ import {
   type Bus,
   type LiveApiSession,
   type Logger,
-  NoRespondersError,
-  RequestTimeoutError,
+  busFailureError,
   hasPositions,
   pendingAuthQueries,
   settleProduced,
@@ -371,16 +370,17 @@ async function dispatch(
     if (!local) throw new ApiError('NOT_IMPLEMENTED');
     return local(request);
   }
-  return (await deps.bus.request(subjects.operation(op.owner, op.api, op.operationId), request, {
-    timeoutMs,
-  })) as OperationReply;
+  try {
+    return (await deps.bus.request(subjects.operation(op.owner, op.api, op.operationId), request, {
+      timeoutMs,
+    })) as OperationReply;
+  } catch (err) {
+    throw busFailureError(err, op.owner, op.operationId);
+  }
 }
 
 function toApiError(err: unknown, log: Logger): ApiError {
   if (err instanceof ApiError) return err;
-  if (err instanceof NoRespondersError)
-    return new ApiError('SERVICE_UNAVAILABLE', { code: 'UNHANDLED', message: err.message });
-  if (err instanceof RequestTimeoutError) return new ApiError('TIMEOUT');
   log.error({ err }, 'unhandled error');
   return new ApiError('UNHANDLED', { code: 'UNHANDLED', message: 'An unhandled error occurred' });
 }
