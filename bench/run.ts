@@ -1,101 +1,40 @@
 /**
- * `npm run bench`: throughput and latency of the controller's hot path, authenticated
- * `GET /edge/client/v1/current-identity` at 64 connections through the gateway (session check in
- * Redis, NATS round trip to auth, Postgres read), beside a bare Node `https` server and an express
- * hello-world measured in the same run on the same machine. Loopback only; bounded duration.
- * Results go to bench/results/<date>.json and are summarised in docs/BENCHMARKS.md by hand.
+ * `npm run bench`: every scenario, `npm run bench -- <scenario> [<scenario>…]` some of them. Each
+ * runs against the cluster on this machine's NATS, Redis and Postgres (separate processes) beside
+ * its floor measured in the same run, prints its figures and records them in
+ * bench/results/<date>-<scenario>.json; docs/BENCHMARKS.md summarises them by hand.
+ *
+ * - `read` (issue 13 b, bench/read.ts): authenticated `GET /current-identity` at 64 connections
+ *   beside bare Node https and an express hello-world;
+ * - `login` (a, bench/login.ts): password logins at 16 connections beside raw argon2 verifies, and
+ *   other sessions' reads during the storm beside the same reads while idle;
+ * - `bulk` (d, bench/bulk.ts): 10,000 identities created into a network of 10,000;
+ * - `lists` (g, bench/lists.ts): management identity lists over 100,000 identities beside SQL;
+ * - `startup` (bench/startup.ts): `npm start` to the first answer, cluster services to ready;
+ * - `visibility`, `emit`, `policy`, `sessions`: write → visible, event numbering, policy engine,
+ *   edge sessions.
+ * Loopback only; every loop is bounded.
  */
 import 'reflect-metadata';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import { startLocalCluster } from '../deploy/local-cluster.ts';
+import { benchBulk } from './bulk.ts';
 import { benchEmitCost } from './emit-cost.ts';
+import { benchLists } from './lists.ts';
+import { benchLogin } from './login.ts';
 import { benchPolicy } from './policy.ts';
+import { benchRead } from './read.ts';
 import { benchSessions } from './sessions.ts';
+import { benchStartup } from './startup.ts';
 
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // loopback only, self-issued certificates
 const root = fileURLToPath(new URL('..', import.meta.url));
-const duration = Number(process.env.BENCH_SECONDS ?? 10);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
-
-interface Result {
-  name: string;
-  requestsPerSecond: number;
-  latencyP50: number;
-  latencyP99: number;
-  errors: number;
-  non2xx: number;
-}
-
-async function measure(name: string, url: string, headers: Record<string, string> = {}): Promise<Result> {
-  // Warm up (JIT, pools, TLS sessions), then measure.
-  await autocannon({ url, connections, duration: 2, headers });
-  const r = await autocannon({ url, connections, duration, headers });
-  const result = {
-    name,
-    requestsPerSecond: Math.round(r.requests.average),
-    latencyP50: r.latency.p50,
-    latencyP99: r.latency.p99,
-    errors: r.errors,
-    non2xx: r.non2xx,
-  };
-  console.log(
-    `${name.padEnd(38)} ${String(result.requestsPerSecond).padStart(7)} req/s  p50 ${result.latencyP50} ms  p99 ${result.latencyP99} ms  errors ${result.errors}  non-2xx ${result.non2xx}`,
-  );
-  return result;
-}
-
-async function startBaseline(
-  kind: 'node' | 'express',
-  cert: string,
-  key: string,
-): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(root, 'bench', 'baseline-server.ts'), kind, cert, key],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      const m = /listening (\d+)/.exec(d.toString());
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', () => reject(new Error(`${kind} baseline exited`)));
-  });
-  return { port, child };
-}
-
-const dir = mkdtempSync(join(tmpdir(), 'bench-'));
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-subj',
-    '/CN=localhost',
-    '-days',
-    '1',
-    '-keyout',
-    join(dir, 'key.pem'),
-    '-out',
-    join(dir, 'cert.pem'),
-  ],
-  { stdio: 'ignore' },
-);
 
 /** Scenarios: `npm run bench` runs all, `npm run bench -- <name>` one. */
-const scenarios = ['read', 'visibility', 'emit', 'policy', 'sessions'] as const;
+const scenarios = ['read', 'login', 'bulk', 'lists', 'startup', 'visibility', 'emit', 'policy', 'sessions'] as const;
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const w of wanted)
   if (!(scenarios as readonly string[]).includes(w))
@@ -113,60 +52,12 @@ if (runs('emit')) {
 }
 if (runs('visibility')) await benchVisibility();
 if (runs('read')) await benchRead();
+if (runs('login')) await benchLogin();
+if (runs('bulk')) await benchBulk();
+if (runs('lists')) await benchLists();
+if (runs('startup')) await benchStartup();
 if (runs('policy')) await benchPolicy();
 if (runs('sessions')) await benchSessions();
-
-async function benchRead() {
-  const namespace = `bench_${Date.now().toString(36)}`;
-  const cluster = await startLocalCluster({ namespace, dropDatabases: true, env: { LOG_LEVEL: 'warn' } });
-  const results: Result[] = [];
-  const baselines: ChildProcess[] = [];
-  try {
-    const login = await fetch(`${cluster.baseUrl}/edge/client/v1/authenticate?method=password`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: cluster.adminUsername, password: cluster.adminPassword }),
-    });
-    const token = ((await login.json()) as { data: { token: string } }).data.token;
-
-    const node = await startBaseline('node', join(dir, 'cert.pem'), join(dir, 'key.pem'));
-    const exp = await startBaseline('express', join(dir, 'cert.pem'), join(dir, 'key.pem'));
-    baselines.push(node.child, exp.child);
-
-    results.push(await measure('bare node https', `https://127.0.0.1:${node.port}/`));
-    results.push(await measure('express hello-world (https)', `https://127.0.0.1:${exp.port}/`));
-    results.push(await measure('gateway GET /version (no session)', `${cluster.baseUrl}/edge/client/v1/version`));
-    results.push(
-      await measure('gateway GET /current-identity (auth)', `${cluster.baseUrl}/edge/client/v1/current-identity`, {
-        'zt-session': token,
-      }),
-    );
-
-    const gateway = results[3]!;
-    const summary = {
-      date: new Date().toISOString(),
-      machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
-      connections,
-      durationSeconds: duration,
-      results,
-      ratios: {
-        currentIdentityVsExpress: +(gateway.requestsPerSecond / results[1]!.requestsPerSecond).toFixed(3),
-        currentIdentityVsNode: +(gateway.requestsPerSecond / results[0]!.requestsPerSecond).toFixed(3),
-      },
-    };
-    console.log(
-      `\n/current-identity through the gateway: ${(summary.ratios.currentIdentityVsExpress * 100).toFixed(1)}% of express, ${(summary.ratios.currentIdentityVsNode * 100).toFixed(1)}% of bare node`,
-    );
-    mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-    writeFileSync(
-      join(root, 'bench', 'results', `${summary.date.slice(0, 19).replace(/:/g, '-')}.json`),
-      `${JSON.stringify(summary, null, 2)}\n`,
-    );
-  } finally {
-    for (const b of baselines) b.kill('SIGTERM');
-    await cluster.stop();
-  }
-}
 
 /** Percentile of sorted numbers. */
 function pct(sorted: number[], p: number): number {

@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalCluster } from '../../deploy/local-cluster.ts';
+import { benchBulk } from '../../bench/bulk.ts';
+import { benchCluster } from '../../bench/common.ts';
+import { benchLists } from '../../bench/lists.ts';
+import { benchLogin } from '../../bench/login.ts';
+import { benchRead } from '../../bench/read.ts';
+import { benchStartup } from '../../bench/startup.ts';
+
+/**
+ * The issue-13 benchmark scenarios (`npm run bench -- read|login|bulk|lists|startup`) at a tiny
+ * size on one shared cluster, so they cannot rot: each must run to the end and produce its figures
+ * with no errors. Shape only: timings are never asserted (this is not a timed test).
+ */
+let cluster: LocalCluster;
+
+beforeAll(async () => {
+  cluster = await benchCluster('smoke', { ZITI_AUTH_RATE_LIMIT: '0' });
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+const num = () => expect.any(Number);
+const finite = (x: unknown) => expect(Number.isFinite(x)).toBe(true);
+
+function expectRss(rss: { process: string; rssMiB: number | undefined }[], except: string[] = []) {
+  for (const s of ['pki-enrollment', 'auth', 'policy', 'inventory', 'gateway'].filter((x) => !except.includes(x)))
+    expect(rss.find((p) => p.process.startsWith(`${s}#`))?.rssMiB).toEqual(num());
+}
+
+describe('benchmark scenarios at tiny size', () => {
+  it('read: current-identity beside the baselines, ratio and RSS', async () => {
+    const r = await benchRead({ cluster, record: false, seconds: 1, warmupSeconds: 0, connections: 4 });
+    expect(r.results).toHaveLength(4);
+    for (const x of r.results) {
+      expect(x.requestsPerSecond).toBeGreaterThan(0);
+      finite(x.latencyP50);
+      finite(x.latencyP99);
+      expect(x.errors + x.non2xx).toBe(0);
+    }
+    finite(r.ratios.currentIdentityVsExpress);
+    expectRss(r.rssMiB);
+    expect(r.rssMiB.find((p) => p.process === 'baseline-express')?.rssMiB).toEqual(num());
+  });
+
+  it('login: logins beside the argon2 floor, reads idle and during the storm', async () => {
+    const r = await benchLogin({ cluster, record: false, seconds: 1, warmupSeconds: 0, connections: 4, readRate: 10 });
+    expect(r.floor.verifiesPerSecond).toBeGreaterThan(0);
+    expect(r.floor.errors).toBe(0);
+    for (const x of [r.logins, r.idleReads, r.stormReads]) {
+      expect(x.requestsPerSecond).toBeGreaterThan(0);
+      finite(x.latencyP99);
+      expect(x.errors + x.non2xx).toBe(0);
+    }
+    finite(r.ratios.loginsVsFloor);
+    finite(r.ratios.stormReadP99VsIdle);
+    expectRss(r.rssMiB);
+  });
+
+  it('bulk: creates into an existing network (SQL-seeded), chunks and floor', async () => {
+    const r = await benchBulk({ cluster, record: false, identities: 40, existing: 40, chunk: 10, preseed: 'sql' });
+    expect(r.api.errors).toBe(0);
+    expect(r.api.chunkSeconds).toHaveLength(4);
+    finite(r.api.seconds);
+    finite(r.api.p99);
+    finite(r.ratios.lastVsFirstChunk);
+    expect(r.floor.errors).toBe(0);
+    expect(r.floor.perSecond).toBeGreaterThan(0);
+    expect(r.identitiesAfter).toBeGreaterThanOrEqual(80);
+    expectRss(r.rssMiB);
+  });
+
+  it('lists: every filter beside its SQL, same counts', async () => {
+    const r = await benchLists({
+      cluster,
+      record: false,
+      identities: 300,
+      apiIdentities: 20,
+      rounds: 3,
+      catchUpSeconds: 10,
+    });
+    expect(r.results).toHaveLength(6);
+    for (const x of r.results) {
+      expect(x.api.errors).toBe(0);
+      expect(x.floor.errors).toBe(0);
+      finite(x.api.p50);
+      finite(x.api.p99);
+      finite(x.floor.p99);
+      expect(x.countsAgree).toBe(true);
+      expect(x.authPagePlan.length).toBeGreaterThan(0);
+    }
+    expect(r.identities).toBeGreaterThanOrEqual(300);
+    // policy is stopped during the measurement when it has not applied the seeded events in time.
+    expectRss(r.rssMiB, r.policyStoppedDuringMeasurement ? ['policy'] : []);
+  });
+
+  it('startup: npm start to the first answer, a cluster service to ready', async () => {
+    const r = await benchStartup({ cluster, record: false, standaloneStarts: 1, services: ['inventory'] });
+    expect(r.floor.ms).toBeGreaterThan(0);
+    expect(r.standalone).toHaveLength(1);
+    expect(r.standalone[0]!.msToFirstVersion).toBeGreaterThan(0);
+    expect(r.standalone[0]!.controllerRssMiB).toEqual(num());
+    expect(r.serviceStarts).toEqual([{ service: 'inventory', msSpawnToReady: num(), rssMiBAtReady: num() }]);
+    expectRss(r.rssMiB);
+  }, 120_000);
+});
