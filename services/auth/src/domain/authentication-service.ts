@@ -6,6 +6,7 @@ import {
   type ExtJwtSecondaryResult,
   type LiveApiSession,
   cuid,
+  liveSession,
   pendingAuthQueries,
 } from '@ziti/platform';
 import { emitApiSessionCreated, emitApiSessionDeleted } from './api-session-events.ts';
@@ -15,7 +16,7 @@ import type { ExternalJwtSigner } from './ext-jwt-signer.ts';
 import type { Identity, ListInput, ListPage } from './model.ts';
 import { isDisabled } from './model.ts';
 import type { ApiSessionQuery, AuthStores, PasswordHasher, SessionStore, UnitOfWork } from './ports.ts';
-import { secondaryFactorsOf } from './session-factors.ts';
+import { type SecondaryFactors, secondaryFactorsOf } from './session-factors.ts';
 
 export interface AuthenticateInput {
   method: string;
@@ -29,6 +30,13 @@ export interface AuthenticateInput {
   clientCertChain?: string[];
   /** The `Authorization` header (method `ext-jwt`, and the secondary external JWT). */
   authorization?: string;
+}
+
+/** What a new API session is made from, read with its identity. */
+interface SessionContext {
+  factors: SecondaryFactors;
+  mfaVerified: boolean;
+  requiredSigner: ExternalJwtSigner | null;
 }
 
 export interface AuthenticatedSession {
@@ -156,9 +164,13 @@ export class AuthenticationService {
       await this.countFailure(identity, authenticator.id, policy);
       return this.refuse('WRONG_PASSWORD', { identityId: identity.id });
     }
-    if (policy && policy.primary.updb.maxAttempts > 0)
-      await this.deps.work((s) => s.loginAttempts.reset(authenticator.id));
-    return this.openSession(identity, authenticator.id, 'password', input, null);
+    // After the password (so a known and an unknown username cost the same until then): the
+    // failure count goes and the new session's factors are read, in one unit of work.
+    const context = await this.deps.work(async (s) => {
+      if (policy && policy.primary.updb.maxAttempts > 0) await s.loginAttempts.reset(authenticator.id);
+      return this.sessionContext(s, identity);
+    });
+    return this.openSession(identity, authenticator.id, 'password', input, null, context);
   }
 
   /**
@@ -346,16 +358,12 @@ export class AuthenticationService {
     method: 'password' | 'cert' | 'ext-jwt',
     input: AuthenticateInput,
     verifiedSignerId: string | null,
+    /** What `sessionContext` read, when the caller read it already. */
+    preloaded?: SessionContext,
   ): Promise<AuthenticatedSession> {
     if (isDisabled(identity, this.now())) return this.refuse('DISABLED', { identityId: identity.id });
-    const { factors, mfaVerified, requiredSigner } = await this.deps.work(async (s: AuthStores) => {
-      const f = await secondaryFactorsOf(s, identity.authPolicyId);
-      return {
-        factors: f,
-        mfaVerified: (await s.mfa.verifiedAmong([identity.id])).has(identity.id),
-        requiredSigner: f.requiredExtJwtSigner ? await s.extJwtSigners.get(f.requiredExtJwtSigner.id) : null,
-      };
-    });
+    const { factors, mfaVerified, requiredSigner } =
+      preloaded ?? (await this.deps.work((s: AuthStores) => this.sessionContext(s, identity)));
     const extJwtSatisfied =
       !factors.requiredExtJwtSigner ||
       verifiedSignerId === factors.requiredExtJwtSigner.id ||
@@ -394,9 +402,19 @@ export class AuthenticationService {
       await this.deps.sessions.delete(record.id).catch(() => undefined);
       throw err;
     }
-    const session = await this.deps.sessions.getById(record.id, this.sessionTtlSeconds);
-    if (!session) throw new ApiError('UNHANDLED', 'the API session vanished right after it was created');
+    // Just created with the full timeout: no need to read it back.
+    const session = liveSession(record, this.sessionTtlSeconds * 1000, this.sessionTtlSeconds);
     return { session, identity: current, authQueries: pendingAuthQueries(record, extJwtSatisfied) };
+  }
+
+  /** The secondary factors of the identity's auth policy and whether it has MFA, for a new session. */
+  private async sessionContext(s: AuthStores, identity: Identity): Promise<SessionContext> {
+    const factors = await secondaryFactorsOf(s, identity.authPolicyId);
+    return {
+      factors,
+      mfaVerified: (await s.mfa.verifiedAmong([identity.id])).has(identity.id),
+      requiredSigner: factors.requiredExtJwtSigner ? await s.extJwtSigners.get(factors.requiredExtJwtSigner.id) : null,
+    };
   }
 
   /** envInfo/sdkInfo are overwritten from the authenticate body when they differ (ZITI-FACTS §1.2). */
