@@ -221,6 +221,32 @@ export const caEventTypes = {
   caDeleted: { type: 'ca.deleted', version: 1, schema: caState },
 } as const;
 
+/**
+ * An enrollment as pki-enrollment publishes it (`enrollment.created|updated|deleted`): its
+ * non-secret state only. The token and the JWT are credentials (stored encrypted, docs/adr/0007)
+ * and never leave pki-enrollment on the stream or into another store (docs/adr/0012).
+ */
+export const enrollmentState = z.object({
+  id: z.string(),
+  /** `ott` | `ottca` | `updb` | `erott` | `trott`. */
+  method: z.string(),
+  identityId: z.string().nullable(),
+  edgeRouterId: z.string().nullable(),
+  transitRouterId: z.string().nullable(),
+  caId: z.string().nullable(),
+  expiresAt: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type EnrollmentState = z.infer<typeof enrollmentState>;
+
+/** Events of pki-enrollment's enrollments: every write of one, in the transaction that writes it. */
+export const enrollmentEventTypes = {
+  enrollmentCreated: { type: 'enrollment.created', version: 1, schema: enrollmentState },
+  enrollmentUpdated: { type: 'enrollment.updated', version: 1, schema: enrollmentState },
+  enrollmentDeleted: { type: 'enrollment.deleted', version: 1, schema: enrollmentState },
+} as const;
+
 /** policy's service policies (ZITI-FACTS §12.6): the full state after each change. Roles are sorted. */
 export const servicePolicyState = z.object({
   id: z.string(),
@@ -375,7 +401,7 @@ export const publishedEvents: Record<
 > = {
   auth: eventTypes,
   inventory: inventoryEventTypes,
-  'pki-enrollment': caEventTypes,
+  'pki-enrollment': { ...caEventTypes, ...enrollmentEventTypes },
   policy: policyEventTypes,
 };
 

@@ -49,6 +49,8 @@ export const entityStateTypes = [
   'config',
   'configType',
   'identityServiceConfigs',
+  /** pki-enrollment's enrollments, non-secret state only (`enrollmentState`). */
+  'enrollment',
 ] as const;
 export type EntityStateType = (typeof entityStateTypes)[number];
 

@@ -1,5 +1,6 @@
 import type { ApiSessionStore, Bus, Database, Db, EventSink, Logger, RunnableService } from '@ziti/platform';
 import { caEventSubscription } from './bus/ca-events.ts';
+import { enrollmentReadModelSubscription } from './bus/enrollment-events.ts';
 import { BusEnrollmentPort } from './bus/pki-client.ts';
 import { CredentialService, type CredentialStores } from './domain/credential-service.ts';
 import { PgCredentialStore } from './store/pg-credential-store.ts';
@@ -36,6 +37,7 @@ import {
   PgMfaStore,
 } from './store/pg-authentication-stores.ts';
 import { PgControllerQuery } from './store/pg-controller-query.ts';
+import { PgOutstandingEnrollments } from './store/pg-outstanding-enrollments.ts';
 
 export interface AuthConfig {
   sessionTimeoutSeconds: number;
@@ -148,6 +150,8 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
       work,
       read,
       enrollments,
+      // Which identities have an outstanding enrollment, read through the pool (docs/adr/0012).
+      outstandingEnrollments: new PgOutstandingEnrollments(deps.database.db),
       authPolicies,
       signers,
       mfa,
@@ -156,12 +160,19 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     }),
     calls: {
       ...authCalls({ work, credentials }),
-      ...maintenanceCalls(deps.database, { bus: deps.bus, routerIdentities, stores: routerIdentityStores }),
+      ...maintenanceCalls(deps.database, {
+        bus: deps.bus,
+        routerIdentities,
+        stores: routerIdentityStores,
+        outstandingEnrollments: (db) => new PgOutstandingEnrollments(db),
+      }),
       [extJwtSecondaryCall]: async (payload) => authentication.verifySecondary(payload as ExtJwtSecondaryRequest),
     },
     subscriptions: [
       routerIdentityEventSubscription(routerIdentities, routerIdentityStores, deps.logger),
       caEventSubscription(credentials, (tx) => new PgCredentialStore(tx), deps.logger),
+      // Merged with the one above: one durable consumer of pki-enrollment's events.
+      enrollmentReadModelSubscription((tx) => new PgOutstandingEnrollments(tx), deps.logger),
     ],
     onStart: async () => {
       const outcome = await seedAuthData(work, hasher, deps.config.admin);

@@ -17,7 +17,7 @@ import { ExtensionService } from './domain/extension-service.ts';
 import type { PkiStores } from './domain/ports.ts';
 import { SessionCertificateService } from './domain/session-certificate-service.ts';
 import { PgPkiMaterialStore } from './store/pg-pki-material-store.ts';
-import { PgCaStore, PgEnrollmentStore, PgSessionCertificateStore } from './store/pg-stores.ts';
+import { PgCaStore, PgEnrollmentStore, PgSessionCertificateStore, enrollmentStatesPage } from './store/pg-stores.ts';
 
 export interface PkiServiceDeps {
   config: PkiConfig;
@@ -41,7 +41,7 @@ export function createPkiService(deps: PkiServiceDeps): RunnableService {
   const relay = new OutboxRelay(deps.database, deps.bus, 'pki-enrollment', deps.logger);
   const work = createUnitOfWork<PkiStores>(deps.database, relay, 'pki-enrollment', (tx, events) => ({
     cas: new PgCaStore(tx),
-    enrollments: new PgEnrollmentStore(tx, box),
+    enrollments: new PgEnrollmentStore(tx, box, events),
     sessionCertificates: new PgSessionCertificateStore(tx),
     events,
   }));
@@ -76,11 +76,11 @@ export function createPkiService(deps: PkiServiceDeps): RunnableService {
     calls: {
       ...pkiCalls({ pki, cas, enrollments }),
       ...routerEnrollmentCalls(routerEnrollments),
-      ...maintenanceCalls(deps.database, { routerEnrollments }),
+      ...maintenanceCalls(deps.database, { routerEnrollments, enrollmentStates: enrollmentStatesPage }),
     },
     subscriptions: [
-      authEventSubscription((tx) => ({
-        enrollments: new PgEnrollmentStore(tx, box),
+      authEventSubscription((tx, events) => ({
+        enrollments: new PgEnrollmentStore(tx, box, events),
         sessionCertificates: new PgSessionCertificateStore(tx),
       })),
     ],

@@ -45,7 +45,7 @@ beforeAll(async () => {
   await pki.initialize();
   const work = createUnitOfWork<PkiStores>(database, undefined, 'pki-enrollment', (tx, events) => ({
     cas: new PgCaStore(tx),
-    enrollments: new PgEnrollmentStore(tx, box),
+    enrollments: new PgEnrollmentStore(tx, box, events),
     sessionCertificates: new PgSessionCertificateStore(tx, now),
     events,
   }));

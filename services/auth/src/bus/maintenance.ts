@@ -5,6 +5,7 @@ import { identityState } from '../domain/identity-service.ts';
 import type { Identity } from '../domain/model.ts';
 import type { IdentityStore } from '../domain/ports.ts';
 import { type RouterIdentities, type RouterIdentityStores, routerIdentityType } from './router-identity-events.ts';
+import { type CheckedOutstandingEnrollments, checkOutstandingEnrollments } from './enrollment-integrity.ts';
 
 /**
  * Service-wide maintenance calls used by inventory's fan-out operations (`/summary`,
@@ -29,6 +30,8 @@ export interface AuthMaintenanceDeps {
   routerIdentities: RouterIdentities;
   /** The stores of one transaction (identities and its event sink). */
   stores: (tx: Db, events: EventSink) => Stores;
+  /** The read model of pki-enrollment's outstanding enrollments (docs/adr/0012), checked against its pages. */
+  outstandingEnrollments?: (db: Db) => CheckedOutstandingEnrollments;
 }
 
 /** A ZitiQL string literal. */
@@ -113,7 +116,12 @@ export function maintenanceCalls(
     summaryTables,
     ...(deps
       ? {
-          integrity: (fix: boolean) => checkRouterIdentities(database, deps, fix),
+          integrity: async (fix: boolean) => [
+            ...(await checkRouterIdentities(database, deps, fix)),
+            ...(deps.outstandingEnrollments
+              ? await checkOutstandingEnrollments(database, deps.bus, deps.outstandingEnrollments, fix)
+              : []),
+          ],
           entityStates: {
             identity: async (request, tx) =>
               (await identityPage(deps.stores(tx, readOnlyEventSink), request)).map((i) => identityState(i)),

@@ -1,4 +1,4 @@
-import { ApiError, type OperationRequest, listEnvelope } from '@ziti/contracts';
+import { ApiError, type OperationRequest, type PendingEnrollment, listEnvelope } from '@ziti/contracts';
 import {
   type OperationHandler,
   type OperationHandlers,
@@ -31,6 +31,11 @@ export interface AuthOperationDeps {
   read?: UnitOfWork;
   /** pki-enrollment's outstanding enrollments, shown in identity details. */
   enrollments?: EnrollmentPort;
+  /**
+   * The read model of which identities have an outstanding enrollment (docs/adr/0012): details ask
+   * pki-enrollment only for those. Without it every identity is asked about.
+   */
+  outstandingEnrollments?: { identitiesWithAny(identityIds: string[]): Promise<Set<string>> };
 }
 export type AllAuthOperationDeps = AuthOperationDeps & Partial<AuthenticationOperationDeps>;
 
@@ -45,6 +50,17 @@ const id = (req: OperationRequest) => req.params.id ?? '';
 /** The operations auth implements, keyed `<api>.<operationId>`; the rest answer 501. */
 export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperationDeps): OperationHandlers {
   const { identities, authenticators, authentication, work } = deps;
+
+  /**
+   * The outstanding enrollments of the identities the read model knows to have one: no bus call at
+   * all for identities without (nearly all). A request that follows its own enrollment write has
+   * already waited for auth's consumer of pki-enrollment (`after`, docs/adr/0008).
+   */
+  async function pendingEnrollments(ids: string[]): Promise<Record<string, PendingEnrollment[]>> {
+    if (!deps.enrollments) return {};
+    const asked = deps.outstandingEnrollments ? [...(await deps.outstandingEnrollments.identitiesWithAny(ids))] : ids;
+    return asked.length === 0 ? {} : deps.enrollments.pendingFor(asked);
+  }
 
   async function detailsOf(list: Identity[]) {
     if (list.length === 0) return [];
@@ -65,7 +81,7 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
             await Promise.all(list.map(async (i) => [i.id, await s.authenticators.listByIdentity(i.id)] as const)),
           ),
       ),
-      deps.enrollments ? deps.enrollments.pendingFor(ids) : Promise.resolve({} as Record<string, never[]>),
+      pendingEnrollments(ids),
       reader((s: AuthStores) => s.mfa.verifiedAmong(ids)),
       Promise.all(list.map((i) => authentication.hasApiSession(i.id))),
     ]);

@@ -1,5 +1,5 @@
 import { eventTypes, identityState } from '@ziti/contracts';
-import type { Db, EventEnvelope, EventSubscription } from '@ziti/platform';
+import type { Db, EventEnvelope, EventSink, EventSubscription } from '@ziti/platform';
 import { parseEventData } from '@ziti/platform';
 import { z } from 'zod';
 import type { EnrollmentStore, SessionCertificateStore } from '../domain/ports.ts';
@@ -11,7 +11,7 @@ const apiSessionRef = z.object({ id: z.string(), identityId: z.string() });
  * certificates with it; a deleted identity takes its enrollments and API-session certificates.
  */
 export function authEventSubscription(
-  stores: (tx: Db) => { enrollments: EnrollmentStore; sessionCertificates: SessionCertificateStore },
+  stores: (tx: Db, events: EventSink) => { enrollments: EnrollmentStore; sessionCertificates: SessionCertificateStore },
 ): EventSubscription {
   return {
     source: 'auth',
@@ -20,15 +20,16 @@ export function authEventSubscription(
       ...[eventTypes.apiSessionDeleted, eventTypes.apiSessionExpired].map((def) => ({
         type: def.type,
         versions: [1, 2],
-        handle: async (tx: Db, event: EventEnvelope) => {
-          await stores(tx).sessionCertificates.deleteBySession(parseEventData(apiSessionRef, event).id);
+        handle: async (tx: Db, event: EventEnvelope, events: EventSink) => {
+          await stores(tx, events).sessionCertificates.deleteBySession(parseEventData(apiSessionRef, event).id);
         },
       })),
       {
         type: eventTypes.identityDeleted.type,
-        handle: async (tx, event) => {
+        // The enrollments' deletions are published with this consumer's commit (enrollment.deleted).
+        handle: async (tx, event, events) => {
           const { id } = parseEventData(identityState.pick({ id: true }), event);
-          const s = stores(tx);
+          const s = stores(tx, events);
           await s.enrollments.deleteByIdentity(id);
           await s.sessionCertificates.deleteByIdentity(id);
         },

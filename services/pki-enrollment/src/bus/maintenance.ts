@@ -1,5 +1,6 @@
-import type { Database } from '@ziti/platform';
-import { maintenanceHandlers } from '@ziti/platform';
+import type { EnrollmentState } from '@ziti/contracts';
+import type { Database, Db } from '@ziti/platform';
+import { entityStatesPage, maintenanceHandlers } from '@ziti/platform';
 import type { RouterEnrollmentService } from '../domain/router-enrollment.ts';
 
 /**
@@ -15,6 +16,8 @@ export const summaryTables: Record<string, string> = {
 
 export interface PkiMaintenanceDeps {
   routerEnrollments: RouterEnrollmentService;
+  /** One page of enrollment states (`entityStatesPage`'s condition), read through `tx`. */
+  enrollmentStates: (tx: Db, page: { where: string; params: unknown[]; limit: number }) => Promise<EnrollmentState[]>;
 }
 
 export function maintenanceCalls(
@@ -25,6 +28,15 @@ export function maintenanceCalls(
     service: 'pki-enrollment',
     database,
     summaryTables,
-    ...(deps ? { integrity: (fix: boolean) => deps.routerEnrollments.checkIntegrity(fix) } : {}),
+    ...(deps
+      ? {
+          integrity: (fix: boolean) => deps.routerEnrollments.checkIntegrity(fix),
+          // Enrollments' non-secret states, as `enrollment.*` carry them: what auth's read model of
+          // outstanding enrollments is rebuilt from (docs/adr/0012).
+          entityStates: {
+            enrollment: (request, tx) => deps.enrollmentStates(tx, entityStatesPage(request)),
+          },
+        }
+      : {}),
   });
 }

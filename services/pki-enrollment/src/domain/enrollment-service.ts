@@ -171,7 +171,15 @@ export class EnrollmentService {
       for (const spec of specs) {
         const caId = spec.method === 'ottca' ? await this.assertCa(s, spec.caId, 'enrollment.ottca') : null;
         const username = spec.method === 'updb' ? assertUsername('enrollment.updb', spec.username) : null;
-        const e = await this.build({ method: spec.method, identityId, caId, username, expiresAt, issuedAt, idKind: 'short' });
+        const e = await this.build({
+          method: spec.method,
+          identityId,
+          caId,
+          username,
+          expiresAt,
+          issuedAt,
+          idKind: 'short',
+        });
         await s.enrollments.insert(e);
         ids.push(e.id);
       }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ApiError } from '@ziti/contracts';
-import { type Db, type SecretBox, listRows, pgErrorOf, queryRows, toListPage } from '@ziti/platform';
+import { ApiError, type EnrollmentState, enrollmentEventTypes } from '@ziti/contracts';
+import { type Db, type EventSink, type SecretBox, listRows, pgErrorOf, queryRows, toListPage } from '@ziti/platform';
 import { and, asc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
 import type {
   Ca,
@@ -12,6 +12,7 @@ import type {
   SessionCertificate,
 } from '../domain/model.ts';
 import type { CaStore, EnrollmentStore, SessionCertificateStore } from '../domain/ports.ts';
+import { enrollmentState } from '../domain/enrollment-events.ts';
 import { caQuery, enrollmentQuery, sessionCertificateQuery } from './query-entities.ts';
 import { apiSessionCertificates, cas, enrollments } from './schema.ts';
 
@@ -110,12 +111,66 @@ export function tokenHash(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-/** Enrollments with their token and JWT encrypted at rest (bound to the row id). */
+/** The non-secret columns of an enrollment: what its events carry (docs/adr/0012). */
+const stateColumns =
+  'id, method, identity_id, edge_router_id, transit_router_id, ca_id, expires_at, created_at, updated_at';
+
+/** An enrollment's published state from a row of `stateColumns` (never the token or JWT columns). */
+function stateFromRow(r: Row): EnrollmentState {
+  const nullable = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  return {
+    id: String(r.id),
+    method: String(r.method),
+    identityId: nullable(r.identity_id),
+    edgeRouterId: nullable(r.edge_router_id),
+    transitRouterId: nullable(r.transit_router_id),
+    caId: nullable(r.ca_id),
+    expiresAt: date(r.expires_at).toISOString(),
+    createdAt: date(r.created_at).toISOString(),
+    updatedAt: date(r.updated_at).toISOString(),
+  };
+}
+
+/**
+ * One page of enrollment states for `entityStates` (docs/adr/0008), in bytewise id order, read
+ * through the caller's transaction: the same shape the events carry.
+ */
+export async function enrollmentStatesPage(
+  db: Db,
+  page: { where: string; params: unknown[]; limit: number },
+): Promise<EnrollmentState[]> {
+  const rows = await queryRows<Row>(
+    db,
+    `select ${stateColumns} from enrollments where ${page.where} order by id collate "C" limit ${Number(page.limit)}`,
+    page.params,
+  );
+  return rows.map(stateFromRow);
+}
+
+/**
+ * Enrollments with their token and JWT encrypted at rest (bound to the row id). Every write emits
+ * `enrollment.created|updated|deleted` with the enrollment's non-secret state on the transaction's
+ * event sink, so no write path can change an enrollment without its event (auth's read model of
+ * outstanding enrollments follows them, docs/adr/0012). Claims are not part of the entity: no event.
+ */
 export class PgEnrollmentStore implements EnrollmentStore {
   constructor(
     private readonly db: Db,
     private readonly box: SecretBox,
+    private readonly events: EventSink,
   ) {}
+
+  private async emitted(
+    def: (typeof enrollmentEventTypes)[keyof typeof enrollmentEventTypes],
+    states: EnrollmentState[],
+  ) {
+    for (const state of states) await this.events.emit(def.type, state, def.version);
+  }
+
+  private async deleted(rows: Row[]): Promise<string[]> {
+    await this.emitted(enrollmentEventTypes.enrollmentDeleted, rows.map(stateFromRow));
+    return rows.map((r) => String(r.id));
+  }
 
   private fromRow(r: Row): Enrollment {
     const id = String(r.id);
@@ -195,11 +250,14 @@ export class PgEnrollmentStore implements EnrollmentStore {
 
   async clearRouter(routerId: string, now: Date): Promise<boolean> {
     // The claim is re-checked on the row itself, so a claim committed meanwhile keeps it.
-    await queryRows(
-      this.db,
-      `delete from enrollments where (edge_router_id = $1 or transit_router_id = $1)
-          and (claimed_until is null or claimed_until <= $2::timestamptz)`,
-      [routerId, now.toISOString()],
+    await this.deleted(
+      await queryRows<Row>(
+        this.db,
+        `delete from enrollments where (edge_router_id = $1 or transit_router_id = $1)
+            and (claimed_until is null or claimed_until <= $2::timestamptz)
+          returning ${stateColumns}`,
+        [routerId, now.toISOString()],
+      ),
     );
     const left = await queryRows(
       this.db,
@@ -232,29 +290,37 @@ export class PgEnrollmentStore implements EnrollmentStore {
       .insert(enrollments)
       .values(this.toRow(e))
       .catch((err) => this.unique(err, e));
+    await this.emitted(enrollmentEventTypes.enrollmentCreated, [enrollmentState(e)]);
   }
 
   async update(e: Enrollment): Promise<void> {
     const { id, createdAt: _c, ...rest } = this.toRow(e);
-    await this.db
+    const rows = await this.db
       .update(enrollments)
       .set(rest)
       .where(eq(enrollments.id, id))
+      .returning({ createdAt: enrollments.createdAt })
       .catch((err) => this.unique(err, e));
+    // The stored creation time, whatever the caller's copy says.
+    if (rows[0])
+      await this.emitted(enrollmentEventTypes.enrollmentUpdated, [
+        enrollmentState({ ...e, createdAt: rows[0].createdAt }),
+      ]);
   }
 
   async delete(id: string): Promise<boolean> {
-    return (
-      (await this.db.delete(enrollments).where(eq(enrollments.id, id)).returning({ id: enrollments.id })).length > 0
-    );
+    const rows = await queryRows<Row>(this.db, `delete from enrollments where id = $1 returning ${stateColumns}`, [id]);
+    return (await this.deleted(rows)).length > 0;
   }
 
   async deleteByIdentity(identityId: string, ids?: string[]): Promise<string[]> {
-    const where = ids
-      ? and(eq(enrollments.identityId, identityId), inArray(enrollments.id, ids.length > 0 ? ids : ['']))
-      : eq(enrollments.identityId, identityId);
-    const rows = await this.db.delete(enrollments).where(where).returning({ id: enrollments.id });
-    return rows.map((r) => r.id);
+    const rows = await queryRows<Row>(
+      this.db,
+      `delete from enrollments where identity_id = $1 and ($2::text[] is null or id = any($2::text[]))
+        returning ${stateColumns}`,
+      [identityId, ids ?? null],
+    );
+    return this.deleted(rows);
   }
 }
 

@@ -1,0 +1,73 @@
+import { type EnrollmentState, enrollmentEventTypes, enrollmentState } from '@ziti/contracts';
+import type { Db, EventSubscription, Logger, RebuildableReadModel } from '@ziti/platform';
+import { parseEventData } from '@ziti/platform';
+
+/** One outstanding identity enrollment as the read model keeps it. */
+export interface OutstandingEnrollment {
+  id: string;
+  identityId: string;
+  expiresAt: string;
+}
+
+/** auth's read model of pki-enrollment's outstanding identity enrollments, in one transaction. */
+export interface OutstandingEnrollmentModel {
+  /** Writes the row (a tombstone when `deleted`) only over an older position; whether it did. */
+  apply(row: OutstandingEnrollment, position: number, deleted: boolean): Promise<boolean>;
+  /** Live rows with ids in (`after`, `upTo`] other than `present` become tombstones at `position`. */
+  tombstoneAbsent(range: { after?: string; upTo?: string }, present: string[], position: number): Promise<number>;
+  pruneTombstones(watermark: number): Promise<number>;
+}
+
+/** The row of an identity's enrollment; router enrollments are not kept (nothing reads them here). */
+const rowOf = (s: EnrollmentState): OutstandingEnrollment | null =>
+  s.identityId === null ? null : { id: s.id, identityId: s.identityId, expiresAt: s.expiresAt };
+
+/**
+ * Follows pki-enrollment's `enrollment.created|updated|deleted` (non-secret states, applied by
+ * position in any order) into the read model of which identities have an outstanding enrollment,
+ * and rebuilds it from pki-enrollment's `enrollment` state pages on first start or after a gap
+ * (docs/adr/0008, 0012). Identity details ask pki-enrollment for enrollments only where it has one.
+ */
+export function enrollmentReadModelSubscription(
+  model: (tx: Db) => OutstandingEnrollmentModel,
+  logger: Logger,
+): EventSubscription {
+  const { enrollmentCreated, enrollmentUpdated, enrollmentDeleted } = enrollmentEventTypes;
+  const rebuild: RebuildableReadModel = {
+    entity: 'enrollment',
+    applyPage: async (tx, page) => {
+      const m = model(tx);
+      let unreadable = 0;
+      for (const raw of page.states) {
+        const parsed = enrollmentState.safeParse(raw);
+        if (!parsed.success) {
+          unreadable++;
+          continue;
+        }
+        const row = rowOf(parsed.data);
+        if (row) await m.apply(row, page.position, false);
+      }
+      await m.tombstoneAbsent(
+        {
+          ...(page.after === undefined ? {} : { after: page.after }),
+          ...(page.upTo === undefined ? {} : { upTo: page.upTo }),
+        },
+        page.states.map((s) => String(s.id)),
+        page.position,
+      );
+      if (unreadable > 0) logger.warn({ entity: 'enrollment', unreadable }, 'owner states of an unknown shape skipped');
+    },
+    prune: (tx, watermark) => model(tx).pruneTombstones(watermark),
+  };
+  return {
+    source: 'pki-enrollment',
+    handlers: [enrollmentCreated, enrollmentUpdated, enrollmentDeleted].map((def) => ({
+      type: def.type,
+      handle: async (tx: Db, event) => {
+        const row = rowOf(parseEventData(enrollmentState, event));
+        if (row) await model(tx).apply(row, event.sequence, def === enrollmentDeleted);
+      },
+    })),
+    readModels: [rebuild],
+  };
+}
