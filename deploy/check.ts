@@ -11,6 +11,8 @@
  *   chart's Secret leaves out exactly the variables taken from one, and the pods read them through it;
  * - the probes: complete chart-wide, per-service overrides only of known probes and fields, all read by the
  *   Deployment; values.yaml passes values.schema.json, and values the schema must refuse are refused;
+ * - metrics: under values metrics.scrapeAnnotations the services' pods carry the Prometheus scrape annotations
+ *   (port = the health port, path /metrics, which the health listener serves);
  * - NOTES.txt says how to log in, with the admin password from wherever it is kept; `helm test` asks every service;
  * - the entrypoint knows the five services.
  * It renders nothing: a template error that only shows when rendering is not caught here.
@@ -278,6 +280,37 @@ if (isRecord(servicesValues)) {
   }
 }
 
+// Metrics: the scrape annotations, switched by values metrics.scrapeAnnotations, name the health port (where
+// the service host serves /metrics) and reach the pod template, the user's own annotations winning.
+{
+  const metricsValues = isRecord(values) ? values.metrics : undefined;
+  if (!isRecord(metricsValues) || typeof metricsValues.scrapeAnnotations !== 'boolean')
+    report(chartDir, 'values metrics.scrapeAnnotations is not a boolean');
+  const healthPort = /- name: HEALTH_PORT\n\s+value: "(\d+)"/.exec(helpers)?.[1];
+  const containerPort = /- name: health\n\s+containerPort: (\d+)/.exec(deployment)?.[1];
+  if (!healthPort || healthPort !== containerPort)
+    report(deploymentFile, `the health containerPort ${containerPort} is not HEALTH_PORT ${healthPort}`);
+  const block = /{{-? if \$\.Values\.metrics\.scrapeAnnotations }}([\s\S]*?){{-? end }}/.exec(deployment);
+  const applied = deployment.indexOf('{{- with $annotations }}');
+  if (!block) report(deploymentFile, 'no scrape annotations under .Values.metrics.scrapeAnnotations');
+  else {
+    const wanted = {
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': healthPort,
+      'prometheus.io/path': '/metrics',
+    };
+    for (const [k, v] of Object.entries(wanted))
+      if (!block[1]!.includes(`"${k}" "${v}"`)) report(deploymentFile, `the scrape annotations lack ${k}: ${v}`);
+    if (!/\$_ := merge \$annotations \(dict /.test(block[1]!))
+      report(deploymentFile, 'the scrape annotations are not merged under the pod annotations');
+    if (applied < 0 || applied < block.index)
+      report(deploymentFile, 'the scrape annotations are set after the pod annotations are written');
+  }
+  const hostFile = join(deployDir, '..', 'packages', 'platform', 'src', 'service-host.ts');
+  if (!readFileSync(hostFile, 'utf8').includes("req.url === '/metrics'"))
+    report(hostFile, 'the health listener does not serve /metrics');
+}
+
 // values.schema.json: values.yaml passes; values the schema exists to refuse are refused.
 const schemaFile = join(chartDir, 'values.schema.json');
 try {
@@ -298,6 +331,8 @@ try {
     ['a gateway Service type', changed((v) => ((v.gateway as { service: { type: string } }).service.type = 'Ingress'))],
     ['a NATS URL of another scheme', changed((v) => ((v.nats as { url: string }).url = 'http://nats:4222'))],
     ['an advertised address without port', changed((v) => (v.advertisedAddress = 'ziti.example.com'))],
+    ['scrape annotations that are not a switch', changed((v) => (v.metrics = { scrapeAnnotations: 'yes' }))],
+    ['an unknown metrics setting', changed((v) => (v.metrics = { scrapeAnnotations: true, port: 9090 }))],
   ];
   for (const [what, sample] of refused) if (validate(sample)) report(schemaFile, `does not refuse ${what}`);
 } catch (err) {

@@ -356,7 +356,9 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
     },
     /** The HTTPS port of each running gateway replica, the first one's first. */
     gatewayPorts: () => procs.filter((p) => p.service === 'gateway').map((p) => p.port),
-    processes: () => procs.map((p) => ({ service: p.service, replica: p.replica, pid: p.child.pid })),
+    /** Each process with its plain-HTTP health port (`/healthz`, `/readyz`, `/metrics`). */
+    processes: () =>
+      procs.map((p) => ({ service: p.service, replica: p.replica, pid: p.child.pid, healthPort: p.healthPort })),
   };
 }
 

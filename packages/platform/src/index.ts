@@ -24,3 +24,4 @@ export * from './unavailable.ts';
 export * from './http-drain.ts';
 export * from './events/consumer.ts';
 export * from './events/progress.ts';
+export * from './metrics.ts';

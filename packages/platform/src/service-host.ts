@@ -1,5 +1,6 @@
 import { type Server, createServer } from 'node:http';
 import type { Logger } from './logger.ts';
+import { renderMetrics } from './metrics.ts';
 
 /** What a composition root hands to the host: start, readiness and an orderly stop. */
 export interface RunnableService {
@@ -11,8 +12,9 @@ export interface RunnableService {
 }
 
 /**
- * Runs a service as a process: starts it, serves `/healthz` and `/readyz` on `healthPort` (0 = off),
- * and stops it gracefully on SIGTERM/SIGINT (stop taking work, finish what is in flight, close).
+ * Runs a service as a process: starts it, serves `/healthz`, `/readyz` and the process's Prometheus
+ * `/metrics` on `healthPort` (0 = off), and stops it gracefully on SIGTERM/SIGINT (stop taking
+ * work, finish what is in flight, close).
  */
 export async function runProcess(service: RunnableService, logger: Logger, healthPort: number): Promise<void> {
   let health: Server | undefined;
@@ -48,6 +50,16 @@ export async function runProcess(service: RunnableService, logger: Logger, healt
         service.ready().then(
           (ok) => res.writeHead(ok && !stopping ? 200 : 503).end(ok ? 'ready' : 'not ready'),
           () => res.writeHead(503).end('not ready'),
+        );
+        return;
+      }
+      if (req.url === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+        renderMetrics().then(
+          ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body),
+          (err: unknown) => {
+            logger.warn({ err }, 'metrics could not be collected');
+            res.writeHead(500).end('metrics could not be collected');
+          },
         );
         return;
       }

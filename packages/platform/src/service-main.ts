@@ -19,7 +19,7 @@ export async function runServiceMain(options: {
 }): Promise<void> {
   const logger = createLogger(options.name);
   const env = readServiceEnv(options.databaseVar);
-  const database = await openDatabase({ url: env.databaseUrl, poolSize: env.poolSize });
+  const database = await openDatabase({ url: env.databaseUrl, poolSize: env.poolSize, service: options.name });
   if (process.argv[2] === 'migrate') {
     const applied = await migrate(database, options.migrations);
     logger.info({ applied }, 'migrations applied');

@@ -12,6 +12,7 @@ import {
   MemoryApiSessionStore,
   type RunnableService,
   drainHttpOnStop,
+  watchApiSessions,
 } from '@ziti/platform';
 import { createPolicyService } from '@ziti/policy/app';
 
@@ -27,6 +28,7 @@ export async function composeEmbedded(o: {
 }): Promise<{ controller: RunnableService; gatewayConfig: GatewayConfig }> {
   const bus = new InProcessBus({ holdEvents: true, logger: o.logger.child({ service: 'bus' }) });
   const sessions = new MemoryApiSessionStore();
+  let unwatchSessions: (() => void) | undefined;
   const log = (service: string) => o.logger.child({ service });
   const gatewayConfig = readGatewayConfig(o.env);
   const services: RunnableService[] = [
@@ -53,6 +55,8 @@ export async function composeEmbedded(o: {
   const stop = async () => {
     for (const s of [...started].reverse()) await s.stop().catch((err) => o.logger.error({ err }, 'stop failed'));
     started.length = 0;
+    unwatchSessions?.();
+    unwatchSessions = undefined;
     await bus.close();
   };
   const controller: RunnableService = {
@@ -66,6 +70,7 @@ export async function composeEmbedded(o: {
         bus.openEvents();
         await gateway.start();
         started.push(gateway);
+        unwatchSessions = watchApiSessions(sessions);
       } catch (err) {
         await stop();
         throw err;

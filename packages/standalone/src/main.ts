@@ -50,6 +50,10 @@ const { controller: services, gatewayConfig } = await composeEmbedded({
   database: (name) => openDatabase({ pgliteDir: join(dataDir, name) }),
 });
 
+// Health and Prometheus metrics (`/healthz`, `/readyz`, `/metrics`) are plain HTTP on HEALTH_PORT;
+// off unless it is set, like in the cluster.
+const healthPort = Number(env.HEALTH_PORT ?? 0);
+
 const controller: RunnableService = {
   ...services,
   async start() {
@@ -64,6 +68,9 @@ const controller: RunnableService = {
       generatedPassword
         ? `  The admin password was generated and is shown only now: ${generatedPassword}\n  (it is also kept in ${join(dataDir, 'admin-password')})`
         : `  The admin password is ZITI_ADMIN_PASSWORD or the one kept in ${join(dataDir, 'admin-password')}.`,
+      healthPort > 0
+        ? `  Metrics: http://${env.HEALTH_BIND ?? '127.0.0.1'}:${healthPort}/metrics (health: /healthz, /readyz)`
+        : '  Metrics: set HEALTH_PORT to serve /metrics (and /healthz, /readyz) on plain HTTP',
       `  Data directory: ${dataDir}`,
       '',
     ];
@@ -71,4 +78,4 @@ const controller: RunnableService = {
   },
 };
 
-await runProcess(controller, logger, Number(env.HEALTH_PORT ?? 0));
+await runProcess(controller, logger, healthPort);

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { RedisApiSessionStore, env, readEnv, runServiceMain } from '@ziti/platform';
+import { RedisApiSessionStore, env, readEnv, runServiceMain, watchApiSessions } from '@ziti/platform';
 import { createAuthService, migrations } from './app.ts';
 import { readAuthConfig } from './config.ts';
 
@@ -10,6 +10,8 @@ await runServiceMain({
   create: ({ database, bus, logger }) => {
     const redis = readEnv({ REDIS_URL: env.string(), REDIS_KEY_PREFIX: env.string('ziti:') });
     const sessions = new RedisApiSessionStore(redis.REDIS_URL, redis.REDIS_KEY_PREFIX, { logger });
+    // auth owns the API sessions: it reports them (`ziti_api_sessions`), the gateways do not.
+    watchApiSessions(sessions);
     return createAuthService({ config: readAuthConfig(), database, bus, sessions, logger });
   },
 });

@@ -25,7 +25,8 @@ describe('gateway request metrics', () => {
 
     const latency = await values('ziti_http_request_duration_seconds');
     const of = (operation: string, metricName: string) =>
-      latency.find((v) => v.labels.operation === operation && (v as { metricName?: string }).metricName === metricName)?.value;
+      latency.find((v) => v.labels.operation === operation && (v as { metricName?: string }).metricName === metricName)
+        ?.value;
     expect(of('management.listIdentities', 'ziti_http_request_duration_seconds_count')).toBe(2);
     expect(of('client.listIdentities', 'ziti_http_request_duration_seconds_sum')).toBeCloseTo(0.3);
     // A clock that went backwards counts as 0 s, never as a negative observation.

@@ -61,6 +61,8 @@ export interface Consumer {
    * its start, which may no longer hold everything, so read models resync from their owners.
    */
   readonly fresh: boolean;
+  /** Events on the stream not yet delivered to the durable (its lag; for metrics). */
+  pending?(): Promise<number>;
   stop(): Promise<void>;
 }
 

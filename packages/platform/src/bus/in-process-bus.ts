@@ -1,6 +1,7 @@
 import { type Logger, createLogger } from '../logger.ts';
 import type { Bus, Consumer, EventConsumerOptions, EventEnvelope, RequestHandler, Served } from './bus.ts';
 import { NoRespondersError, RequestTimeoutError, subjectMatches } from './bus.ts';
+import { observeBusRequest } from '../metrics.ts';
 import { fromBusReply, toBusReply } from './reply.ts';
 
 interface Subscription {
@@ -46,7 +47,11 @@ export class InProcessBus implements Bus {
     this.releaseEvents();
   }
 
-  async request(subject: string, payload: unknown, options: { timeoutMs?: number } = {}): Promise<unknown> {
+  request(subject: string, payload: unknown, options: { timeoutMs?: number } = {}): Promise<unknown> {
+    return observeBusRequest(subject, () => this.send(subject, payload, options.timeoutMs ?? 10_000));
+  }
+
+  private async send(subject: string, payload: unknown, timeoutMs: number): Promise<unknown> {
     const candidates = this.subscriptions.filter((s) => s.active && subjectMatches(s.subject, subject));
     if (candidates.length === 0 || this.closed) throw new NoRespondersError(subject);
     const sub = candidates[this.roundRobin++ % candidates.length]!;
@@ -54,7 +59,6 @@ export class InProcessBus implements Bus {
     const work = toBusReply(() => sub.handler(message, subject), this.logger, subject);
     sub.inFlight.add(work);
     void work.finally(() => sub.inFlight.delete(work));
-    const timeoutMs = options.timeoutMs ?? 10_000;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new RequestTimeoutError(subject)), timeoutMs);
@@ -104,6 +108,8 @@ export class InProcessBus implements Bus {
       // Nothing is published past a registered consumer in this process, and the outbox keeps
       // what was not delivered across restarts, so a consumer never misses events here.
       fresh: false,
+      // `publish` hands every event to the consumer at once: nothing waits on a stream here.
+      pending: async () => 0,
       stop: async () => {
         this.consumers.delete(options.durable);
       },

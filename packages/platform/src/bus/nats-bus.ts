@@ -29,6 +29,7 @@ import type {
   Served,
 } from './bus.ts';
 import { NoRespondersError, RequestTimeoutError, RetryEvents } from './bus.ts';
+import { observeBusRequest } from '../metrics.ts';
 import { fromBusReply, toBusReply, toFailure } from './reply.ts';
 
 const codec = JSONCodec<unknown>();
@@ -93,16 +94,20 @@ export class NatsBus implements Bus {
     return this.options.namespace ? `${this.options.namespace}.${subject}` : subject;
   }
 
-  async request(subject: string, payload: unknown, options: { timeoutMs?: number } = {}): Promise<unknown> {
-    const full = this.subject(subject);
-    try {
-      const msg = await this.nc.request(full, codec.encode(payload ?? null), { timeout: options.timeoutMs ?? 10_000 });
-      return fromBusReply(codec.decode(msg.data) as BusReply);
-    } catch (err) {
-      if (err instanceof NatsError && err.code === ErrorCode.NoResponders) throw new NoRespondersError(subject);
-      if (err instanceof NatsError && err.code === ErrorCode.Timeout) throw new RequestTimeoutError(subject);
-      throw err;
-    }
+  request(subject: string, payload: unknown, options: { timeoutMs?: number } = {}): Promise<unknown> {
+    return observeBusRequest(subject, async () => {
+      const full = this.subject(subject);
+      try {
+        const msg = await this.nc.request(full, codec.encode(payload ?? null), {
+          timeout: options.timeoutMs ?? 10_000,
+        });
+        return fromBusReply(codec.decode(msg.data) as BusReply);
+      } catch (err) {
+        if (err instanceof NatsError && err.code === ErrorCode.NoResponders) throw new NoRespondersError(subject);
+        if (err instanceof NatsError && err.code === ErrorCode.Timeout) throw new RequestTimeoutError(subject);
+        throw err;
+      }
+    });
   }
 
   serve(subject: string, queue: string, handler: RequestHandler): Served {
@@ -284,6 +289,7 @@ export class NatsBus implements Bus {
 
     return {
       fresh,
+      pending: async () => (await consumer.info()).num_pending,
       stop: async () => {
         stopped = true;
         messages?.stop();

@@ -6,6 +6,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
+import { watchPool } from '../metrics.ts';
 import { DependencyUnavailableError } from '../unavailable.ts';
 
 /** A drizzle database or transaction, whichever driver is underneath. */
@@ -44,7 +45,9 @@ export interface DatabaseSession {
   release(broken?: boolean): void;
 }
 
-export type DatabaseConfig = { url: string; poolSize?: number } | { pgliteDir: string } | { pgliteMemory: true };
+/** `service` names a Postgres pool in the metrics (`ziti_db_pool_*{service}`); an unnamed pool is not reported. */
+export type DatabaseConfig =
+  { url: string; poolSize?: number; service?: string } | { pgliteDir: string } | { pgliteMemory: true };
 
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if ('url' in config) {
@@ -54,6 +57,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     });
     const db = drizzlePg(pool) as unknown as Db;
     const notifications = new PgNotifications(config.url);
+    const unwatch = config.service ? watchPool(config.service, pool) : undefined;
     return {
       db,
       kind: 'postgres',
@@ -90,6 +94,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       },
       listen: (channel, onNotify) => notifications.listen(channel, onNotify),
       close: async () => {
+        unwatch?.();
         await notifications.close();
         await pool.end();
       },

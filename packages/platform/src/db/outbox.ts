@@ -3,6 +3,7 @@ import { subjects } from '@ziti/contracts';
 import type { Bus, EventEnvelope } from '../bus/bus.ts';
 import { outsideRequest, recordProduced } from '../causality.ts';
 import type { Logger } from '../logger.ts';
+import { outboxMetrics } from '../metrics.ts';
 import type { Database, DatabaseSession, Db } from './database.ts';
 import { queryRows } from './database.ts';
 
@@ -100,6 +101,9 @@ interface OutboxRow {
   created_at: Date | string;
 }
 
+/** Outbox rows published per batch. */
+const relayBatch = 200;
+
 /** Advisory lock key of the relay leadership (one per database, hence per service). */
 const relayLockKey = 7_355_609;
 
@@ -183,7 +187,10 @@ export class OutboxRelay {
   /** Publishes everything pending now (when leader); resolves when the outbox is drained. */
   async flushAll(): Promise<void> {
     const session = await this.lead();
-    if (!session) return;
+    if (!session) {
+      outboxMetrics.notLeading(this.source);
+      return;
+    }
     try {
       while ((await this.flushBatch(session)) > 0) {
         // keep going while there is work
@@ -203,8 +210,9 @@ export class OutboxRelay {
   private async flushBatch(session: DatabaseSession): Promise<number> {
     const rows = await session.query<OutboxRow>(
       `select position, subject, type, version, payload, created_at from outbox
-        where published_at is null order by position limit 200`,
+        where published_at is null order by position limit ${relayBatch}`,
     );
+    await this.observePending(session, rows);
     const published: string[] = [];
     try {
       for (const row of rows) {
@@ -224,9 +232,25 @@ export class OutboxRelay {
     } finally {
       if (published.length > 0) {
         await session.query('update outbox set published_at = now() where position = any($1::bigint[])', [published]);
+        outboxMetrics.published(this.source, published.length);
       }
     }
     return rows.length;
+  }
+
+  /**
+   * The outbox depth and the age of its oldest row for metrics, from the batch just read (the
+   * last, empty batch of a cycle reports the drained outbox); only a full batch needs a count.
+   */
+  private async observePending(session: DatabaseSession, rows: OutboxRow[]): Promise<void> {
+    let depth = rows.length;
+    if (depth === relayBatch) {
+      const [row] = await session.query<{ depth: string | number }>(
+        'select count(*) as depth from outbox where published_at is null',
+      );
+      depth = Number(row?.depth ?? depth);
+    }
+    outboxMetrics.pending(this.source, depth, rows[0]?.created_at);
   }
 
   async stop(): Promise<void> {
@@ -236,6 +260,7 @@ export class OutboxRelay {
     await this.unlisten?.().catch(() => undefined);
     const session = this.session;
     this.session = undefined;
+    outboxMetrics.notLeading(this.source);
     if (session) {
       await session.query('select pg_advisory_unlock($1)', [relayLockKey]).catch(() => undefined);
       session.release();

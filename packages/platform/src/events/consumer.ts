@@ -6,6 +6,7 @@ import { queryRows } from '../db/database.ts';
 import type { EventSink, OutboxRelay } from '../db/outbox.ts';
 import { inEventTransaction } from '../db/outbox.ts';
 import type { Logger } from '../logger.ts';
+import { consumerMetrics } from '../metrics.ts';
 import { type OwnerStatesPage, ownerEntityStates, ownerEventPosition } from '../maintenance.ts';
 import type { ConsumerProgress } from './progress.ts';
 import { cursorChannel } from './progress.ts';
@@ -131,7 +132,8 @@ export class SourceConsumer {
 
   /** Resync (when required or when a gap outlived the stream) and pruning; one at a time. */
   tick(): Promise<void> {
-    this.ticking ??= this.maintain()
+    this.ticking ??= this.observe()
+      .then(() => this.maintain())
       .then(() => {
         this.retryMs = 0;
       })
@@ -148,6 +150,22 @@ export class SourceConsumer {
         this.ticking = undefined;
       });
     return this.ticking;
+  }
+
+  /** The consumer's lag on the stream and its parked events, for metrics; never fails the tick. */
+  private async observe(): Promise<void> {
+    try {
+      const [parked] = await queryRows<{ count: string | number }>(
+        this.o.database.db,
+        'select count(*)::int as count from parked_events where consumer = $1 and source = $2',
+        [this.durable, this.o.source],
+      );
+      consumerMetrics.parked(this.durable, this.o.source, Number(parked?.count ?? 0));
+      const pending = await this.consumer?.pending?.();
+      if (pending !== undefined) consumerMetrics.pending(this.durable, this.o.source, pending);
+    } catch (err) {
+      this.o.logger.debug({ err, consumer: this.durable }, 'consumer metrics not updated');
+    }
   }
 
   private async cursor(db: Db, lock = false): Promise<CursorRow> {

@@ -106,6 +106,11 @@ export interface ApiSessionStore {
   forget(ids: string[]): Promise<void>;
   listIdsByIdentity(identityId: string): Promise<string[]>;
   listAll(ttlSeconds: number): Promise<LiveApiSession[]>;
+  /**
+   * How many sessions are live, cheaply (for metrics): one command on Redis, whose live-session
+   * index may still count sessions that expired since the sweeper's last pass.
+   */
+  countLive(): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -178,5 +178,12 @@ export class MemoryApiSessionStore implements ApiSessionStore {
       .map((e) => liveSession(e.record, e.expiresAt - now, ttlSeconds, now));
   }
 
+  async countLive(): Promise<number> {
+    const now = this.now();
+    let live = 0;
+    for (const entry of this.entries.values()) if (entry.live && entry.expiresAt > now) live++;
+    return live;
+  }
+
   async close(): Promise<void> {}
 }

@@ -364,6 +364,10 @@ export class RedisApiSessionStore implements ApiSessionStore {
     return sessions;
   }
 
+  async countLive(): Promise<number> {
+    return available(this.redis.scard(`${this.p}all`));
+  }
+
   async close(): Promise<void> {
     await this.redis.quit().catch(() => undefined);
   }

@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { hashRaw } from '@node-rs/argon2';
 import { ApiError } from '@ziti/contracts';
+import { passwordHashMetrics } from '@ziti/platform';
 import type { PasswordHasher } from '../domain/ports.ts';
 
 /** argon2id in @node-rs/argon2's (const) Algorithm enum. */
@@ -19,6 +20,8 @@ export class Argon2PasswordHasher implements PasswordHasher {
   private active = 0;
   private peak = 0;
   private readonly waiting: (() => void)[] = [];
+  /** The process's hash-queue series (shared by every hasher of the process: they add up). */
+  private readonly metrics = passwordHashMetrics();
 
   constructor(
     private readonly concurrency = 4,
@@ -30,25 +33,34 @@ export class Argon2PasswordHasher implements PasswordHasher {
    * never slip in between and push the number of hashes above `concurrency`.
    */
   private async withSlot<T>(fn: () => Promise<T>): Promise<T> {
+    const waitTimer = this.metrics.waitSeconds.startTimer();
     if (this.active < this.concurrency) {
       this.active++;
       this.peak = Math.max(this.peak, this.active);
+      this.metrics.running.inc();
     } else {
       if (this.waiting.length >= this.queueLimit) {
+        this.metrics.rejected.inc();
         throw new ApiError('SERVER_TOO_MANY_REQUESTS', {
           code: 'RATE_LIMITED',
           message: 'too many password checks in progress, retry later',
         });
       }
       // The slot is handed over with `active` unchanged.
+      this.metrics.queued.inc();
       await new Promise<void>((resolve) => this.waiting.push(resolve));
+      this.metrics.queued.dec();
     }
+    waitTimer();
     try {
       return await fn();
     } finally {
       const next = this.waiting.shift();
       if (next) next();
-      else this.active--;
+      else {
+        this.active--;
+        this.metrics.running.dec();
+      }
     }
   }
 

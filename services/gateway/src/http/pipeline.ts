@@ -30,6 +30,7 @@ import {
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { ExtJwtSecondaryCheck } from './ext-jwt-secondary.ts';
 import type { TokenBucketLimiter } from './rate-limit.ts';
+import { recordGatewayRequest } from './request-metrics.ts';
 import { type RouteTable, canonicalPath } from './route-table.ts';
 import { clientCertificateChain } from './tls.ts';
 
@@ -194,7 +195,9 @@ export function createPipeline(deps: PipelineDeps) {
     res.setHeader('x-request-id', requestId);
     for (const [name, value] of Object.entries(securityHeaders)) res.setHeader(name, value);
     const log = deps.logger.child({ requestId });
+    let matched: OperationDef | undefined;
     res.on('finish', () => {
+      recordGatewayRequest(matched, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
       log.info(
         {
           method: req.method,
@@ -224,6 +227,7 @@ export function createPipeline(deps: PipelineDeps) {
         });
       }
       const { op, params } = found.match;
+      matched = op;
 
       if (deps.authLimiter && rateLimitedOperations.has(op.operationId)) {
         const decision = deps.authLimiter.take((req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''));
