@@ -36,8 +36,10 @@ export async function startE2e(options: Parameters<typeof startLocalCluster>[0] 
     if (depth > 6 || typeof value !== 'object' || value === null) return;
     for (const [key, v] of Object.entries(value)) {
       if (typeof v === 'string' && secretKeys.has(key) && v.length >= 8) secrets.add(v);
-      else if (Array.isArray(v) && secretKeys.has(key)) for (const x of v) if (typeof x === 'string') secrets.add(x);
-      else keep(v, depth + 1);
+      else if (Array.isArray(v) && secretKeys.has(key))
+        for (const x of v)
+          if (typeof x === 'string') secrets.add(x);
+          else keep(v, depth + 1);
     }
   };
 

@@ -48,7 +48,50 @@ export function createLogger(
       },
     },
   };
-  return destination ? pino(options, destination) : pino(options);
+  if (destination) return pino(options, destination);
+  // A person at a terminal reads lines; anything else (a file, a collector) gets JSON.
+  const human = (process.env.LOG_FORMAT ?? (process.stdout.isTTY ? 'text' : 'json')) === 'text';
+  return human ? pino(options, textDestination(process.stdout)) : pino(options);
+}
+
+const levelNames: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
+const quietKeys = new Set(['level', 'time', 'pid', 'hostname', 'name', 'service', 'msg']);
+
+/** One readable line per record (`12:00:01 INFO  auth  message key=value`), the stack of an error below it. */
+export function formatLogLine(line: string): string {
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return line;
+  }
+  const time = new Date(typeof record.time === 'number' ? record.time : Date.now()).toISOString().slice(11, 23);
+  const level = (levelNames[record.level as number] ?? String(record.level)).padEnd(5);
+  const fields: string[] = [];
+  let stack = '';
+  for (const [key, value] of Object.entries(record)) {
+    if (quietKeys.has(key)) continue;
+    const err = value as { stack?: unknown } | null;
+    if (typeof err === 'object' && err !== null && typeof err.stack === 'string') stack = `\n${err.stack}`;
+    else fields.push(`${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  }
+  const service = typeof record.service === 'string' ? record.service : '';
+  return `${time} ${level} ${service.padEnd(14)} ${String(record.msg ?? '')}${fields.length > 0 ? ` ${fields.join(' ')}` : ''}${stack}\n`;
+}
+
+function textDestination(out: NodeJS.WritableStream): pino.DestinationStream {
+  return {
+    write(chunk: string) {
+      for (const line of chunk.split('\n')) if (line) out.write(formatLogLine(line));
+    },
+  };
 }
 
 /** A logged value that went through `safeError` already. */
