@@ -24,109 +24,114 @@ export async function startE2e(options: Parameters<typeof startLocalCluster>[0] 
     adminPassword: uniqueName('pw'),
     ...options,
   });
-  const insecure = createHttpClient(cluster.baseUrl, undefined);
-  const cacerts = await insecure({ path: '/.well-known/est/cacerts' });
-  const caPems = certificatesFromPkcs7Base64(cacerts.text);
-  const http = createHttpClient(cluster.baseUrl, caPems.join(''));
-  const validator = loadSpecValidator();
-  // Every secret that crosses the API in this run (issue 12: no log line may carry one); the logs
-  // of every process are searched for them when the cluster stops.
-  const secrets = new Set<string>([cluster.adminPassword]);
-  const keep = (value: unknown, depth = 0): void => {
-    if (depth > 6 || typeof value !== 'object' || value === null) return;
-    for (const [key, v] of Object.entries(value)) {
-      if (typeof v === 'string' && secretKeys.has(key) && v.length >= 8) secrets.add(v);
-      else if (Array.isArray(v) && secretKeys.has(key))
-        for (const x of v)
-          if (typeof x === 'string') secrets.add(x);
-          else keep(v, depth + 1);
+  try {
+    const insecure = createHttpClient(cluster.baseUrl, undefined);
+    const cacerts = await insecure({ path: '/.well-known/est/cacerts' });
+    const caPems = certificatesFromPkcs7Base64(cacerts.text);
+    const http = createHttpClient(cluster.baseUrl, caPems.join(''));
+    const validator = loadSpecValidator();
+    // Every secret that crosses the API in this run (issue 12: no log line may carry one); the logs
+    // of every process are searched for them when the cluster stops.
+    const secrets = new Set<string>([cluster.adminPassword]);
+    const keep = (value: unknown, depth = 0): void => {
+      if (depth > 6 || typeof value !== 'object' || value === null) return;
+      for (const [key, v] of Object.entries(value)) {
+        if (typeof v === 'string' && secretKeys.has(key) && v.length >= 8) secrets.add(v);
+        else if (Array.isArray(v) && secretKeys.has(key))
+          for (const x of v)
+            if (typeof x === 'string') secrets.add(x);
+            else keep(v, depth + 1);
+      }
+    };
+
+    /** Sends a request to one API and validates the response against that API's spec. */
+    async function call(
+      api: Api,
+      req: HttpRequest & { token?: string; skipValidation?: boolean },
+    ): Promise<HttpResponse> {
+      const headers = { ...(req.headers ?? {}) };
+      if (req.token) headers['zt-session'] = req.token;
+      const path = req.path.startsWith('/edge/') ? req.path : base[api] + req.path;
+      const res = await http({ ...req, path, headers });
+      keep(req.body);
+      keep(res.json);
+      if (!req.skipValidation) {
+        validator.validate(
+          api,
+          req.method ?? 'GET',
+          path,
+          res.status,
+          res.json ?? (res.text || undefined),
+          String(res.headers['content-type'] ?? ''),
+        );
+      }
+      return res;
     }
-  };
 
-  /** Sends a request to one API and validates the response against that API's spec. */
-  async function call(
-    api: Api,
-    req: HttpRequest & { token?: string; skipValidation?: boolean },
-  ): Promise<HttpResponse> {
-    const headers = { ...(req.headers ?? {}) };
-    if (req.token) headers['zt-session'] = req.token;
-    const path = req.path.startsWith('/edge/') ? req.path : base[api] + req.path;
-    const res = await http({ ...req, path, headers });
-    keep(req.body);
-    keep(res.json);
-    if (!req.skipValidation) {
-      validator.validate(
-        api,
-        req.method ?? 'GET',
-        path,
-        res.status,
-        res.json ?? (res.text || undefined),
-        String(res.headers['content-type'] ?? ''),
-      );
+    /** Logs in with a password on one API; returns the token (asserts success). */
+    async function login(username: string, password: string, api: Api = 'management'): Promise<string> {
+      const res = await call(api, {
+        method: 'POST',
+        path: '/authenticate?method=password',
+        body: { username, password },
+      });
+      if (res.status !== 200) throw new Error(`login of ${username} failed: ${res.status} ${res.text}`);
+      return res.json.data.token as string;
     }
-    return res;
+
+    const adminToken = await login(cluster.adminUsername, cluster.adminPassword);
+
+    /** Creates an identity (fixture: never asserts) and returns its id. */
+    async function createIdentity(body: Record<string, unknown> = {}): Promise<string> {
+      const res = await call('management', {
+        method: 'POST',
+        path: '/identities',
+        token: adminToken,
+        body: { name: uniqueName('id'), type: 'User', isAdmin: false, ...body },
+      });
+      if (res.status !== 201) throw new Error(`identity create failed: ${res.status} ${res.text}`);
+      return res.json.data.id as string;
+    }
+
+    /** A non-admin (or admin) identity with a updb authenticator, logged in: the caller matrix's middle row. */
+    async function createUser(options: { isAdmin?: boolean; roleAttributes?: string[] } = {}) {
+      const username = uniqueName('user');
+      const password = `pw-${uniqueName('x')}`;
+      const id = await createIdentity({
+        isAdmin: options.isAdmin ?? false,
+        roleAttributes: options.roleAttributes ?? [],
+      });
+      const res = await call('management', {
+        method: 'POST',
+        path: '/authenticators',
+        token: adminToken,
+        body: { method: 'updb', identityId: id, username, password },
+      });
+      if (res.status !== 201) throw new Error(`authenticator create failed: ${res.status} ${res.text}`);
+      const token = await login(username, password);
+      return { id, username, password, token, authenticatorId: res.json.data.id as string };
+    }
+    return {
+      cluster,
+      http,
+      call,
+      caPems,
+      validator,
+      login,
+      adminToken,
+      createIdentity,
+      createUser,
+      secrets,
+      stop: async () => {
+        await cluster.stop();
+        assertNoSecretLogged(cluster.logDir, secrets);
+      },
+    };
+  } catch (err) {
+    // A fixture that failed after the cluster started must not leave five processes behind.
+    await cluster.stop().catch(() => undefined);
+    throw err;
   }
-
-  /** Logs in with a password on one API; returns the token (asserts success). */
-  async function login(username: string, password: string, api: Api = 'management'): Promise<string> {
-    const res = await call(api, {
-      method: 'POST',
-      path: '/authenticate?method=password',
-      body: { username, password },
-    });
-    if (res.status !== 200) throw new Error(`login of ${username} failed: ${res.status} ${res.text}`);
-    return res.json.data.token as string;
-  }
-
-  const adminToken = await login(cluster.adminUsername, cluster.adminPassword);
-
-  /** Creates an identity (fixture: never asserts) and returns its id. */
-  async function createIdentity(body: Record<string, unknown> = {}): Promise<string> {
-    const res = await call('management', {
-      method: 'POST',
-      path: '/identities',
-      token: adminToken,
-      body: { name: uniqueName('id'), type: 'User', isAdmin: false, ...body },
-    });
-    if (res.status !== 201) throw new Error(`identity create failed: ${res.status} ${res.text}`);
-    return res.json.data.id as string;
-  }
-
-  /** A non-admin (or admin) identity with a updb authenticator, logged in: the caller matrix's middle row. */
-  async function createUser(options: { isAdmin?: boolean; roleAttributes?: string[] } = {}) {
-    const username = uniqueName('user');
-    const password = `pw-${uniqueName('x')}`;
-    const id = await createIdentity({
-      isAdmin: options.isAdmin ?? false,
-      roleAttributes: options.roleAttributes ?? [],
-    });
-    const res = await call('management', {
-      method: 'POST',
-      path: '/authenticators',
-      token: adminToken,
-      body: { method: 'updb', identityId: id, username, password },
-    });
-    if (res.status !== 201) throw new Error(`authenticator create failed: ${res.status} ${res.text}`);
-    const token = await login(username, password);
-    return { id, username, password, token, authenticatorId: res.json.data.id as string };
-  }
-
-  return {
-    cluster,
-    http,
-    call,
-    caPems,
-    validator,
-    login,
-    adminToken,
-    createIdentity,
-    createUser,
-    secrets,
-    stop: async () => {
-      await cluster.stop();
-      assertNoSecretLogged(cluster.logDir, secrets);
-    },
-  };
 }
 
 /** Fields whose values are secrets: passwords, tokens, enrollment JWTs, TOTP secrets, recovery codes. */

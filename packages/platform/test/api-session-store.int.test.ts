@@ -145,6 +145,21 @@ for (const [name, target] of Object.entries(targets)) {
       ).toEqual([]);
     });
 
+    it('identitiesWithSessions answers the identities with a live session, not ended ones', async () => {
+      const live = record('identity-with-a');
+      const ended = record('identity-with-b');
+      await store.create(live, 60);
+      await store.create(ended, 60);
+      await store.end(ended.id, 'logout');
+      expect(
+        [...(await store.identitiesWithSessions(['identity-with-a', 'identity-with-b', 'identity-with-c']))].sort(),
+      ).toEqual(['identity-with-a']);
+      expect(await store.identitiesWithSessions([])).toEqual(new Set());
+      await store.delete(live.id);
+      await store.forget([ended.id]);
+      expect(await store.identitiesWithSessions(['identity-with-a'])).toEqual(new Set());
+    });
+
     it('update rewrites the record, also what an ended session is announced with', async () => {
       const r = record('identity-upd');
       await store.create(r, 60);

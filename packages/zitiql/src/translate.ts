@@ -9,7 +9,7 @@
  *   already behaves as false in WHERE).
  * - `between` is half-open like the reference: `lower <= x < upper`.
  * - String ordering (`<`, `>`, `between`, sort) is bytewise (`collate "C"`), like Go string comparison.
- * - `contains` is a case-sensitive substring test (`strpos`), `icontains` compares `lower()`ed text; both
+ * - `contains` is a case-sensitive substring test (`like`, escaped), `icontains` the same with `ilike`; both
  *   accept string and number symbols (numbers are compared through their text form).
  * - A number literal compared with a string symbol is converted to its text (Go's int64/float64→string).
  * - Set symbols: `anyOf(s) op v` = some element satisfies, `allOf(s) op v` = every element satisfies
@@ -404,10 +404,11 @@ function typedPredicate(ctx: Context, sql: string, type: FieldType, leaf: Leaf):
     case 'between':
       return `((${sql}) >= ${value(ctx, type, leaf.lower)}${collate} and (${sql}) < ${value(ctx, type, leaf.upper)}${collate})`;
     case 'contains': {
-      const needle = ctx.param(leaf.value.type === 'string' ? leaf.value.value : literalText(leaf.value), 'text');
-      return leaf.ignoreCase
-        ? `(strpos(lower((${sql})::text), lower(${needle})) > 0)`
-        : `(strpos((${sql})::text, ${needle}) > 0)`;
+      const needle = leaf.value.type === 'string' ? leaf.value.value : literalText(leaf.value);
+      // A LIKE pattern with its special characters escaped: the same substring test, and one a
+      // trigram index (pg_trgm) can answer without reading every row.
+      const pattern = ctx.param(`%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`, 'text');
+      return leaf.ignoreCase ? `((${sql})::text ilike ${pattern})` : `((${sql})::text like ${pattern})`;
     }
   }
 }

@@ -278,10 +278,13 @@ describe('parameters', () => {
     expect(compiled.params).toEqual(["x' or 1=1 --", '1', '2', 'env', 'q']);
   });
 
-  it('= null / != null become IS NULL / IS NOT NULL; contains uses strpos, not LIKE', () => {
+  it('= null / != null become IS NULL / IS NOT NULL; contains is LIKE with the pattern characters escaped', () => {
     expect(compileFilter(itemEntity, 'name = null').where).toBe('((t.name) is null)');
     expect(compileFilter(itemEntity, 'name != null').where).toBe('((t.name) is not null)');
-    expect(compileFilter(itemEntity, 'name contains "%_"').where).toBe('(strpos((t.name)::text, $1::text) > 0)');
+    const contains = compileFilter(itemEntity, 'name contains "%_\\\\"');
+    expect(contains.where).toBe('((t.name)::text like $1::text)');
+    expect(contains.params).toEqual(['%\\%\\_\\\\%']);
+    expect(compileFilter(itemEntity, 'name icontains "Ab"').where).toBe('((t.name)::text ilike $1::text)');
   });
 
   it('rejects filters with too many values', () => {

@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { entityKind } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -48,6 +49,9 @@ export interface DatabaseSession {
 /** `service` names a Postgres pool in the metrics (`ziti_db_pool_*{service}`); an unnamed pool is not reported. */
 export type DatabaseConfig =
   { url: string; poolSize?: number; service?: string } | { pgliteDir: string } | { pgliteMemory: true };
+
+/** Extensions migrations may create under `npm start` (a cluster's Postgres ships them as contrib). */
+const embeddedExtensions = { pg_trgm };
 
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if ('url' in config) {
@@ -104,11 +108,11 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   const dir = 'pgliteDir' in config ? config.pgliteDir : undefined;
   if (dir) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    client = await PGlite.create(dir);
+    client = await PGlite.create(dir, { extensions: embeddedExtensions });
     // PGlite lays its files down with the modes of its bundled data directory (0666).
     restrictToOwner(dir);
   } else {
-    client = await PGlite.create();
+    client = await PGlite.create({ extensions: embeddedExtensions });
   }
   const db = drizzlePglite(client) as unknown as Db;
   return {

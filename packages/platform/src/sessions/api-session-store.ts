@@ -105,6 +105,8 @@ export interface ApiSessionStore {
   /** Drops what is kept of ended sessions once their end is announced (live sessions are left alone). */
   forget(ids: string[]): Promise<void>;
   listIdsByIdentity(identityId: string): Promise<string[]>;
+  /** Which of the identities have a live API session (identity lists: a few round trips, not one per identity). */
+  identitiesWithSessions(identityIds: string[]): Promise<Set<string>>;
   listAll(ttlSeconds: number): Promise<LiveApiSession[]>;
   /**
    * How many sessions are live, cheaply (for metrics): one command on Redis, whose live-session

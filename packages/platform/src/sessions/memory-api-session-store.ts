@@ -166,6 +166,16 @@ export class MemoryApiSessionStore implements ApiSessionStore {
     }
   }
 
+  async identitiesWithSessions(identityIds: string[]): Promise<Set<string>> {
+    const wanted = new Set(identityIds);
+    const out = new Set<string>();
+    for (const id of this.entries.keys()) {
+      const identityId = this.live(id)?.record.identityId;
+      if (identityId !== undefined && wanted.has(identityId)) out.add(identityId);
+    }
+    return out;
+  }
+
   async listIdsByIdentity(identityId: string): Promise<string[]> {
     return [...this.entries.keys()].filter((id) => this.live(id)?.record.identityId === identityId);
   }

@@ -337,6 +337,23 @@ export class RedisApiSessionStore implements ApiSessionStore {
     for (let i = 0; i < ids.length; i += 500) await this.run('zitiAsForget', ...ids.slice(i, i + 500));
   }
 
+  async identitiesWithSessions(identityIds: string[]): Promise<Set<string>> {
+    const unique = [...new Set(identityIds)];
+    if (unique.length === 0) return new Set();
+    // One pipeline of the identities' session sets, then one MGET of whether those sessions live.
+    const pipeline = this.redis.pipeline();
+    for (const id of unique) pipeline.smembers(this.k('ident', id));
+    const replies = (await available(pipeline.exec())) ?? [];
+    const pairs: [string, string][] = [];
+    replies.forEach(([err, members], i) => {
+      if (err) throw err;
+      for (const sessionId of members as string[]) pairs.push([unique[i]!, sessionId]);
+    });
+    if (pairs.length === 0) return new Set();
+    const tokens = await available(this.redis.mget(pairs.map(([, sessionId]) => this.k('id', sessionId))));
+    return new Set(pairs.filter((_, i) => tokens[i]).map(([identityId]) => identityId));
+  }
+
   async listIdsByIdentity(identityId: string): Promise<string[]> {
     const ids = await available(this.redis.smembers(this.k('ident', identityId)));
     if (ids.length === 0) return [];

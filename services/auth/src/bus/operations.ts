@@ -75,21 +75,24 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
           names.set(policyId, (await s.authPolicies.get(policyId))?.name ?? null);
         return names;
       }),
-      reader(
-        async (s: AuthStores) =>
-          new Map(
-            await Promise.all(list.map(async (i) => [i.id, await s.authenticators.listByIdentity(i.id)] as const)),
-          ),
-      ),
+      reader(async (s: AuthStores) => {
+        const byIdentity = new Map<string, Authenticator[]>();
+        for (const a of await s.authenticators.listByIdentities(ids)) {
+          const list = byIdentity.get(a.identityId);
+          if (list) list.push(a);
+          else byIdentity.set(a.identityId, [a]);
+        }
+        return byIdentity;
+      }),
       pendingEnrollments(ids),
       reader((s: AuthStores) => s.mfa.verifiedAmong(ids)),
-      Promise.all(list.map((i) => authentication.hasApiSession(i.id))),
+      authentication.identitiesWithApiSessions(ids),
     ]);
-    return list.map((i, n) =>
+    return list.map((i) =>
       identityDetail(i, {
         authenticators: authenticatorsById.get(i.id) ?? [],
         authPolicyName: policyNames.get(i.authPolicyId) ?? null,
-        hasApiSession: sessions[n]!,
+        hasApiSession: sessions.has(i.id),
         enrollments: pending[i.id] ?? [],
         isMfaEnabled: withMfa.has(i.id),
       }),

@@ -463,8 +463,9 @@ export class AuthenticationService {
     await this.deps.sessions.forget([id]).catch(() => undefined);
   }
 
-  async hasApiSession(identityId: string): Promise<boolean> {
-    return (await this.deps.sessions.listIdsByIdentity(identityId)).length > 0;
+  /** The identities among these with a live API session. */
+  identitiesWithApiSessions(identityIds: string[]): Promise<Set<string>> {
+    return this.deps.sessions.identitiesWithSessions(identityIds);
   }
 
   async identityNames(ids: string[]): Promise<Map<string, Identity>> {

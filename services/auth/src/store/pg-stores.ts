@@ -1,6 +1,6 @@
 import { ApiError } from '@ziti/contracts';
 import { type Db, listRows, queryRows, roleFilterScope, withUniqueFields, toListPage } from '@ziti/platform';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { Authenticator, Identity, ListInput, ListPage, NamedEntity, RoleFilter } from '../domain/model.ts';
 import type { AuthenticatorStore, IdentityStore, IdentityTypeStore } from '../domain/ports.ts';
 import { authenticatorQuery, identityQuery, identityTypeQuery } from './query-entities.ts';
@@ -182,6 +182,14 @@ export class PgAuthenticatorStore implements AuthenticatorStore {
 
   async listByIdentity(identityId: string): Promise<Authenticator[]> {
     return this.db.select().from(authenticators).where(eq(authenticators.identityId, identityId));
+  }
+
+  async listByIdentities(identityIds: string[]): Promise<Authenticator[]> {
+    if (identityIds.length === 0) return [];
+    return this.db
+      .select()
+      .from(authenticators)
+      .where(inArray(authenticators.identityId, [...new Set(identityIds)]));
   }
 
   async findByUsername(username: string): Promise<Authenticator | null> {
