@@ -1,4 +1,4 @@
-import { type Db, queryRows } from '@ziti/platform';
+import { type Db, ReadModelRows, queryRows } from '@ziti/platform';
 
 /** What the read model keeps of one of pki-enrollment's identity enrollments (never its token or JWT). */
 export interface OutstandingEnrollmentRow {
@@ -24,7 +24,11 @@ const upsert = `insert into outstanding_enrollments (id, identity_id, expires_at
  * leaves a tombstone, so no order of arrival brings an enrollment back or drops a live one.
  */
 export class PgOutstandingEnrollments {
-  constructor(private readonly db: Db) {}
+  private readonly rows: ReadModelRows;
+
+  constructor(private readonly db: Db) {
+    this.rows = new ReadModelRows(db, 'outstanding_enrollments');
+  }
 
   async apply(row: OutstandingEnrollmentRow, position: number, deleted: boolean): Promise<boolean> {
     const written = await queryRows(this.db, upsert, [row.id, row.identityId, row.expiresAt, position, deleted]);
@@ -32,32 +36,12 @@ export class PgOutstandingEnrollments {
   }
 
   /** Live rows with ids in (`after`, `upTo`] other than `present` become tombstones at `position` (guarded). */
-  async tombstoneAbsent(
-    range: { after?: string; upTo?: string },
-    present: string[],
-    position: number,
-  ): Promise<number> {
-    const rows = await queryRows(
-      this.db,
-      `update outstanding_enrollments set deleted = true, source_sequence = $4, updated_at = now()
-        where not deleted and source_sequence <= $4
-          and ($1::text is null or id collate "C" > $1) and ($2::text is null or id collate "C" <= $2)
-          and not (id = any($3::text[]))
-        returning id`,
-      [range.after ?? null, range.upTo ?? null, present, position],
-    );
-    return rows.length;
+  tombstoneAbsent(range: { after?: string; upTo?: string }, present: string[], position: number): Promise<number> {
+    return this.rows.tombstoneAbsent(range, present, position);
   }
 
-  /** Deletes tombstones at or below `watermark` older than `olderThanSeconds`. */
-  async pruneTombstones(watermark: number, olderThanSeconds = 3600): Promise<number> {
-    const rows = await queryRows(
-      this.db,
-      `delete from outstanding_enrollments
-        where deleted and source_sequence <= $1 and updated_at < now() - make_interval(secs => $2) returning id`,
-      [watermark, olderThanSeconds],
-    );
-    return rows.length;
+  pruneTombstones(watermark: number, olderThanSeconds = 3600): Promise<number> {
+    return this.rows.pruneTombstones(watermark, olderThanSeconds);
   }
 
   /** Live rows with `after < id <= upTo` (bytewise id order), with the position that wrote them. */

@@ -1,4 +1,4 @@
-import { type Db, listRows, queryRows, toListPage } from '@ziti/platform';
+import { type Db, ReadModelRows, listRows, queryRows, toListPage } from '@ziti/platform';
 import { defineQueryEntity, scalar } from '@ziti/zitiql';
 import type { EntityReadModel, ListInput, ListPage, ReadModelRow } from '../domain/ports.ts';
 
@@ -88,21 +88,8 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
     return rows.length > 0;
   }
 
-  async tombstoneAbsent(
-    range: { after?: string; upTo?: string },
-    present: string[],
-    position: number,
-  ): Promise<number> {
-    const rows = await queryRows(
-      this.db,
-      `update ${this.def.table} set deleted = true, source_sequence = $4, updated_at = now()
-        where not deleted and source_sequence <= $4
-          and ($1::text is null or id collate "C" > $1) and ($2::text is null or id collate "C" <= $2)
-          and not (id = any($3::text[]))
-        returning id`,
-      [range.after ?? null, range.upTo ?? null, present, position],
-    );
-    return rows.length;
+  tombstoneAbsent(range: { after?: string; upTo?: string }, present: string[], position: number): Promise<number> {
+    return new ReadModelRows(this.db, this.def.table).tombstoneAbsent(range, present, position);
   }
 
   async positionOf(id: string): Promise<number | undefined> {
@@ -114,14 +101,8 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
     return row ? Number(row.p) : undefined;
   }
 
-  async pruneTombstones(watermark: number, olderThanSeconds = 3600): Promise<number> {
-    const rows = await queryRows(
-      this.db,
-      `delete from ${this.def.table}
-        where deleted and source_sequence <= $1 and updated_at < now() - make_interval(secs => $2) returning id`,
-      [watermark, olderThanSeconds],
-    );
-    return rows.length;
+  pruneTombstones(watermark: number, olderThanSeconds = 3600): Promise<number> {
+    return new ReadModelRows(this.db, this.def.table).pruneTombstones(watermark, olderThanSeconds);
   }
 
   async liveRows(after: string | undefined, upTo: string | undefined, limit: number): Promise<ReadModelRow[]> {
