@@ -59,6 +59,13 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     pool.on('error', () => {
       // An idle client lost its connection; the pool drops it and connects anew on next use.
     });
+    // Every client keeps a listener for its whole life: a dropped connection can emit more than one
+    // 'error' (pg-pool's own `query` listens `once`, and not after it released the client), and an
+    // 'error' nobody hears ends the process. The query in progress is rejected either way and a
+    // client that failed is not reused.
+    pool.on('connect', (client) => {
+      client.on('error', () => undefined);
+    });
     const db = drizzlePg(pool) as unknown as Db;
     const notifications = new PgNotifications(config.url);
     const unwatch = config.service ? watchPool(config.service, pool) : undefined;
