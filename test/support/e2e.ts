@@ -45,28 +45,10 @@ export async function startE2e(options: Parameters<typeof startLocalCluster>[0] 
     };
 
     /** Sends a request to one API and validates the response against that API's spec. */
-    async function call(
-      api: Api,
-      req: HttpRequest & { token?: string; skipValidation?: boolean },
-    ): Promise<HttpResponse> {
-      const headers = { ...(req.headers ?? {}) };
-      if (req.token) headers['zt-session'] = req.token;
-      const path = req.path.startsWith('/edge/') ? req.path : base[api] + req.path;
-      const res = await http({ ...req, path, headers });
+    const call = apiCaller(http, validator, (req, res) => {
       keep(req.body);
       keep(res.json);
-      if (!req.skipValidation) {
-        validator.validate(
-          api,
-          req.method ?? 'GET',
-          path,
-          res.status,
-          res.json ?? (res.text || undefined),
-          String(res.headers['content-type'] ?? ''),
-        );
-      }
-      return res;
-    }
+    });
 
     /** Logs in with a password on one API; returns the token (asserts success). */
     async function login(username: string, password: string, api: Api = 'management'): Promise<string> {
@@ -132,6 +114,36 @@ export async function startE2e(options: Parameters<typeof startLocalCluster>[0] 
     await cluster.stop().catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * Sends a request to one API (`/edge/<api>/v1` prefixed unless the path is absolute) with the
+ * session token, and validates the response against that API's spec unless told not to;
+ * `onExchange` sees every request and response. Shared by the cluster and embedded fixtures.
+ */
+export function apiCaller(
+  http: ReturnType<typeof createHttpClient>,
+  validator: ReturnType<typeof loadSpecValidator>,
+  onExchange?: (req: HttpRequest, res: HttpResponse) => void,
+) {
+  return async (api: Api, req: HttpRequest & { token?: string; skipValidation?: boolean }): Promise<HttpResponse> => {
+    const headers = { ...(req.headers ?? {}) };
+    if (req.token) headers['zt-session'] = req.token;
+    const path = req.path.startsWith('/edge/') ? req.path : base[api] + req.path;
+    const res = await http({ ...req, path, headers });
+    onExchange?.(req, res);
+    if (!req.skipValidation) {
+      validator.validate(
+        api,
+        req.method ?? 'GET',
+        path,
+        res.status,
+        res.json ?? (res.text || undefined),
+        String(res.headers['content-type'] ?? ''),
+      );
+    }
+    return res;
+  };
 }
 
 /** Fields whose values are secrets: passwords, tokens, enrollment JWTs, TOTP secrets, recovery codes. */

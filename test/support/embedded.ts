@@ -2,9 +2,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { SecretBox, createLogger, openDatabase } from '@ziti/platform';
 import { composeEmbedded } from '@ziti/standalone/compose';
-import type { Api } from './e2e.ts';
-import { base } from './e2e.ts';
-import { type HttpRequest, type HttpResponse, createHttpClient } from './http.ts';
+import { apiCaller } from './e2e.ts';
+import { createHttpClient } from './http.ts';
 import { uniqueName } from './infra.ts';
 import { certificatesFromPkcs7Base64 } from './pkcs7.ts';
 import { loadSpecValidator } from './spec-validator.ts';
@@ -51,21 +50,7 @@ export async function startEmbedded(options: { dataDir?: string } = {}) {
   const http = createHttpClient(baseUrl, caPems.join(''));
   const validator = loadSpecValidator();
 
-  async function call(api: Api, req: HttpRequest & { token?: string }): Promise<HttpResponse> {
-    const headers = { ...(req.headers ?? {}) };
-    if (req.token) headers['zt-session'] = req.token;
-    const path = req.path.startsWith('/edge/') ? req.path : base[api] + req.path;
-    const res = await http({ ...req, path, headers });
-    validator.validate(
-      api,
-      req.method ?? 'GET',
-      path,
-      res.status,
-      res.json ?? (res.text || undefined),
-      String(res.headers['content-type'] ?? ''),
-    );
-    return res;
-  }
+  const call = apiCaller(http, validator);
 
   const login = await call('management', {
     method: 'POST',
