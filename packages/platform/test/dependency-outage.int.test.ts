@@ -9,7 +9,7 @@ import {
   InProcessBus,
   RedisApiSessionStore,
   createLogger,
-  drainHttpOnStop,
+  httpDrain,
   openDatabase,
   queryRows,
   unavailableDependency,
@@ -208,15 +208,15 @@ describe('stopping an HTTP listener under keep-alive traffic', () => {
       );
     });
     server.keepAliveTimeout = 65_000;
+    const { drain } = httpDrain(server);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
-    const service = drainHttpOnStop({
-      name: 'http',
-      port: () => port,
-      start: async () => undefined,
-      ready: async () => true,
-      stop: () => new Promise<void>((r) => server.close(() => r())),
-    });
+    const service = {
+      stop: async () => {
+        await drain();
+        await new Promise<void>((r) => server.close(() => r()));
+      },
+    };
     const agent = new Agent({ keepAlive: true, maxSockets: 8 });
     const acknowledged: string[] = [];
     const failures: string[] = [];

@@ -11,7 +11,6 @@ import {
   type Logger,
   MemoryApiSessionStore,
   type RunnableService,
-  drainHttpOnStop,
   watchApiSessions,
 } from '@ziti/platform';
 import { createPolicyService } from '@ziti/policy/app';
@@ -50,7 +49,7 @@ export async function composeEmbedded(o: {
     createPolicyService({ database: await o.database('policy'), bus, logger: log('policy'), ownsBus: false }),
     createInventoryService({ database: await o.database('inventory'), bus, logger: log('inventory'), ownsBus: false }),
   ];
-  const gateway = drainHttpOnStop(createGateway({ config: gatewayConfig, bus, sessions, logger: log('gateway') }));
+  const gateway = createGateway({ config: gatewayConfig, bus, sessions, logger: log('gateway') });
   const started: RunnableService[] = [];
   const stop = async () => {
     for (const s of [...started].reverse()) await s.stop().catch((err) => o.logger.error({ err }, 'stop failed'));

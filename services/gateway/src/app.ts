@@ -11,7 +11,15 @@ import {
   operations,
   serverIdentitySchema,
 } from '@ziti/contracts';
-import { type ApiSessionStore, type Bus, type Logger, type RunnableService, callService, reply } from '@ziti/platform';
+import {
+  type ApiSessionStore,
+  type Bus,
+  type Logger,
+  type RunnableService,
+  callService,
+  httpDrain,
+  reply,
+} from '@ziti/platform';
 import express from 'express';
 import { enumeratedCapabilities, specApi, specDetail, specList, versionData } from './domain/informational.ts';
 import type { GatewayConfig } from './config.ts';
@@ -167,6 +175,7 @@ export function createGateway(
   deps: GatewayDeps & { onListening?: (port: number) => void },
 ): RunnableService & { port(): number } {
   let server: Server | undefined;
+  let drain: (() => Promise<void>) | undefined;
   let started = false;
   return {
     name: 'gateway',
@@ -193,6 +202,9 @@ export function createGateway(
       );
       server.keepAliveTimeout = 65_000;
       server.on('clientError', answerClientError);
+      // SIGTERM under keep-alive traffic: stop accepting, answer what is in flight with
+      // `Connection: close`, close idle connections, then stop.
+      drain = httpDrain(server).drain;
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(deps.config.port, deps.config.bind, () => resolve());
@@ -205,6 +217,7 @@ export function createGateway(
       return started;
     },
     async stop() {
+      await drain?.();
       await new Promise<void>((resolve) => {
         if (!server) return resolve();
         server.close(() => resolve());

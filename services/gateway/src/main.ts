@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { NatsBus, RedisApiSessionStore, createLogger, drainHttpOnStop, env, readEnv, runProcess } from '@ziti/platform';
+import { NatsBus, RedisApiSessionStore, createLogger, env, readEnv, runProcess } from '@ziti/platform';
 import { createGateway } from './app.ts';
 import { readGatewayConfig } from './config.ts';
 
@@ -18,6 +18,4 @@ const bus = await NatsBus.connect({
   logger,
 });
 const sessions = new RedisApiSessionStore(infra.REDIS_URL, infra.REDIS_KEY_PREFIX, { logger });
-// SIGTERM under keep-alive traffic: stop accepting, answer what is in flight with
-// `Connection: close`, close idle connections, then stop.
-await runProcess(drainHttpOnStop(createGateway({ config, bus, sessions, logger })), logger, config.healthPort);
+await runProcess(createGateway({ config, bus, sessions, logger }), logger, config.healthPort);
