@@ -3,7 +3,6 @@ import {
   type ConsumerInfo,
   type ConsumerMessages,
   DeliverPolicy,
-  ErrorCode,
   JSONCodec,
   type JetStreamClient,
   type JetStreamManager,
@@ -14,6 +13,7 @@ import {
   StorageType,
   type Subscription,
   connect,
+  createInbox,
   nanos,
 } from 'nats';
 import { eventStream } from '@ziti/contracts';
@@ -33,6 +33,13 @@ import { observeBusRequest } from '../metrics.ts';
 import { fromBusReply, toBusReply, toFailure } from './reply.ts';
 
 const codec = JSONCodec<unknown>();
+
+interface PendingRequest {
+  subject: string;
+  resolve: (data: Uint8Array) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
 
 /**
  * How long a delivered event may stay unacknowledged before JetStream gives it to another replica:
@@ -64,6 +71,15 @@ export interface NatsBusOptions {
 export class NatsBus implements Bus {
   private readonly subs = new Set<Subscription>();
   private readonly streamName: string;
+  /**
+   * Requests in flight, keyed by the last token of their reply subject. One subscription takes
+   * every reply: nats.js's own `request` makes a deferred, a timer promise and a cancellation
+   * error (with its stack) per request, which showed in the gateway's profile.
+   */
+  private readonly pending = new Map<string, PendingRequest>();
+  private readonly inbox = createInbox();
+  private replies?: Subscription;
+  private nextRequest = 0;
   private js: JetStreamClient;
   private streamReady?: Promise<void>;
 
@@ -96,16 +112,39 @@ export class NatsBus implements Bus {
 
   request(subject: string, payload: unknown, options: { timeoutMs?: number } = {}): Promise<unknown> {
     return observeBusRequest(subject, async () => {
-      const full = this.subject(subject);
+      const data = await this.requestData(subject, codec.encode(payload ?? null), options.timeoutMs ?? 10_000);
+      return fromBusReply(codec.decode(data) as BusReply);
+    });
+  }
+
+  /** One request/reply over the shared reply subscription; the reply's bytes. */
+  private requestData(subject: string, data: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
+    this.replies ??= this.nc.subscribe(`${this.inbox}.*`, {
+      callback: (err, msg) => {
+        if (err) return;
+        const key = msg.subject.slice(this.inbox.length + 1);
+        const waiting = this.pending.get(key);
+        if (!waiting) return; // timed out meanwhile
+        this.pending.delete(key);
+        clearTimeout(waiting.timer);
+        // The server answers a request nobody serves with a 503 status message (no responders).
+        if (msg.headers?.hasError && msg.headers.code === 503) waiting.reject(new NoRespondersError(waiting.subject));
+        else waiting.resolve(msg.data);
+      },
+    });
+    const key = (this.nextRequest = (this.nextRequest + 1) % Number.MAX_SAFE_INTEGER).toString(36);
+    return new Promise<Uint8Array>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(key);
+        reject(new RequestTimeoutError(subject));
+      }, timeoutMs);
+      this.pending.set(key, { subject, resolve, reject, timer });
       try {
-        const msg = await this.nc.request(full, codec.encode(payload ?? null), {
-          timeout: options.timeoutMs ?? 10_000,
-        });
-        return fromBusReply(codec.decode(msg.data) as BusReply);
+        this.nc.publish(this.subject(subject), data, { reply: `${this.inbox}.${key}` });
       } catch (err) {
-        if (err instanceof NatsError && err.code === ErrorCode.NoResponders) throw new NoRespondersError(subject);
-        if (err instanceof NatsError && err.code === ErrorCode.Timeout) throw new RequestTimeoutError(subject);
-        throw err;
+        this.pending.delete(key);
+        clearTimeout(timer);
+        reject(err);
       }
     });
   }
@@ -354,6 +393,13 @@ export class NatsBus implements Bus {
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.subs].map((s) => s.drain()));
+    // Requests still waiting get their replies until the connection drains; then none can come.
+    if (this.replies && !this.replies.isClosed()) await this.replies.drain().catch(() => undefined);
+    for (const [key, waiting] of this.pending) {
+      this.pending.delete(key);
+      clearTimeout(waiting.timer);
+      waiting.reject(new RequestTimeoutError(waiting.subject));
+    }
     if (!this.nc.isClosed()) await this.nc.drain();
   }
 }
