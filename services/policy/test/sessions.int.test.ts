@@ -1,8 +1,12 @@
-import { type Database, queryRows } from '@ziti/platform';
+import type { EdgeRouterState, ServiceState } from '@ziti/contracts';
+import { type Database, type EventSink, queryRows } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AccessDerivation } from '../src/domain/access.ts';
 import type { Session } from '../src/domain/sessions.ts';
+import { PgAccessLinks } from '../src/store/pg-access-links.ts';
+import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from '../src/store/pg-identity-read-model.ts';
 import { PgApiSessions, PgSessions } from '../src/store/pg-sessions.ts';
-import { policyTestDatabase } from './support.ts';
+import { fixedAt, identityFixture, policyTestDatabase } from './support.ts';
 
 /**
  * Edge sessions end with their API session whatever the interleaving: a creation racing the end of
@@ -69,6 +73,144 @@ describe('sessions and their API session', () => {
         sessions.createIfLive(session(id)),
         database.transaction((tx) => new PgApiSessions(tx).ended(id, 'i1', new Date().toISOString())),
         sessions.createIfLive(session(id, 'svc2')),
+      ]);
+      expect(await count(id), id).toBe(0);
+    }
+  });
+});
+
+describe('creation in one statement (createIfClear)', () => {
+  const access = new AccessDerivation();
+  const events: EventSink = { emit: async () => undefined };
+  const viewer = { identityId: 'ci', isAdmin: false };
+  const at = fixedAt;
+  const svc = (id: string): ServiceState => ({
+    id,
+    name: `n-${id}`,
+    terminatorStrategy: 'smartrouting',
+    roleAttributes: ['clear'],
+    configs: [],
+    encryptionRequired: true,
+    maxIdleTimeMillis: 0,
+    tags: {},
+    createdAt: at,
+    updatedAt: at,
+  });
+  const router: EdgeRouterState = {
+    id: 'cr',
+    name: 'n-cr',
+    roleAttributes: ['clear'],
+    isTunnelerEnabled: false,
+    isVerified: true,
+    disabled: false,
+    noTraversal: false,
+    cost: 0,
+    fingerprint: null,
+    hostname: '',
+    supportedProtocols: {},
+    appData: {},
+    tags: {},
+    createdAt: at,
+    updatedAt: at,
+  };
+  const candidate = (apiSessionId: string, serviceId: string, n = 0): Session => ({
+    ...session(apiSessionId, serviceId),
+    id: `c-${apiSessionId}-${serviceId}-${n}`,
+    token: `ct-${apiSessionId}-${serviceId}-${n}`,
+    identityId: 'ci',
+  });
+  const reuse = (apiSessionId: string) => ({ apiSessionId, type: 'Dial' as const });
+
+  beforeAll(async () => {
+    // ci may dial every #clear service; every #clear service but c-norouter shares router cr with ci.
+    await database.transaction(async (tx) => {
+      let position = 0;
+      await new PgIdentityReadModel(tx).apply(identityFixture('ci', ['clear']), ++position, false);
+      for (const id of ['c-s1', 'c-s2', 'c-posture', 'c-norouter'])
+        await new PgServiceReadModel(tx).apply(svc(id), ++position, false);
+      await new PgEdgeRouterReadModel(tx).apply(router, ++position, false);
+      await queryRows(
+        tx,
+        `insert into service_policies (id, name, semantic, identity_roles, service_roles, type, posture_check_roles, created_at, updated_at)
+         values ('cp-dial', 'cp-dial', 'AnyOf', '{#clear}', '{@c-s1,@c-s2,@c-norouter}', 'Dial', '{}', now(), now()),
+                ('cp-posture', 'cp-posture', 'AnyOf', '{#clear}', '{@c-posture}', 'Dial', '{#mfa}', now(), now())`,
+      );
+      await queryRows(
+        tx,
+        `insert into edge_router_policies (id, name, semantic, identity_roles, edge_router_roles, created_at, updated_at)
+         values ('cp-erp', 'cp-erp', 'AnyOf', '{#clear}', '{@cr}', now(), now())`,
+      );
+      await queryRows(
+        tx,
+        `insert into service_edge_router_policies (id, name, semantic, service_roles, edge_router_roles, created_at, updated_at)
+         values ('cp-serp', 'cp-serp', 'AnyOf', '{@c-s1,@c-s2,@c-posture}', '{@cr}', now(), now())`,
+      );
+      await queryRows(
+        tx,
+        `insert into posture_checks (id, name, type_id, role_attributes, data, created_at, updated_at)
+         values ('c-mfa', 'c-mfa', 'MFA', '{mfa}', '{}'::jsonb, now(), now())`,
+      );
+      await access.identityChanged(new PgAccessLinks(tx), events, 'ci');
+      for (const id of ['cp-dial', 'cp-posture'])
+        await access.policyChanged(new PgAccessLinks(tx), events, 'service', id);
+      await access.policyChanged(new PgAccessLinks(tx), events, 'edgeRouter', 'cp-erp');
+      await access.policyChanged(new PgAccessLinks(tx), events, 'serviceEdgeRouter', 'cp-serp');
+    });
+  });
+
+  it('inserts when nothing stands in the way, and answers the existing session afterwards', async () => {
+    const sessions = new PgSessions(database.db);
+    const first = await sessions.createIfClear(viewer, 'c-s1', reuse('ca1'), 25, candidate('ca1', 'c-s1'));
+    expect(first.created).toMatchObject({ id: 'c-ca1-c-s1-0', identityId: 'ci', serviceId: 'c-s1' });
+    expect(first.context?.edgeRouters.map((r) => r.id)).toEqual(['cr']);
+    const again = await sessions.createIfClear(viewer, 'c-s1', reuse('ca1'), 25, candidate('ca1', 'c-s1', 1));
+    expect(again.created).toBeUndefined();
+    expect(again.context?.existing?.id).toBe('c-ca1-c-s1-0');
+  });
+
+  it('inserts nothing when a posture check applies, no router is shared or the service is not visible', async () => {
+    const sessions = new PgSessions(database.db);
+    const posture = await sessions.createIfClear(viewer, 'c-posture', reuse('ca2'), 25, candidate('ca2', 'c-posture'));
+    expect(posture).toMatchObject({ context: { postureChecked: true } });
+    expect(posture.created).toBeUndefined();
+    const noRouter = await sessions.createIfClear(
+      viewer,
+      'c-norouter',
+      reuse('ca2'),
+      25,
+      candidate('ca2', 'c-norouter'),
+    );
+    expect(noRouter.context?.edgeRouters).toEqual([]);
+    expect(noRouter.created).toBeUndefined();
+    const stranger = { identityId: 'nobody', isAdmin: false };
+    expect(await sessions.createIfClear(stranger, 'c-s1', reuse('ca2'), 25, candidate('ca2', 'c-s1'))).toEqual({});
+    expect(await count('ca2')).toBe(0);
+  });
+
+  it('50 concurrent creations of one pair make one session, and every one answers it', async () => {
+    const sessions = new PgSessions(database.db);
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, n) =>
+        sessions.createIfClear(viewer, 'c-s2', reuse('ca3'), 25, candidate('ca3', 'c-s2', n)),
+      ),
+    );
+    const ids = new Set(answers.map((a) => (a.created as Session | undefined)?.id ?? a.context?.existing?.id));
+    expect(ids.size).toBe(1);
+    expect(await count('ca3')).toBe(1);
+  });
+
+  it('refuses a creation for an ended API session, and never leaves one behind when the end races it', async () => {
+    const sessions = new PgSessions(database.db);
+    await database.transaction((tx) => new PgApiSessions(tx).ended('ca4', 'ci', new Date().toISOString()));
+    expect((await sessions.createIfClear(viewer, 'c-s1', reuse('ca4'), 25, candidate('ca4', 'c-s1'))).created).toBe(
+      'ended',
+    );
+    for (let i = 0; i < 100; i++) {
+      const id = `cr-${i}`;
+      await Promise.all([
+        sessions.createIfClear(viewer, 'c-s1', reuse(id), 25, candidate(id, 'c-s1')),
+        database.transaction((tx) => new PgApiSessions(tx).ended(id, 'ci', new Date().toISOString())),
+        sessions.createIfClear(viewer, 'c-s2', reuse(id), 25, candidate(id, 'c-s2')),
       ]);
       expect(await count(id), id).toBe(0);
     }

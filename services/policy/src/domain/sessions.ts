@@ -69,6 +69,20 @@ export interface SessionStore {
     reuse: { apiSessionId: string; type: SessionType },
     routerLimit: number,
   ): Promise<CreationContext | undefined>;
+  /**
+   * `creationContext`, and with it the insert of `candidate` when nothing stands in its way: the
+   * service visible and the type permitted, no session of the API session for it yet, no posture
+   * check named by a granting policy of the type, a shared edge router. `created` is the session
+   * (inserted, or made meanwhile by another request of the same API session) or 'ended' (its API
+   * session has ended); absent when the store did not insert (the caller decides as for a context).
+   */
+  createIfClear(
+    viewer: Viewer,
+    serviceId: string,
+    reuse: { apiSessionId: string; type: SessionType },
+    routerLimit: number,
+    candidate: Session,
+  ): Promise<{ context?: CreationContext; created?: Session | 'ended' }>;
   /** The service policies of `type` that grant the identity the service. */
   grantingPolicies(
     identityId: string,
@@ -115,10 +129,29 @@ export class SessionService {
   ): Promise<{ view: SessionView; created: boolean }> {
     const serviceId = input.serviceId ?? '';
     const type: SessionType = input.type === 'Bind' ? 'Bind' : 'Dial';
+    const at = this.now();
+    const candidate: Session = {
+      id: base62Uuid(),
+      token: randomUUID(),
+      apiSessionId: caller.apiSessionId,
+      identityId: caller.identityId,
+      serviceId,
+      type,
+      tags: input.tags ?? {},
+      createdAt: at,
+      updatedAt: at,
+    };
     // Visible and permitted (read models, outside any transaction), an existing session to reuse,
-    // the shared routers and whether posture applies: one read.
-    const context = await this.read((s) =>
-      s.creationContext(caller, serviceId, { apiSessionId: caller.apiSessionId, type }, sessionEdgeRouterLimit),
+    // the shared routers and whether posture applies — and, when none of them stands in the way,
+    // the insert: one statement (its own transaction) on the common path.
+    const { context, created: inserted } = await this.read((s) =>
+      s.createIfClear(
+        caller,
+        serviceId,
+        { apiSessionId: caller.apiSessionId, type },
+        sessionEdgeRouterLimit,
+        candidate,
+      ),
     );
     if (!context) throw ApiError.notFound('service', serviceId);
     const { access, existing: reused, edgeRouters: routers } = context;
@@ -126,6 +159,12 @@ export class SessionService {
       throw new ApiError('COULD_NOT_VALIDATE', { field: 'ServiceId', reason: 'service not found', value: serviceId });
     if (reused)
       return { view: { session: reused, serviceName: access.service.name, edgeRouters: routers }, created: false };
+    if (inserted === 'ended') throw new ApiError('UNAUTHORIZED');
+    if (inserted)
+      return {
+        view: { session: inserted, serviceName: access.service.name, edgeRouters: routers },
+        created: inserted.id === candidate.id,
+      };
     // A granting policy that names no check passes; the checks are evaluated only when one names some.
     const evaluated = context.postureChecked
       ? await this.posture.evaluate(caller, [serviceId], type)
@@ -153,23 +192,13 @@ export class SessionService {
       });
     }
     if (routers.length === 0) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE');
-    const at = this.now();
-    // One statement (its own transaction): no BEGIN/COMMIT round trips on the hot path.
-    const session = await this.read((s) =>
-      s.createIfLive({
-        id: base62Uuid(),
-        token: randomUUID(),
-        apiSessionId: caller.apiSessionId,
-        identityId: caller.identityId,
-        serviceId,
-        type,
-        tags: input.tags ?? {},
-        createdAt: at,
-        updatedAt: at,
-      }),
-    );
+    // Posture passed: one statement (its own transaction), no BEGIN/COMMIT round trips.
+    const session = await this.read((s) => s.createIfLive(candidate));
     if (session === 'ended') throw new ApiError('UNAUTHORIZED');
-    return { view: { session, serviceName: access.service.name, edgeRouters: routers }, created: true };
+    return {
+      view: { session, serviceName: access.service.name, edgeRouters: routers },
+      created: session.id === candidate.id,
+    };
   }
 
   /** Administrators see every session; others only those of their own API sessions (404 otherwise). */

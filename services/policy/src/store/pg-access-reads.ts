@@ -23,7 +23,9 @@ export class PgAccessReads implements AdviceStore, ClientEdgeRouterStore {
   constructor(private readonly db: Db) {}
 
   private async live<S>(table: 'identities' | 'services', id: string): Promise<S | undefined> {
-    const rows = await queryRows<Row>(this.db, `select state from ${table} where id = $1 and not deleted`, [id]);
+    const rows = await queryRows<Row>(this.db, `select state from ${table} where id = $1 and not deleted`, [id], {
+      prepare: true,
+    });
     return rows[0] ? stateOf<S>(rows[0]) : undefined;
   }
 
@@ -89,6 +91,7 @@ export class PgAccessReads implements AdviceStore, ClientEdgeRouterStore {
       `select 1 from services s where s.id = $1 and not s.deleted
           and ($3::boolean or exists (select 1 from identity_services x where x.service_id = $1 and x.identity_id = $2))`,
       [serviceId, identityId, isAdmin],
+      { prepare: true },
     );
     return rows.length > 0;
   }

@@ -21,7 +21,7 @@ const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) a
  * handler of auth's `apiSession.deleted` / `apiSession.expired`.
  */
 export async function forgetApiSessionPosture(db: Db, apiSessionId: string): Promise<void> {
-  await queryRows(db, 'delete from api_session_posture where api_session_id = $1', [apiSessionId]);
+  await queryRows(db, 'delete from api_session_posture where api_session_id = $1', [apiSessionId], { prepare: true });
 }
 
 /** Posture data (identity_posture_responses, api_session_posture, api_sessions) and the evaluation's reads. */
@@ -30,7 +30,11 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
 
   async identityExists(identityId: string): Promise<boolean> {
     return (
-      (await queryRows(this.db, 'select 1 from identities where id = $1 and not deleted', [identityId])).length > 0
+      (
+        await queryRows(this.db, 'select 1 from identities where id = $1 and not deleted', [identityId], {
+          prepare: true,
+        })
+      ).length > 0
     );
   }
 
@@ -41,16 +45,19 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
         `select kind, check_key, path, posture_check_id, api_session_id, data, reported_at
            from identity_posture_responses where identity_id = $1 order by reported_at, check_key, path`,
         [identityId],
+        { prepare: true },
       ),
       queryRows<{ id: string; mfa_passed_at: unknown }>(
         this.db,
         'select id, mfa_passed_at from api_sessions where identity_id = $1 and ended_at is null',
         [identityId],
+        { prepare: true },
       ),
       queryRows<{ api_session_id: string; woken_at: unknown; unlocked_at: unknown; updated_at: unknown }>(
         this.db,
         'select api_session_id, woken_at, unlocked_at, updated_at from api_session_posture where identity_id = $1',
         [identityId],
+        { prepare: true },
       ),
     ]);
     const pd: IdentityPostureData = { processes: [], processByPath: new Map(), apiSessions: new Map() };
@@ -130,6 +137,7 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
              unlocked_at = case when $4 then $5::timestamptz else api_session_posture.unlocked_at end,
              updated_at = $5`,
           [apiSessionId, identityId, r.woken, r.unlocked, at],
+          { prepare: true },
         );
         continue;
       }
@@ -145,6 +153,7 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
            posture_check_id = excluded.posture_check_id, api_session_id = excluded.api_session_id,
            data = excluded.data, reported_at = excluded.reported_at`,
         [identityId, kind, checkKey, path, postureCheckId, apiSessionId, JSON.stringify(data), at],
+        { prepare: true },
       );
     }
   }
@@ -168,6 +177,7 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
           and ((c.data->>'timeoutSeconds')::bigint = -1 or (c.data->>'timeoutSeconds')::bigint > $4)
         group by s.id, s.name order by s.id`,
       [identityId, onWake, onUnlock, timeoutAbove],
+      { prepare: true },
     );
     return rows.map((r) => ({ id: r.id, name: r.name, timeout: Number(r.timeout) }));
   }
@@ -198,6 +208,7 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
         where pi.identity_id = $1
         order by ps.service_id, p.id`,
       [identityId, serviceIds, type ?? null],
+      { prepare: true },
     );
     return rows.map((r) => ({
       serviceId: r.service_id,
@@ -217,6 +228,7 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
          join posture_checks c on c.id = x.posture_check_id
         where x.policy_id = any($1::text[]) order by x.policy_id, c.name, c.id`,
       [policyIds],
+      { prepare: true },
     );
     for (const r of rows) {
       const list = out.get(String(r.policy_id)) ?? [];

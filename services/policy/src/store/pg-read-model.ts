@@ -75,7 +75,9 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
   }
 
   async apply(state: S, position: number, deleted: boolean): Promise<boolean> {
-    return (await queryRows(this.db, this.upsertSql(), this.params(state, position, deleted))).length > 0;
+    return (
+      (await queryRows(this.db, this.upsertSql(), this.params(state, position, deleted), { prepare: true })).length > 0
+    );
   }
 
   async tombstone(id: string, position: number): Promise<boolean> {
@@ -84,6 +86,7 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
       `update ${this.def.table} set deleted = true, source_sequence = $2, updated_at = now()
         where id = $1 and (source_sequence < $2 or (source_sequence = $2 and not deleted)) returning id`,
       [id, position],
+      { prepare: true },
     );
     return rows.length > 0;
   }
@@ -97,6 +100,7 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
       this.db,
       `select source_sequence as p from ${this.def.table} where id = $1`,
       [id],
+      { prepare: true },
     );
     return row ? Number(row.p) : undefined;
   }
@@ -112,6 +116,7 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
         where not deleted and ($1::text is null or id collate "C" > $1) and ($2::text is null or id collate "C" <= $2)
         order by id collate "C" limit $3`,
       [after ?? null, upTo ?? null, limit],
+      { prepare: true },
     );
     return rows.map((r) => ({
       id: r.id,

@@ -55,6 +55,7 @@ export class PgServiceView implements ServiceViewStore {
          left join identity_services x on x.service_id = $1 and x.identity_id = $2
         where s.id = $1 and not s.deleted and ($3 or x.identity_id is not null)`,
       [id, viewer.identityId, viewer.isAdmin],
+      { prepare: true },
     );
     return row ? accessRow(row) : undefined;
   }
@@ -65,6 +66,7 @@ export class PgServiceView implements ServiceViewStore {
       this.db,
       'select service_id, dial, bind from identity_services where identity_id = $1 and service_id = any($2::text[])',
       [viewer.identityId, serviceIds],
+      { prepare: true },
     );
     return new Map(rows.map((r) => [r.service_id, { dial: r.dial, bind: r.bind }]));
   }
@@ -74,6 +76,7 @@ export class PgServiceView implements ServiceViewStore {
       this.db,
       'select id from config_types where not deleted and (id = any($1::text[]) or name = any($1::text[]))',
       [idsOrNames],
+      { prepare: true },
     );
     return rows.map((r) => r.id);
   }
@@ -84,6 +87,7 @@ export class PgServiceView implements ServiceViewStore {
       this.db,
       'select state from configs where not deleted and id = any($1::text[])',
       [ids],
+      { prepare: true },
     );
     return rows.map((r) => parse<ConfigState>(r.state));
   }
@@ -94,6 +98,7 @@ export class PgServiceView implements ServiceViewStore {
       this.db,
       'select id, name from config_types where not deleted and id = any($1::text[])',
       [ids],
+      { prepare: true },
     );
     return new Map(rows.map((r) => [r.id, r.name]));
   }
@@ -103,6 +108,7 @@ export class PgServiceView implements ServiceViewStore {
       this.db,
       'select state from identity_service_configs where id = $1 and not deleted',
       [identityId],
+      { prepare: true },
     );
     if (!row) return [];
     return parse<{ serviceConfigs: { serviceId: string; configId: string }[] }>(row.state).serviceConfigs;
@@ -114,7 +120,10 @@ export class PgServiceView implements ServiceViewStore {
   }
 
   async configExists(id: string): Promise<boolean> {
-    return (await queryRows(this.db, 'select 1 from configs where id = $1 and not deleted', [id])).length > 0;
+    return (
+      (await queryRows(this.db, 'select 1 from configs where id = $1 and not deleted', [id], { prepare: true }))
+        .length > 0
+    );
   }
 
   async lastChange(identityId: string, isAdmin: boolean): Promise<Date | undefined> {
@@ -122,6 +131,7 @@ export class PgServiceView implements ServiceViewStore {
       this.db,
       'select max(changed_at) as at from identity_service_updates where identity_id = $1 or ($2 and identity_id = $3)',
       [identityId, isAdmin, '*'],
+      { prepare: true },
     );
     return row?.at ? new Date(row.at) : undefined;
   }
@@ -131,6 +141,7 @@ export class PgServiceView implements ServiceViewStore {
       this.db,
       'select config_types from api_sessions where id = $1 and ended_at is null',
       [apiSessionId],
+      { prepare: true },
     );
     return row?.config_types ?? [];
   }
@@ -140,6 +151,7 @@ export class PgServiceView implements ServiceViewStore {
       this.db,
       "select state->>'createdAt' as at from identities where id = $1",
       [identityId],
+      { prepare: true },
     );
     return row?.at ? new Date(row.at) : undefined;
   }
