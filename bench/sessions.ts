@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { startLocalCluster } from '../deploy/local-cluster.ts';
+import { cpuBetween, cpuSnapshot, formatCpu, load1 } from './common.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const identities = 50;
@@ -156,8 +157,10 @@ export async function benchSessions(): Promise<void> {
 
     const count = identities * services;
     // Request i: identity i % 50, service ⌊i / 50⌋: every request a new (API session, service) pair.
+    const cpu: Record<string, ReturnType<typeof cpuBetween>> = {};
     const dialRun = async (name: string): Promise<Timing> => {
       let next = 0;
+      const before = cpuSnapshot(cluster);
       const r = await autocannon({
         url: cluster.baseUrl,
         connections,
@@ -185,9 +188,11 @@ export async function benchSessions(): Promise<void> {
         p99: r.latency.p99,
         errors: r.errors + r.non2xx,
       };
+      cpu[name] = cpuBetween(before, cpuSnapshot(cluster), r.requests.total);
       console.log(
         `${name.padEnd(44)} ${String(t.perSecond).padStart(6)} /s  p50 ${t.p50} ms  p99 ${t.p99} ms  errors ${t.errors}`,
       );
+      console.log(`  CPU: ${formatCpu(cpu[name]!)}`);
       return t;
     };
     const created = await dialRun('POST /sessions (new dial session)');
@@ -202,6 +207,8 @@ export async function benchSessions(): Promise<void> {
       service_id text not null, type text not null, tags jsonb not null default '{}',
       created_at timestamptz not null, updated_at timestamptz not null)`);
     await floorDb.query(`create unique index on ${floorTable} (api_session_id, service_id, type)`);
+    // The floor's 50 connections are open before it is timed, as the cluster's pools are.
+    for (const c of await Promise.all(Array.from({ length: connections }, () => floorDb.connect()))) c.release();
     const floor = await timed('floor: Postgres insert of the same row', count, connections, async (i) => {
       await floorDb.query(
         `insert into ${floorTable} (id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at)
@@ -223,7 +230,9 @@ export async function benchSessions(): Promise<void> {
       identities,
       services,
       connections,
+      loadAverage1m: load1(),
       results: [created, repeated, floor],
+      cpuPerScenario: cpu,
       ratios: {
         newSessionsVsInsert: +(created.perSecond / floor.perSecond).toFixed(3),
         repeatVsInsert: +(repeated.perSecond / floor.perSecond).toFixed(3),
