@@ -352,7 +352,10 @@ export interface QueryOptions {
   /**
    * Run it as a named prepared statement on Postgres (parsed and planned once per connection, then
    * only bound and executed; PGlite ignores it). Only for statements whose text is fixed in the
-   * code, never built from a request: a connection keeps each one it prepared for its life.
+   * code, never built from a request: a connection keeps each one it prepared for its life. It
+   * must name its columns (no `*`): once a migration adds a column, Postgres refuses to run a
+   * statement prepared before it whose result would change ("cached plan must not change result
+   * type"), which a replica of the previous version would meet during a rolling upgrade.
    */
   prepare?: boolean;
 }

@@ -224,7 +224,8 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
     if (policyIds.length === 0) return out;
     const rows = await queryRows<Row>(
       this.db,
-      `select x.policy_id, c.* from service_policy_posture_checks x
+      `select x.policy_id, c.id, c.name, c.type_id, c.version, c.role_attributes, c.data, c.tags, c.created_at, c.updated_at
+         from service_policy_posture_checks x
          join posture_checks c on c.id = x.posture_check_id
         where x.policy_id = any($1::text[]) order by x.policy_id, c.name, c.id`,
       [policyIds],

@@ -45,6 +45,11 @@ interface SessionRow {
   created_at: Date | string;
   updated_at: Date | string;
 }
+/**
+ * A session row's columns, named: a prepared statement must not select `*` (a migration adding a
+ * column would make Postgres refuse a statement prepared before it).
+ */
+const sessionColumns = 'id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at';
 const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
 const sessionOf = (r: SessionRow): Session => ({
   id: r.id,
@@ -73,7 +78,7 @@ export class PgSessions implements SessionStore {
             n as (insert into sessions (id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at)
                   select $1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9 from a where a.ended_at is null
                   on conflict (api_session_id, service_id, type) do nothing
-                  returning *)
+                  returning ${sessionColumns})
        select n.*, (select a.ended_at is not null from a) as ended from (select 1) one left join n on true`,
       [
         session.id,
@@ -97,7 +102,7 @@ export class PgSessions implements SessionStore {
   async findFor(apiSessionId: string, serviceId: string, type: SessionType): Promise<Session | undefined> {
     const [row] = await queryRows<SessionRow>(
       this.db,
-      'select * from sessions where api_session_id = $1 and service_id = $2 and type = $3',
+      `select ${sessionColumns} from sessions where api_session_id = $1 and service_id = $2 and type = $3`,
       [apiSessionId, serviceId, type],
       { prepare: true },
     );
@@ -105,7 +110,9 @@ export class PgSessions implements SessionStore {
   }
 
   async get(id: string): Promise<Session | undefined> {
-    const [row] = await queryRows<SessionRow>(this.db, 'select * from sessions where id = $1', [id], { prepare: true });
+    const [row] = await queryRows<SessionRow>(this.db, `select ${sessionColumns} from sessions where id = $1`, [id], {
+      prepare: true,
+    });
     return row ? sessionOf(row) : undefined;
   }
 
@@ -195,7 +202,7 @@ export class PgSessions implements SessionStore {
        n as (insert into sessions (id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at)
                select $7, $9, $4, $8, $1, $5, $10::jsonb, $11, $11 from a where a.ended_at is null
              on conflict (api_session_id, service_id, type) do nothing
-             returning *)
+             returning ${sessionColumns})
        select c.state, c.dial, c.bind, c.session, c.routers, c.posture_checked,
               (select to_jsonb(n) from n) as created, (select a.ended_at is not null from a) as ended
          from c`,
@@ -266,9 +273,15 @@ export class PgSessions implements SessionStore {
       session_type: SessionType;
       policy_failures: unknown;
       created_at: string | Date;
-    }>(this.db, 'select * from failed_service_requests where identity_id = $1 order by id', [identityId], {
-      prepare: true,
-    });
+    }>(
+      this.db,
+      `select api_session_id, service_id, service_name, session_type, policy_failures, created_at
+         from failed_service_requests where identity_id = $1 order by id`,
+      [identityId],
+      {
+        prepare: true,
+      },
+    );
     return rows.map((r) => ({
       apiSessionId: r.api_session_id,
       serviceId: r.service_id,
