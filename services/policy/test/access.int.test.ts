@@ -1,5 +1,5 @@
 import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
-import { fixedAt, identityFixture, policyTestDatabase } from './support.ts';
+import { identityFixture, policyTestDatabase, routerFixture, serviceFixture } from './support.ts';
 import { type Database, type Db, type EventSink, queryRows } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessDerivation, type PolicyKind } from '../src/domain/access.ts';
@@ -27,37 +27,9 @@ beforeAll(async () => {
 });
 afterAll(async () => drop?.());
 
-const at = fixedAt;
 const identity = identityFixture;
-const service = (id: string, roleAttributes: string[]): ServiceState => ({
-  id,
-  name: `n-${id}`,
-  terminatorStrategy: 'smartrouting',
-  roleAttributes,
-  configs: [],
-  encryptionRequired: true,
-  maxIdleTimeMillis: 0,
-  tags: {},
-  createdAt: at,
-  updatedAt: at,
-});
-const router = (id: string, roleAttributes: string[]): EdgeRouterState => ({
-  id,
-  name: `n-${id}`,
-  roleAttributes,
-  isTunnelerEnabled: false,
-  isVerified: true,
-  disabled: false,
-  noTraversal: false,
-  cost: 0,
-  fingerprint: null,
-  hostname: '',
-  supportedProtocols: {},
-  appData: {},
-  tags: {},
-  createdAt: at,
-  updatedAt: at,
-});
+const service = serviceFixture;
+const router = routerFixture;
 
 /** What the consumers do for an event: apply the state, derive again if it changed. */
 async function putIdentity(tx: Db, s: IdentityState, deleted = false) {

@@ -1,4 +1,3 @@
-import type { EdgeRouterState, ServiceState } from '@ziti/contracts';
 import { type Database, type EventSink, queryRows } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessDerivation } from '../src/domain/access.ts';
@@ -6,7 +5,7 @@ import type { Session } from '../src/domain/sessions.ts';
 import { PgAccessLinks } from '../src/store/pg-access-links.ts';
 import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from '../src/store/pg-identity-read-model.ts';
 import { PgApiSessions, PgSessions } from '../src/store/pg-sessions.ts';
-import { fixedAt, identityFixture, policyTestDatabase } from './support.ts';
+import { identityFixture, policyTestDatabase, routerFixture, serviceFixture } from './support.ts';
 
 /**
  * Edge sessions end with their API session whatever the interleaving: a creation racing the end of
@@ -83,36 +82,8 @@ describe('creation in one statement (createIfClear)', () => {
   const access = new AccessDerivation();
   const events: EventSink = { emit: async () => undefined };
   const viewer = { identityId: 'ci', isAdmin: false };
-  const at = fixedAt;
-  const svc = (id: string): ServiceState => ({
-    id,
-    name: `n-${id}`,
-    terminatorStrategy: 'smartrouting',
-    roleAttributes: ['clear'],
-    configs: [],
-    encryptionRequired: true,
-    maxIdleTimeMillis: 0,
-    tags: {},
-    createdAt: at,
-    updatedAt: at,
-  });
-  const router: EdgeRouterState = {
-    id: 'cr',
-    name: 'n-cr',
-    roleAttributes: ['clear'],
-    isTunnelerEnabled: false,
-    isVerified: true,
-    disabled: false,
-    noTraversal: false,
-    cost: 0,
-    fingerprint: null,
-    hostname: '',
-    supportedProtocols: {},
-    appData: {},
-    tags: {},
-    createdAt: at,
-    updatedAt: at,
-  };
+  const svc = (id: string) => serviceFixture(id, ['clear']);
+  const router = routerFixture('cr', ['clear']);
   const candidate = (apiSessionId: string, serviceId: string, n = 0): Session => ({
     ...session(apiSessionId, serviceId),
     id: `c-${apiSessionId}-${serviceId}-${n}`,

@@ -1,4 +1,4 @@
-import type { IdentityState } from '@ziti/contracts';
+import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
 import { type Database, migrate, openDatabase } from '@ziti/platform';
 import { createTestDatabase } from '../../../test/support/infra.ts';
 import { migrations } from '../src/app.ts';
@@ -35,6 +35,39 @@ export const identityFixture = (id: string, roleAttributes: string[]): IdentityS
   disabled: false,
   disabledAt: null,
   disabledUntil: null,
+  tags: {},
+  createdAt: fixedAt,
+  updatedAt: fixedAt,
+});
+
+/** A service as inventory publishes it, with the given role attributes. */
+export const serviceFixture = (id: string, roleAttributes: string[]): ServiceState => ({
+  id,
+  name: `n-${id}`,
+  terminatorStrategy: 'smartrouting',
+  roleAttributes,
+  configs: [],
+  encryptionRequired: true,
+  maxIdleTimeMillis: 0,
+  tags: {},
+  createdAt: fixedAt,
+  updatedAt: fixedAt,
+});
+
+/** An edge router as inventory publishes it, with the given role attributes. */
+export const routerFixture = (id: string, roleAttributes: string[]): EdgeRouterState => ({
+  id,
+  name: `n-${id}`,
+  roleAttributes,
+  isTunnelerEnabled: false,
+  isVerified: true,
+  disabled: false,
+  noTraversal: false,
+  cost: 0,
+  fingerprint: null,
+  hostname: '',
+  supportedProtocols: {},
+  appData: {},
   tags: {},
   createdAt: fixedAt,
   updatedAt: fixedAt,
