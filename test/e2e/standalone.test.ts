@@ -21,7 +21,9 @@ async function freePort(): Promise<number> {
 }
 
 function startController(dataDir: string, port: number) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/standalone/src/main.ts'], {
+  // What `npm start` runs: the launcher, which runs main.ts from its ahead-of-time bundle (made or
+  // remade here if the sources changed since).
+  const child = spawn(process.execPath, ['packages/standalone/start.mjs'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',

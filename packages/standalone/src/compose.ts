@@ -30,24 +30,25 @@ export async function composeEmbedded(o: {
   let unwatchSessions: (() => void) | undefined;
   const log = (service: string) => o.logger.child({ service });
   const gatewayConfig = readGatewayConfig(o.env);
+  const [pki, auth, policy, inventory] = await openAll(o.database, ['pki', 'auth', 'policy', 'inventory']);
   const services: RunnableService[] = [
     createPkiService({
       config: readPkiConfig(o.env),
-      database: await o.database('pki'),
+      database: pki,
       bus,
       logger: log('pki-enrollment'),
       ownsBus: false,
     }),
     createAuthService({
       config: readAuthConfig(o.env),
-      database: await o.database('auth'),
+      database: auth,
       bus,
       sessions,
       logger: log('auth'),
       ownsBus: false,
     }),
-    createPolicyService({ database: await o.database('policy'), bus, logger: log('policy'), ownsBus: false }),
-    createInventoryService({ database: await o.database('inventory'), bus, logger: log('inventory'), ownsBus: false }),
+    createPolicyService({ database: policy, bus, logger: log('policy'), ownsBus: false }),
+    createInventoryService({ database: inventory, bus, logger: log('inventory'), ownsBus: false }),
   ];
   const gateway = createGateway({ config: gatewayConfig, bus, sessions, logger: log('gateway') });
   const started: RunnableService[] = [];
@@ -81,4 +82,21 @@ export async function composeEmbedded(o: {
     stop,
   };
   return { controller, gatewayConfig };
+}
+
+/**
+ * Opens the databases at once (each is its own PGlite, its own connection and data directory, so
+ * they share nothing; opening them one after the other only added up their start-up). If one
+ * fails, the others are closed again.
+ */
+async function openAll<const T extends readonly string[]>(
+  open: (name: T[number]) => Promise<Database>,
+  names: T,
+): Promise<{ -readonly [K in keyof T]: Database }> {
+  const opened = await Promise.allSettled(names.map((n) => open(n)));
+  const failed = opened.find((r) => r.status === 'rejected');
+  if (!failed)
+    return opened.map((r) => (r as PromiseFulfilledResult<Database>).value) as { -readonly [K in keyof T]: Database };
+  await Promise.all(opened.map((r) => (r.status === 'fulfilled' ? r.value.close().catch(() => undefined) : undefined)));
+  throw failed.reason;
 }

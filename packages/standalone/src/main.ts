@@ -1,15 +1,9 @@
 import 'reflect-metadata';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import {
-  type RunnableService,
-  SecretBox,
-  createLogger,
-  openDatabase,
-  restrictToOwner,
-  runProcess,
-} from '@ziti/platform';
-import { composeEmbedded } from './compose.ts';
+import type { RunnableService } from '@ziti/platform';
+import { SecretBox } from '@ziti/platform/secret-box';
+import { seedFromTemplate } from './template.ts';
 
 /**
  * `npm start`: the whole controller in one process for a newcomer. Same domain code as the
@@ -20,9 +14,21 @@ import { composeEmbedded } from './compose.ts';
  * version left open is closed at start.
  */
 process.umask(0o077);
-const logger = createLogger('controller');
 const dataDir = resolve(process.env.ZITI_DATA_DIR ?? './data');
 mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+
+// A database that is not there yet starts as a copy of the install's template cluster (initdb
+// once per install, not once per database at every first start). The copies run on libuv's
+// threads while the controller's modules load, which is why these are imported only now.
+const databases = ['pki', 'auth', 'policy', 'inventory'] as const;
+const seeding = Promise.all(databases.map((name) => seedFromTemplate(join(dataDir, name))));
+const [{ composeEmbedded }, { createLogger, openDatabase, restrictToOwner, runProcess }] = await Promise.all([
+  import('./compose.ts'),
+  import('@ziti/platform'),
+]);
+const logger = createLogger('controller');
+for (const [i, seeded] of (await seeding).entries())
+  if (seeded.error) logger.warn({ err: seeded.error }, `no template database cluster for ${databases[i]}: initdb`);
 restrictToOwner(dataDir);
 
 function keptSecret(file: string, make: () => string): { value: string; created: boolean } {
