@@ -85,6 +85,12 @@ export type OperationReply =
       rawBody?: string;
       contentType?: string;
       headers?: Record<string, string>;
+      /**
+       * The owners' event positions this answer reflects (source → position, read before the
+       * state): set on session-scoped answers a gateway may keep until an event changes them
+       * (docs/adr/0015). Absent: never kept.
+       */
+      reflects?: Record<string, number>;
     }
   | { error: SerializedApiError; headers?: Record<string, string> };
 

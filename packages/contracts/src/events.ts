@@ -90,6 +90,35 @@ export const mfaState = z.object({
 });
 export type MfaState = z.infer<typeof mfaState>;
 
+/**
+ * An authenticator as auth publishes it: which identity it belongs to and what an identity's detail
+ * shows of it (the updb username, the cert fingerprint). Never a password hash, salt or certificate.
+ */
+export const authenticatorState = z.object({
+  id: z.string(),
+  identityId: z.string(),
+  /** `updb` | `cert`. */
+  method: z.string(),
+  username: z.string().nullable(),
+  certFingerprint: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type AuthenticatorState = z.infer<typeof authenticatorState>;
+
+/** An auth policy as auth publishes it (ZITI-FACTS §11): its full state, which holds no secret. */
+export const authPolicyState = z.object({
+  id: z.string(),
+  name: z.string(),
+  isSystem: z.boolean(),
+  primary: z.record(z.string(), z.unknown()),
+  secondary: z.record(z.string(), z.unknown()),
+  tags: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type AuthPolicyState = z.infer<typeof authPolicyState>;
+
 export const eventTypes = {
   identityCreated: { type: 'identity.created', version: 1, schema: identityState },
   identityUpdated: { type: 'identity.updated', version: 1, schema: identityState },
@@ -102,6 +131,12 @@ export const eventTypes = {
   mfaCreated: { type: 'mfa.created', version: 1, schema: mfaState },
   mfaVerified: { type: 'mfa.verified', version: 1, schema: mfaState },
   mfaDeleted: { type: 'mfa.deleted', version: 1, schema: mfaState },
+  authenticatorCreated: { type: 'authenticator.created', version: 1, schema: authenticatorState },
+  authenticatorUpdated: { type: 'authenticator.updated', version: 1, schema: authenticatorState },
+  authenticatorDeleted: { type: 'authenticator.deleted', version: 1, schema: authenticatorState },
+  authPolicyCreated: { type: 'authPolicy.created', version: 1, schema: authPolicyState },
+  authPolicyUpdated: { type: 'authPolicy.updated', version: 1, schema: authPolicyState },
+  authPolicyDeleted: { type: 'authPolicy.deleted', version: 1, schema: authPolicyState },
 } as const;
 
 /** inventory's services (DESIGN §2), as policy's read model keeps them. */

@@ -284,3 +284,32 @@ export function observeHttpRequest(operation: string, status: number, seconds: n
   series.requests.inc({ operation, status: String(status) });
   series.seconds.observe({ operation }, seconds);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The gateway's answer cache (docs/adr/0015).
+
+const answerCacheSeries = lazy(() => ({
+  lookups: new Counter({
+    name: 'ziti_gateway_answer_cache_lookups_total',
+    help: 'Session-scoped reads the gateway looked up in its answer cache: hit, miss (asked the owner) or bypass (the caller has newer writes, or the cache does not follow the events)',
+    labelNames: ['operation', 'result'],
+    registers: [metricsRegistry],
+  }),
+  entries: new Gauge({
+    name: 'ziti_gateway_answer_cache_entries',
+    help: 'Answers the gateway keeps',
+    registers: [metricsRegistry],
+  }),
+  resets: new Counter({
+    name: 'ziti_gateway_answer_cache_resets_total',
+    help: 'Times the gateway forgot every kept answer because it may have missed events',
+    registers: [metricsRegistry],
+  }),
+}));
+
+export const answerCacheMetrics = {
+  lookup: (operation: string, result: 'hit' | 'miss' | 'bypass') =>
+    answerCacheSeries().lookups.inc({ operation, result }),
+  entries: (n: number) => answerCacheSeries().entries.set(n),
+  reset: () => answerCacheSeries().resets.inc(),
+};

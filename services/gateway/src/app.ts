@@ -23,6 +23,8 @@ import {
 import express from 'express';
 import { enumeratedCapabilities, specApi, specDetail, specList, versionData } from './domain/informational.ts';
 import type { GatewayConfig } from './config.ts';
+import type { AnswerCache } from './domain/answer-cache.ts';
+import { AnswerCacheFollower } from './http/answer-cache-follower.ts';
 import { ExtJwtSecondaryCheck } from './http/ext-jwt-secondary.ts';
 import {
   type LocalHandler,
@@ -43,6 +45,8 @@ export interface GatewayDeps {
   logger: Logger;
   /** Defaults to the contracts' table; tests may narrow it. */
   operations?: readonly OperationDef[];
+  /** Session-scoped answers the pipeline keeps (docs/adr/0015); none when absent. */
+  answers?: AnswerCache;
 }
 
 /** Asks pki-enrollment for the edge TLS identity, waiting for it to come up. */
@@ -127,6 +131,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     instanceId: `c${randomBytes(12).toString('hex')}`,
     ...(deps.config.authRateLimit ? { authLimiter: new TokenBucketLimiter(deps.config.authRateLimit) } : {}),
     extJwt: new ExtJwtSecondaryCheck(deps.bus, deps.logger),
+    ...(deps.answers ? { answers: deps.answers } : {}),
   });
   app.use(pipeline);
   // Anything that escapes the pipeline still answers with the error envelope.
@@ -177,6 +182,7 @@ export function createGateway(
   let server: Server | undefined;
   let drain: (() => Promise<void>) | undefined;
   let started = false;
+  const follower = new AnswerCacheFollower(deps.bus, deps.logger, deps.config.answerCacheEntries);
   return {
     name: 'gateway',
     port: () => {
@@ -185,7 +191,9 @@ export function createGateway(
     },
     async start() {
       const identity = await fetchServerIdentity(deps.bus, deps.logger);
-      const app = createGatewayApp(deps);
+      // Kept answers are served only once the events that change them are followed.
+      await follower.start();
+      const app = createGatewayApp({ ...deps, answers: follower.cache });
       server = createServer(
         {
           cert: identity.certChainPem,
@@ -223,6 +231,7 @@ export function createGateway(
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await follower.stop();
       await deps.bus.close();
       await deps.sessions.close();
     },

@@ -8,6 +8,8 @@ export interface GatewayConfig {
   healthPort: number;
   /** Authentication attempts per minute per client address (0 = unlimited), and the burst allowed. */
   authRateLimit?: { perMinute: number; burst: number };
+  /** Identities whose `/current-identity` the gateway keeps (docs/adr/0015); 0 keeps none. */
+  answerCacheEntries: number;
 }
 
 export function readGatewayConfig(source: NodeJS.ProcessEnv = process.env): GatewayConfig {
@@ -20,6 +22,7 @@ export function readGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gate
       HEALTH_PORT: env.int(0, 0, 65535),
       ZITI_AUTH_RATE_LIMIT: env.int(600, 0, 1_000_000),
       ZITI_AUTH_RATE_BURST: env.int(200, 1, 1_000_000),
+      ZITI_GATEWAY_ANSWER_CACHE: env.int(20_000, 0, 10_000_000),
     },
     source,
   );
@@ -32,5 +35,6 @@ export function readGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gate
     sessionTimeoutSeconds: minutes * 60,
     healthPort: raw.HEALTH_PORT,
     authRateLimit: { perMinute: raw.ZITI_AUTH_RATE_LIMIT, burst: raw.ZITI_AUTH_RATE_BURST },
+    answerCacheEntries: raw.ZITI_GATEWAY_ANSWER_CACHE,
   };
 }

@@ -76,7 +76,18 @@ export interface Bus {
   /** Resolves once the event is durably accepted (de-duplicated by `event.id`). */
   publish(subject: string, event: EventEnvelope): Promise<void>;
   consume(options: EventConsumerOptions): Promise<Consumer>;
+  /**
+   * Follows the events on `subjects` from now on, for this process alone (no durable, no
+   * acknowledgements, nothing kept): for in-memory views such as the gateway's answer cache
+   * (docs/adr/0015). Events arrive in stream order; `onReset` is called when the follower had to
+   * start again and may have missed some (the view must then forget what it derived).
+   */
+  tail?(subjects: string[], onEvent: (event: EventEnvelope) => void, onReset: () => void): Promise<Tail>;
   close(): Promise<void>;
+}
+
+export interface Tail {
+  stop(): Promise<void>;
 }
 
 /**

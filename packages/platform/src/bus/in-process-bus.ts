@@ -1,5 +1,5 @@
 import { type Logger, createLogger } from '../logger.ts';
-import type { Bus, Consumer, EventConsumerOptions, EventEnvelope, RequestHandler, Served } from './bus.ts';
+import type { Bus, Consumer, EventConsumerOptions, EventEnvelope, RequestHandler, Served, Tail } from './bus.ts';
 import { NoRespondersError, RequestTimeoutError, subjectMatches } from './bus.ts';
 import { observeBusRequest } from '../metrics.ts';
 import { fromBusReply, toBusReply } from './reply.ts';
@@ -22,6 +22,7 @@ interface Subscription {
 export class InProcessBus implements Bus {
   private readonly subscriptions: Subscription[] = [];
   private readonly consumers = new Map<string, EventConsumerOptions>();
+  private readonly tails = new Set<{ subjects: string[]; onEvent: (event: EventEnvelope) => void }>();
   /** Delivery attempts of events a consumer failed, by `<durable> <event id>` (redeliveries count up). */
   private readonly attempts = new Map<string, number>();
   private roundRobin = 0;
@@ -86,6 +87,7 @@ export class InProcessBus implements Bus {
 
   async publish(subject: string, event: EventEnvelope): Promise<void> {
     await this.eventsOpen;
+    for (const t of this.tails) if (t.subjects.some((pattern) => subjectMatches(pattern, subject))) t.onEvent(event);
     const failures: unknown[] = [];
     for (const [durable, consumer] of this.consumers) {
       if (!subjectMatches(consumer.subject, subject)) continue;
@@ -100,6 +102,16 @@ export class InProcessBus implements Bus {
       }
     }
     if (failures.length > 0) throw new AggregateError(failures, `event ${event.id} not handled by every consumer`);
+  }
+
+  async tail(subjects: string[], onEvent: (event: EventEnvelope) => void): Promise<Tail> {
+    const t = { subjects, onEvent };
+    this.tails.add(t);
+    return {
+      stop: async () => {
+        this.tails.delete(t);
+      },
+    };
   }
 
   async consume(options: EventConsumerOptions): Promise<Consumer> {

@@ -12,6 +12,7 @@ import {
   RetentionPolicy,
   StorageType,
   type Subscription,
+  ConsumerEvents,
   connect,
   createInbox,
   nanos,
@@ -27,6 +28,7 @@ import type {
   EventEnvelope,
   RequestHandler,
   Served,
+  Tail,
 } from './bus.ts';
 import { NoRespondersError, RequestTimeoutError, RetryEvents } from './bus.ts';
 import { observeBusRequest } from '../metrics.ts';
@@ -219,6 +221,46 @@ export class NatsBus implements Bus {
   async publish(subject: string, event: EventEnvelope): Promise<void> {
     await this.ensureStream();
     await this.js.publish(this.subject(subject), codec.encode(event), { msgID: event.id });
+  }
+
+  /**
+   * One ordered (ephemeral, server-side flow-controlled) consumer per subject, delivering from the
+   * next event on: NATS 2.9 takes one filter per consumer, and each subject is one owner's stream of
+   * positions. A consumer that nats.js had to recreate (a reconnect, a missed heartbeat) resumes
+   * where it was, but the view is told to forget all the same.
+   */
+  async tail(subjects: string[], onEvent: (event: EventEnvelope) => void, onReset: () => void): Promise<Tail> {
+    await this.ensureStream();
+    const running: { stop(): void; closed: Promise<unknown> }[] = [];
+    for (const subject of subjects) {
+      const consumer = await this.js.consumers.get(this.streamName, {
+        filterSubjects: this.subject(subject),
+        deliver_policy: DeliverPolicy.New,
+      });
+      const messages = await consumer.consume({
+        callback: (m) => {
+          let event: EventEnvelope;
+          try {
+            event = codec.decode(m.data) as EventEnvelope;
+          } catch {
+            onReset();
+            return;
+          }
+          onEvent(event);
+        },
+      });
+      void (async () => {
+        for await (const status of await messages.status())
+          if (status.type === ConsumerEvents.OrderedConsumerRecreated) onReset();
+      })().catch(() => undefined);
+      running.push({ stop: () => messages.stop(), closed: messages.closed() });
+    }
+    return {
+      stop: async () => {
+        for (const r of running) r.stop();
+        await Promise.allSettled(running.map((r) => r.closed));
+      },
+    };
   }
 
   async consume(options: EventConsumerOptions): Promise<Consumer> {

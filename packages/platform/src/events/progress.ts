@@ -1,5 +1,5 @@
 import type { Positions } from '../causality.ts';
-import type { Database } from '../db/database.ts';
+import type { Database, Db } from '../db/database.ts';
 import { queryRows } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 
@@ -124,4 +124,32 @@ export class ConsumerProgress {
     );
     return false;
   }
+}
+
+/**
+ * The positions a read made after this call reflects at least (docs/adr/0015): this service's own
+ * event position (`owner`) and, for each source it consumes, the watermark its consumer has
+ * applied (the lowest if several consumers follow one source). Read before the state, in one
+ * statement. A source whose consumer has no cursor yet is absent.
+ */
+export async function positionsReflected(
+  db: Db,
+  owner: string,
+  consumed: readonly string[],
+): Promise<Record<string, number>> {
+  const [row] = await queryRows<{ own: string | number | null; consumed: unknown }>(
+    db,
+    `select (select last from event_position where id = 1) as own,
+            (select coalesce(jsonb_object_agg(source, w), '{}'::jsonb)
+               from (select source, min(watermark) as w from event_cursors
+                      where source = any($1::text[]) group by source) c) as consumed`,
+    [[...consumed]],
+    { prepare: true },
+  );
+  const out: Record<string, number> = {};
+  if (row?.own !== null && row?.own !== undefined) out[owner] = Number(row.own);
+  const byConsumer = (typeof row?.consumed === 'string' ? JSON.parse(row.consumed) : row?.consumed) as
+    Record<string, string | number> | undefined;
+  for (const [source, w] of Object.entries(byConsumer ?? {})) out[source] = Number(w);
+  return out;
 }

@@ -17,9 +17,9 @@ export function caEventSubscription(
     handlers: [
       {
         type: caEventTypes.caDeleted.type,
-        handle: async (tx, event) => {
+        handle: async (tx, event, events) => {
           const ca = parseEventData(caState, event);
-          const deleted = await credentials.deleteCertificatesOfCa({ credentials: store(tx) }, ca);
+          const deleted = await credentials.deleteCertificatesOfCa({ credentials: store(tx), events }, ca);
           if (deleted > 0) logger.info({ caId: ca.id, deleted }, 'certificate authenticators of a deleted CA removed');
         },
       },

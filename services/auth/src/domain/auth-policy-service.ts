@@ -1,3 +1,4 @@
+import { emitAuthPolicy } from './credential-events.ts';
 import { ApiError, stringifyValue } from '@ziti/contracts';
 import { base62Uuid } from '@ziti/platform';
 import { type AuthPolicy, defaultAuthPolicyId, normalizePrimary, normalizeSecondary } from './auth-policy.ts';
@@ -82,6 +83,7 @@ export class AuthPolicyService {
     return this.work(async (s) => {
       await this.checkSigners(s, policy);
       await s.authPolicies.insert(policy);
+      await emitAuthPolicy(s.events, 'authPolicyCreated', policy);
       return policy;
     });
   }
@@ -116,6 +118,7 @@ export class AuthPolicyService {
             });
       await this.checkSigners(s, next);
       await s.authPolicies.update(next);
+      await emitAuthPolicy(s.events, 'authPolicyUpdated', next);
     });
     await this.sync.refreshPolicies([id]);
   }
@@ -138,6 +141,7 @@ export class AuthPolicyService {
         });
       }
       await s.authPolicies.delete(id);
+      await emitAuthPolicy(s.events, 'authPolicyDeleted', current);
     });
   }
 

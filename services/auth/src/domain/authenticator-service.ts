@@ -5,6 +5,7 @@ import { assertPasswordMeetsPolicy } from './auth-policy.ts';
 import type { Authenticator, ListInput, ListPage } from './model.ts';
 import { passwordLimits, usernameLimits } from './password.ts';
 import type { AuthStores, PasswordHasher, UnitOfWork } from './ports.ts';
+import { emitAuthenticator } from './credential-events.ts';
 
 export interface AuthenticatorInput {
   identityId?: string;
@@ -123,6 +124,7 @@ export class AuthenticatorService {
         });
       }
       await s.authenticators.insert(a);
+      await emitAuthenticator(s.events, 'authenticatorCreated', a);
       return a;
     });
   }
@@ -196,13 +198,15 @@ export class AuthenticatorService {
       }
       if (mode === 'replace' || Object.hasOwn(input, 'tags')) next.tags = input.tags ?? {};
       await s.authenticators.update(next);
+      await emitAuthenticator(s.events, 'authenticatorUpdated', next);
     });
   }
 
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
-      await this.load(s, id);
+      const current = await this.load(s, id);
       await s.authenticators.delete(id);
+      await emitAuthenticator(s.events, 'authenticatorDeleted', current);
     });
   }
 }

@@ -1,4 +1,5 @@
-import { newIdentity } from './model.ts';
+import { emitAuthenticator } from './credential-events.ts';
+import { type Authenticator, newIdentity } from './model.ts';
 import { ApiError } from '@ziti/contracts';
 import { base62Uuid, shortId } from '@ziti/platform';
 import { defaultAuthPolicyId, identityState } from './identity-service.ts';
@@ -69,7 +70,7 @@ export async function seedAuthData(
         createdAt: now,
       });
       await s.identities.insert(identity);
-      await s.authenticators.insert({
+      const authenticator: Authenticator = {
         id: base62Uuid(),
         identityId: identity.id,
         method: 'updb',
@@ -81,8 +82,10 @@ export async function seedAuthData(
         tags: {},
         createdAt: now,
         updatedAt: now,
-      });
+      };
+      await s.authenticators.insert(authenticator);
       await s.events.emit(eventTypes.identityCreated.type, identityState(identity), eventTypes.identityCreated.version);
+      await emitAuthenticator(s.events, 'authenticatorCreated', authenticator);
     });
   } catch (err) {
     // Another replica created it at the same moment: the unique index on is_default_admin decided.

@@ -1,3 +1,4 @@
+import { type AuthenticatorFacts, emitAuthenticator } from './credential-events.ts';
 import { X509Certificate } from 'node:crypto';
 import {
   ApiError,
@@ -33,7 +34,8 @@ export interface CredentialStore {
   idsIssuedBy(caId: string): Promise<string[]>;
   /** Certificate authenticators with no recorded CA, in id order after `afterId` (pages for a scan). */
   certificatesWithoutCa(afterId: string, limit: number): Promise<{ id: string; certPem: string }[]>;
-  deleteMany(ids: string[]): Promise<number>;
+  /** Deletes them; what each was (for its `authenticator.deleted`). */
+  deleteMany(ids: string[]): Promise<AuthenticatorFacts[]>;
 }
 
 export type CredentialStores = AuthStores & { credentials: CredentialStore };
@@ -161,6 +163,7 @@ export class CredentialService {
       }
       await s.authenticators.insert(a);
       if (input.caId) await s.credentials.setCa(a.id, input.caId);
+      await emitAuthenticator(s.events, 'authenticatorCreated', a);
       return { id: a.id };
     });
   }
@@ -215,12 +218,16 @@ export class CredentialService {
           message: 'the certificate is not the one waiting for verification',
         });
       }
+      const promoted = await s.authenticators.get(input.authenticatorId);
+      if (promoted) await emitAuthenticator(s.events, 'authenticatorUpdated', promoted);
     });
   }
 
   async deleteAuthenticator(id: string): Promise<void> {
     await this.work(async (s) => {
-      if (!(await s.authenticators.delete(id))) throw ApiError.notFound('authenticator', id);
+      const current = await s.authenticators.get(id);
+      if (!current || !(await s.authenticators.delete(id))) throw ApiError.notFound('authenticator', id);
+      await emitAuthenticator(s.events, 'authenticatorDeleted', current);
     });
   }
 
@@ -276,6 +283,7 @@ export class CredentialService {
         };
         await s.authenticators.insert(a);
         if (input.caId) await s.credentials.setCa(a.id, input.caId);
+        await emitAuthenticator(s.events, 'authenticatorCreated', a);
       }
       await s.events.emit(eventTypes.identityCreated.type, identityState(identity), eventTypes.identityCreated.version);
       return { id: identity.id, name };
@@ -287,7 +295,7 @@ export class CredentialService {
    * it, and those without a recorded CA whose certificate it signed. Runs in the consumer's transaction.
    */
   async deleteCertificatesOfCa(
-    s: Pick<CredentialStores, 'credentials'>,
+    s: Pick<CredentialStores, 'credentials' | 'events'>,
     ca: Pick<CaState, 'id' | 'certPem'>,
   ): Promise<number> {
     const issuers = caCertificates(ca.certPem);
@@ -299,6 +307,8 @@ export class CredentialService {
       if (page.length < 500) break;
       after = page[page.length - 1]!.id;
     }
-    return s.credentials.deleteMany(doomed);
+    const deleted = await s.credentials.deleteMany(doomed);
+    for (const a of deleted) await emitAuthenticator(s.events, 'authenticatorDeleted', a);
+    return deleted.length;
   }
 }

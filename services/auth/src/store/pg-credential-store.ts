@@ -1,3 +1,4 @@
+import type { AuthenticatorFacts } from '../domain/credential-events.ts';
 import { ApiError } from '@ziti/contracts';
 import { type Db, pgErrorOf, queryRows } from '@ziti/platform';
 import type { CertificateState, CredentialStore } from '../domain/credential-service.ts';
@@ -76,9 +77,30 @@ export class PgCredentialStore implements CredentialStore {
     return rows.map((r) => ({ id: r.id, certPem: r.cert_pem }));
   }
 
-  async deleteMany(ids: string[]): Promise<number> {
-    if (ids.length === 0) return 0;
-    const rows = await queryRows(this.db, 'delete from authenticators where id = any($1::text[]) returning id', [ids]);
-    return rows.length;
+  async deleteMany(ids: string[]): Promise<AuthenticatorFacts[]> {
+    if (ids.length === 0) return [];
+    const rows = await queryRows<{
+      id: string;
+      identity_id: string;
+      method: string;
+      username: string | null;
+      cert_fingerprint: string | null;
+      created_at: Date | string;
+      updated_at: Date | string;
+    }>(
+      this.db,
+      `delete from authenticators where id = any($1::text[])
+       returning id, identity_id, method, username, cert_fingerprint, created_at, updated_at`,
+      [ids],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      identityId: r.identity_id,
+      method: r.method as AuthenticatorFacts['method'],
+      username: r.username,
+      certFingerprint: r.cert_fingerprint,
+      createdAt: new Date(r.created_at),
+      updatedAt: new Date(r.updated_at),
+    }));
   }
 }

@@ -328,13 +328,25 @@ describe('credentials from enrollment', () => {
       method: 'cert',
       certPem: (await keep.issueClient('CN=k')).certPem,
     });
+    const announced: { type: string; data: unknown }[] = [];
+    const events = { emit: async (type: string, data: unknown) => void announced.push({ type, data }) };
     const deleted = await bed.database.transaction((tx) =>
       credentials.deleteCertificatesOfCa(
-        { credentials: new PgCredentialStore(tx) },
+        { credentials: new PgCredentialStore(tx), events },
         { id: 'doomed', certPem: ca.rootPem },
       ),
     );
     expect(deleted).toBe(2);
+    // Each deletion is announced with the authenticator's last state (no certificate, no hash).
+    expect(announced.map((e) => [e.type, (e.data as { id: string }).id]).sort()).toEqual(
+      [
+        ['authenticator.deleted', recorded.id],
+        ['authenticator.deleted', unrecorded.id],
+      ].sort(),
+    );
+    expect(Object.keys(announced[0]!.data as object).sort()).toEqual(
+      ['certFingerprint', 'createdAt', 'id', 'identityId', 'method', 'updatedAt', 'username'].sort(),
+    );
     expect((await failure(credentials.getAuthenticator(recorded.id))).code).toBe('NOT_FOUND');
     expect((await failure(credentials.getAuthenticator(unrecorded.id))).code).toBe('NOT_FOUND');
     expect((await credentials.getAuthenticator(other.id)).method).toBe('cert');

@@ -22,12 +22,15 @@ import {
   type Bus,
   type LiveApiSession,
   type Logger,
+  answerCacheMetrics,
   busFailureError,
   hasPositions,
   pendingAuthQueries,
   settleProduced,
 } from '@ziti/platform';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { AnswerCache } from '../domain/answer-cache.ts';
+import { cachedOperations } from './answer-cache-follower.ts';
 import type { ExtJwtSecondaryCheck } from './ext-jwt-secondary.ts';
 import type { TokenBucketLimiter } from './rate-limit.ts';
 import { recordGatewayRequest } from './request-metrics.ts';
@@ -50,6 +53,8 @@ export interface PipelineDeps {
   authLimiter?: TokenBucketLimiter;
   /** Checks the bearer JWT of sessions whose auth policy requires an external JWT signer. */
   extJwt?: ExtJwtSecondaryCheck;
+  /** Session-scoped answers kept until an owner's event changes them (docs/adr/0015). */
+  answers?: AnswerCache;
 }
 
 /** The operations that try a credential: password/cert/JWT login and the MFA code. */
@@ -308,6 +313,20 @@ export function createPipeline(deps: PipelineDeps) {
         clientCertChain: clientCertificateChain(req.socket as TLSSocket),
         remoteAddress: (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
       };
+      // A session-scoped read the gateway keeps: answered here unless the caller's own writes are
+      // newer than the kept answer.
+      let ticket: number | undefined;
+      const label = `${op.api}.${op.operationId}`;
+      if (deps.answers && caller && cachedOperations.has(label)) {
+        const kept = deps.answers.get(caller.identityId, request.after);
+        if (kept !== undefined) {
+          answerCacheMetrics.lookup(label, 'hit');
+          sendJson(res, 200, kept);
+          return;
+        }
+        answerCacheMetrics.lookup(label, deps.answers.following ? 'miss' : 'bypass');
+        ticket = deps.answers.ticket();
+      }
       const settled = await settleProduced(() => dispatch(op, request, deps, timeoutMs));
       if (session && hasPositions(settled.produced)) {
         // Read-your-writes (docs/adr/0008): the session's next request, on any gateway replica,
@@ -318,7 +337,23 @@ export function createPipeline(deps: PipelineDeps) {
           .catch((err) => log().warn({ err }, 'could not record the positions of a write'));
       }
       if (!settled.ok) throw settled.error;
-      writeReply(req, res, settled.result, requestId);
+      const result = settled.result;
+      if (
+        ticket !== undefined &&
+        caller &&
+        !isErrorReply(result) &&
+        result.status === 200 &&
+        result.reflects &&
+        result.body !== undefined &&
+        result.rawBody === undefined &&
+        !result.headers
+      ) {
+        const text = JSON.stringify(result.body);
+        deps.answers?.fill(caller.identityId, text, result.reflects, ticket);
+        sendJson(res, 200, text, result.contentType ?? 'application/json');
+        return;
+      }
+      writeReply(req, res, result, requestId);
     } catch (err) {
       const apiError = toApiError(err, log);
       sendError(req, res, apiError, requestId);

@@ -1,0 +1,87 @@
+import { eventTypes, publishedEvent, subjects } from '@ziti/contracts';
+import { type Bus, type Logger, type Tail, answerCacheMetrics } from '@ziti/platform';
+import { AnswerCache, type AnswerCacheEvent } from '../domain/answer-cache.ts';
+
+/** The owners whose state a `/current-identity` answer shows: auth, and pki-enrollment's enrollments. */
+export const answerSources = ['auth', 'pki-enrollment'] as const;
+
+/** The session-scoped reads the gateway keeps, by `<api>.<operationId>`. */
+export const cachedOperations = new Set(['client.getCurrentIdentity', 'management.getCurrentIdentity']);
+
+const byIdentityId = new Set<string>([
+  eventTypes.apiSessionCreated.type,
+  eventTypes.apiSessionDeleted.type,
+  eventTypes.apiSessionExpired.type,
+  eventTypes.apiSessionMfaPassed.type,
+  eventTypes.mfaCreated.type,
+  eventTypes.mfaVerified.type,
+  eventTypes.mfaDeleted.type,
+  eventTypes.authenticatorCreated.type,
+  eventTypes.authenticatorUpdated.type,
+  eventTypes.authenticatorDeleted.type,
+]);
+const byId = new Set<string>([
+  eventTypes.identityCreated.type,
+  eventTypes.identityUpdated.type,
+  eventTypes.identityDeleted.type,
+]);
+
+/**
+ * Which identity's answer an event can change. A login records the client's envInfo/sdkInfo in the
+ * unit of work that announces `apiSession.created`; an auth policy's name is in the answer of every
+ * identity that has it; an event this build does not know may change anything.
+ */
+export function answerConcerns(event: AnswerCacheEvent): string | 'all' | undefined {
+  const data = (event.data ?? {}) as { id?: unknown; identityId?: unknown };
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  if (event.source === 'auth') {
+    if (byId.has(event.type)) return str(data.id) ?? 'all';
+    if (byIdentityId.has(event.type)) return str(data.identityId) ?? 'all';
+    return 'all';
+  }
+  if (event.source === 'pki-enrollment') {
+    if (event.type.startsWith('enrollment.'))
+      return data.identityId === null ? undefined : (str(data.identityId) ?? 'all');
+    // CAs are not in an identity's answer; anything else unknown may be.
+    return publishedEvent(event.source, event.type) ? undefined : 'all';
+  }
+  return undefined;
+}
+
+/** The cache and the tail of events that keeps it honest, started and stopped with the gateway. */
+export class AnswerCacheFollower {
+  readonly cache: AnswerCache;
+  private tail?: Tail;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly logger: Logger,
+    private readonly maxEntries: number,
+  ) {
+    this.cache = new AnswerCache({ sources: [...answerSources], concerns: answerConcerns, maxEntries });
+  }
+
+  /** Follows the owners' events; without a bus that can (or with no room), the cache stays off. */
+  async start(): Promise<void> {
+    if (!this.bus.tail || this.maxEntries <= 0) return;
+    this.tail = await this.bus.tail(
+      answerSources.map((s) => subjects.event(s, '>')),
+      (event) => {
+        this.cache.apply(event);
+        answerCacheMetrics.entries(this.cache.size);
+      },
+      () => {
+        this.cache.reset();
+        answerCacheMetrics.reset();
+        answerCacheMetrics.entries(0);
+        this.logger.warn('the answer cache restarted following events: every kept answer was dropped');
+      },
+    );
+    this.cache.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.tail?.stop();
+    this.tail = undefined;
+  }
+}
