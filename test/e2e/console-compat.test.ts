@@ -197,3 +197,125 @@ describe('/summary with the reference keys', () => {
     expect(after.edgeRouters).toBe(after['routers.edge']);
   });
 });
+
+/**
+ * Requests the console (ZAC 3.4.7, served on its own origin) sent while its pages were walked in a
+ * browser, replayed as sent: the Angular pages' `accept`/`content-type`/`zt-session` headers and
+ * their list queries, the jQuery pages' deletes (a trailing slash after the id), the identity
+ * overrides dialog (array bodies, the delete carrying one), the simple-service wizard's five
+ * creates, and the CORS headers an error answer needs so the console can read its `error`.
+ */
+describe('what the console sent while its pages were walked', () => {
+  const origin = 'http://127.0.0.1:4300';
+  const consoleHeaders = { origin, accept: 'application/json', 'content-type': 'application/json' };
+  const send = (req: Parameters<E2e['call']>[1]) =>
+    admin({ ...req, headers: { ...consoleHeaders, ...(req.headers ?? {}) } });
+
+  it('answers the list queries of the pages and forms', async () => {
+    const q = (s: string) => s.replace(/ /g, '%20').replace(/"/g, '%22');
+    for (const path of [
+      q('/identities?filter=(name contains "")&limit=50&offset=0&sort=name ASC'),
+      q('/identity-role-attributes?filter=(id contains "")&limit=100&offset=0&sort=id ASC'),
+      q('/summary?filter=(name contains "")&limit=5000&offset=0&sort=name ASC'),
+      '/services?limit=-1&offset=0&sort=name%20asc',
+      '/config-types?limit=100&offset=0&sort=name%20asc',
+    ]) {
+      const res = await send({ path, body: {} });
+      expect(res.status, `${path} ${res.text}`).toBe(200);
+      expect(res.headers['access-control-allow-origin']).toBe(origin);
+    }
+    const all = await send({ path: '/services?limit=-1&offset=0&sort=name%20asc' });
+    expect(all.json.meta.pagination.limit).toBe(-1);
+  });
+
+  it('deletes what the jQuery pages delete, with the trailing slash after the id', async () => {
+    for (const [type, body] of [
+      ['config-types', { name: uniqueName('ct') }],
+      ['posture-checks', { name: uniqueName('pc'), typeId: 'MFA', roleAttributes: ['a'], tags: {}, timeoutSeconds: 0 }],
+      [
+        'external-jwt-signers',
+        {
+          name: uniqueName('jwt'),
+          audience: 'aud',
+          issuer: `https://issuer.example/${uniqueName('iss')}`,
+          claimsProperty: 'sub',
+          enabled: true,
+          jwksEndpoint: 'https://issuer.example/jwks',
+          tags: {},
+        },
+      ],
+    ] as const) {
+      const id = await create(`/${type}`, body);
+      const del = await send({ method: 'DELETE', path: `/${type}/${id}/` });
+      expect(del.status, `${type} ${del.text}`).toBe(200);
+      expect((await admin({ path: `/${type}/${id}` })).status).toBe(404);
+    }
+  });
+
+  it('adds, lists and removes an identity service-config override as the overrides dialog does', async () => {
+    const ct = (await admin({ path: `/config-types?filter=${encodeURIComponent('name="intercept.v1"')}` })).json.data[0]
+      .id;
+    const configId = await create('/configs', {
+      name: uniqueName('cfg'),
+      configTypeId: ct,
+      data: { protocols: ['tcp'], addresses: ['x.ziti'], portRanges: [{ low: 1, high: 1 }] },
+    });
+    const serviceId = await create('/services', { name: uniqueName('svc'), encryptionRequired: true, configs: [] });
+    const identityId = await create('/identities', consoleIdentity(uniqueName('zac')));
+    const path = `/identities/${identityId}/service-configs`;
+    const add = await send({ method: 'POST', path, body: [{ serviceId, configId }] });
+    expect(add.status, add.text).toBe(200);
+    const listed = await send({ path });
+    expect(listed.json.data).toMatchObject([{ serviceId, configId }]);
+    const del = await send({ method: 'DELETE', path, body: [{ serviceId, configId }] });
+    expect(del.status, del.text).toBe(200);
+    expect((await send({ path })).json.data).toEqual([]);
+  });
+
+  it('creates the simple-service wizard entities from its bodies', async () => {
+    const typeId = async (name: string) =>
+      (await admin({ path: `/config-types?filter=${encodeURIComponent(`name="${name}"`)}` })).json.data[0].id as string;
+    const name = uniqueName('simple');
+    const intercept = await create('/configs', {
+      name: `${name}-intercept-config`,
+      configTypeId: await typeId('intercept.v1'),
+      data: { portRanges: [{ low: 80, high: 80 }], addresses: ['simple.ziti'], protocols: ['tcp', 'udp'] },
+    });
+    const host = await create('/configs', {
+      name: `${name}-host-config`,
+      configTypeId: await typeId('host.v1'),
+      data: { address: 'localhost', port: 8080, forwardProtocol: true, allowedProtocols: ['tcp'], protocol: 'tcp' },
+    });
+    const serviceId = await create('/services', {
+      name,
+      encryptionRequired: true,
+      terminatorStrategy: '',
+      roleAttributes: [],
+      tags: {},
+      configs: [intercept, host],
+    });
+    for (const type of ['Dial', 'Bind'])
+      await create('/service-policies', {
+        name: `${name}-${type.toLowerCase()}-policy`,
+        type,
+        semantic: 'AnyOf',
+        serviceRoles: [`@${serviceId}`],
+        identityRoles: [`#zac${type.toLowerCase()}`],
+      });
+    const service = (await admin({ path: `/services/${serviceId}` })).json.data;
+    expect(service.configs.sort()).toEqual([intercept, host].sort());
+    expect(service.terminatorStrategy).toBe('smartrouting');
+  });
+
+  it('carries the CORS headers on an error answer, so the console can read its error', async () => {
+    const res = await send({
+      method: 'POST',
+      path: '/service-policies',
+      body: { name: '', type: 'Dial', semantic: 'AnyOf' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers['access-control-allow-origin']).toBe(origin);
+    expect(res.headers['access-control-allow-credentials']).toBe('true');
+    expect(res.json.error.cause.field).toBe('name');
+  });
+});
