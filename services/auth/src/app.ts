@@ -6,7 +6,14 @@ import { CredentialService, type CredentialStores } from './domain/credential-se
 import { PgCredentialStore } from './store/pg-credential-store.ts';
 import { maintenanceCalls } from './bus/maintenance.ts';
 import { RouterIdentities, routerIdentityEventSubscription } from './bus/router-identity-events.ts';
-import { OutboxRelay, createServiceRuntime, createReader, createUnitOfWork, readMigrations } from '@ziti/platform';
+import {
+  OutboxRelay,
+  createReader,
+  createServiceRuntime,
+  createUnitOfWork,
+  positionsReflected,
+  readMigrations,
+} from '@ziti/platform';
 import { Argon2PasswordHasher } from './adapters/argon2-password-hasher.ts';
 import { authCalls } from './bus/calls.ts';
 import { authOperations } from './bus/operations.ts';
@@ -100,6 +107,7 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
   const sync = new SessionFactorSync(work, deps.sessions, ttl);
   const authentication = new AuthenticationService({
     work,
+    read,
     sessions: deps.sessions,
     hasher,
     sessionQuery: new PgApiSessionQuery(deps.database.db),
@@ -148,15 +156,15 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
       authenticators,
       authentication,
       work,
-      read,
       enrollments,
-      // Which identities have an outstanding enrollment, read through the pool (docs/adr/0012).
-      outstandingEnrollments: new PgOutstandingEnrollments(deps.database.db),
       authPolicies,
       signers,
       mfa,
       traces,
       controllers,
+      // What a `/current-identity` answer reflects: auth's own position and its consumer of
+      // pki-enrollment's (the enrollments it shows), read before the answer (docs/adr/0015).
+      positionsReflected: () => positionsReflected(deps.database.db, 'auth', ['pki-enrollment']),
     }),
     calls: {
       ...authCalls({ work, credentials }),

@@ -1,7 +1,7 @@
 import { identityLinks } from '@ziti/contracts';
 import type { AuthQuery, PendingEnrollment } from '@ziti/contracts';
 import { type LiveApiSession, pendingAuthQueries } from '@ziti/platform';
-import type { Authenticator, Identity, NamedEntity } from '../domain/model.ts';
+import type { Authenticator, AuthenticatorSummary, Identity, NamedEntity } from '../domain/model.ts';
 import { isDisabled } from '../domain/model.ts';
 
 /** Wire shapes of auth's entities (ZITI-FACTS §5.4, §12): one place maps domain → JSON. */
@@ -12,7 +12,7 @@ export function identityRef(i: Pick<Identity, 'id' | 'name' | 'authPolicyId'>) {
 }
 
 export interface IdentityExtras {
-  authenticators: Authenticator[];
+  authenticators: AuthenticatorSummary[];
   hasApiSession: boolean;
   authPolicyName: string | null;
   /** The identity has a verified MFA (TOTP). */

@@ -10,8 +10,8 @@ import {
 import type { AuthenticationService } from '../domain/authentication-service.ts';
 import type { AuthenticatorInput, AuthenticatorService } from '../domain/authenticator-service.ts';
 import type { IdentityInput, IdentityService } from '../domain/identity-service.ts';
-import type { Authenticator, Identity, ListPage } from '../domain/model.ts';
-import type { AuthStores, UnitOfWork } from '../domain/ports.ts';
+import type { Authenticator, IdentityView, ListPage } from '../domain/model.ts';
+import type { UnitOfWork } from '../domain/ports.ts';
 import type { EnrollmentPort } from '../domain/credential-service.ts';
 import {
   apiSessionDetail,
@@ -27,15 +27,14 @@ export interface AuthOperationDeps {
   authenticators: AuthenticatorService;
   authentication: AuthenticationService;
   work: UnitOfWork;
-  /** Stores outside a transaction, for request-path reads (defaults to `work`). */
-  read?: UnitOfWork;
   /** pki-enrollment's outstanding enrollments, shown in identity details. */
   enrollments?: EnrollmentPort;
   /**
-   * The read model of which identities have an outstanding enrollment (docs/adr/0012): details ask
-   * pki-enrollment only for those. Without it every identity is asked about.
+   * The event positions a read made now reflects at least (auth's own, and its consumer's of
+   * pki-enrollment): a `/current-identity` answer carries them so a gateway may keep it until an
+   * event changes it (docs/adr/0015).
    */
-  outstandingEnrollments?: { identitiesWithAny(identityIds: string[]): Promise<Set<string>> };
+  positionsReflected?: () => Promise<Record<string, number>>;
 }
 export type AllAuthOperationDeps = AuthOperationDeps & Partial<AuthenticationOperationDeps>;
 
@@ -52,49 +51,30 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
   const { identities, authenticators, authentication, work } = deps;
 
   /**
-   * The outstanding enrollments of the identities the read model knows to have one: no bus call at
-   * all for identities without (nearly all). A request that follows its own enrollment write has
-   * already waited for auth's consumer of pki-enrollment (`after`, docs/adr/0008).
+   * The details of identities read with what they show (`IdentityView`, one statement). Only the
+   * identities the enrollment read model knows to have an outstanding enrollment are asked about
+   * at pki-enrollment (docs/adr/0012; nearly none: no bus call at all); a request that follows its
+   * own enrollment write has already waited for auth's consumer of pki-enrollment (`after`,
+   * docs/adr/0008). Live API sessions come from the session store unless the caller is the
+   * identity itself (`/current-identity`: it holds one).
    */
-  async function pendingEnrollments(ids: string[]): Promise<Record<string, PendingEnrollment[]>> {
-    if (!deps.enrollments) return {};
-    const asked = deps.outstandingEnrollments ? [...(await deps.outstandingEnrollments.identitiesWithAny(ids))] : ids;
-    return asked.length === 0 ? {} : deps.enrollments.pendingFor(asked);
-  }
-
-  async function detailsOf(list: Identity[]) {
-    if (list.length === 0) return [];
-    const reader = deps.read ?? work;
-    const ids = list.map((i) => i.id);
-    // Independent lookups, concurrently: names of the auth policies, authenticators, pending
-    // enrollments (pki-enrollment), verified MFA and live API sessions.
-    const [policyNames, authenticatorsById, pending, withMfa, sessions] = await Promise.all([
-      reader(async (s: AuthStores) => {
-        const names = new Map<string, string | null>();
-        for (const policyId of new Set(list.map((i) => i.authPolicyId)))
-          names.set(policyId, (await s.authPolicies.get(policyId))?.name ?? null);
-        return names;
-      }),
-      reader(async (s: AuthStores) => {
-        const byIdentity = new Map<string, Authenticator[]>();
-        for (const a of await s.authenticators.listByIdentities(ids)) {
-          const list = byIdentity.get(a.identityId);
-          if (list) list.push(a);
-          else byIdentity.set(a.identityId, [a]);
-        }
-        return byIdentity;
-      }),
-      pendingEnrollments(ids),
-      reader((s: AuthStores) => s.mfa.verifiedAmong(ids)),
-      authentication.identitiesWithApiSessions(ids),
+  async function detailsOf(views: IdentityView[], callerIsIdentity = false) {
+    if (views.length === 0) return [];
+    const ids = views.map((v) => v.identity.id);
+    const enrolling = views.filter((v) => v.hasOutstandingEnrollment).map((v) => v.identity.id);
+    const [pending, sessions] = await Promise.all([
+      deps.enrollments && enrolling.length > 0
+        ? deps.enrollments.pendingFor(enrolling)
+        : ({} as Record<string, PendingEnrollment[]>),
+      callerIsIdentity ? undefined : authentication.identitiesWithApiSessions(ids),
     ]);
-    return list.map((i) =>
-      identityDetail(i, {
-        authenticators: authenticatorsById.get(i.id) ?? [],
-        authPolicyName: policyNames.get(i.authPolicyId) ?? null,
-        hasApiSession: sessions.has(i.id),
-        enrollments: pending[i.id] ?? [],
-        isMfaEnabled: withMfa.has(i.id),
+    return views.map((v) =>
+      identityDetail(v.identity, {
+        authenticators: v.authenticators,
+        authPolicyName: v.authPolicyName,
+        hasApiSession: sessions ? sessions.has(v.identity.id) : true,
+        enrollments: pending[v.identity.id] ?? [],
+        isMfaEnabled: v.isMfaEnabled,
       }),
     );
   }
@@ -151,14 +131,22 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
   };
 
   const currentIdentity: OperationHandler = async (req) => {
-    const identity = await identities.get(caller(req).identityId);
-    const [detail] = await detailsOf([identity]);
+    // Read first: the answer reflects at least these positions.
+    const reflects = await deps.positionsReflected?.();
+    const [detail] = await detailsOf([await identities.view(caller(req).identityId)], true);
     // The reference answers with its own links and a nil meta (ZITI-FACTS §14.4); `{}` keeps
     // generated clients that require `meta` working.
-    return reply.json({
+    const answer = reply.json({
       data: { ...detail, _links: { self: { href: './current-identity' }, mfa: { href: './current-identity/mfa' } } },
       meta: {},
     });
+    // Never kept: an answer that shows enrollment tokens, or that the clock changes (a timed disable).
+    const keepable =
+      reflects !== undefined &&
+      detail !== undefined &&
+      Object.keys(detail.enrollment).length === 0 &&
+      !('disabledUntil' in detail);
+    return keepable ? { ...answer, reflects } : answer;
   };
 
   const handlers: OperationHandlers = {};
@@ -186,13 +174,13 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
     },
 
     'management.listIdentities': async (req: OperationRequest) =>
-      listPage(await identities.list(listInputOf(req), roleFilterOf(req)), detailsOf),
+      listPage(await identities.listViews(listInputOf(req), roleFilterOf(req)), (views) => detailsOf(views)),
     'management.createIdentity': async (req: OperationRequest) => {
       const created = await identities.create(body<IdentityInput>(req));
       return reply.created(created.id, 'identities');
     },
     'management.detailIdentity': async (req: OperationRequest) =>
-      reply.ok((await detailsOf([await identities.get(id(req))]))[0]),
+      reply.ok((await detailsOf([await identities.view(id(req))]))[0]),
     'management.updateIdentity': async (req: OperationRequest) => {
       await identities.update(id(req), body<IdentityInput>(req), 'replace');
       return reply.empty();

@@ -34,6 +34,15 @@ export interface AuthPolicy {
 
 export const defaultAuthPolicyId = 'default';
 
+/** An identity names an auth policy that does not exist. */
+export function unknownAuthPolicy(id: string): ApiError {
+  return new ApiError('COULD_NOT_VALIDATE', {
+    field: 'authPolicyId',
+    reason: `no auth policy found with id ${id}`,
+    value: id,
+  });
+}
+
 /** What the reference's store fills in for a field never written (ZITI-FACTS §7.5, §11). */
 const storeDefaults: { primary: AuthPolicyPrimary; secondary: AuthPolicySecondary } = {
   primary: {

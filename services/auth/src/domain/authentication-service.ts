@@ -64,6 +64,8 @@ export type ChainVerifier = (
 
 export interface AuthenticationDeps {
   work: UnitOfWork;
+  /** Stores outside a transaction, for reads on the request path (defaults to `work`). */
+  read?: UnitOfWork;
   sessions: SessionStore;
   hasher: PasswordHasher;
   sessionQuery: ApiSessionQuery;
@@ -107,9 +109,12 @@ export class AuthenticationService {
   /** What a login with no usable password is checked against (made once, same hasher and parameters). */
   private dummyCredential?: Promise<{ hash: string; salt: string }>;
 
+  private readonly reader: UnitOfWork;
+
   constructor(private readonly deps: AuthenticationDeps) {
     this.sessionTtlSeconds = deps.sessionTtlSeconds;
     this.now = deps.now ?? (() => new Date());
+    this.reader = deps.read ?? deps.work;
   }
 
   private refuse(reason: string, detail: Record<string, unknown> = {}): never {
@@ -436,7 +441,7 @@ export class AuthenticationService {
   async current(apiSessionId: string): Promise<{ session: LiveApiSession; identity: Identity }> {
     const session = await this.deps.sessions.getById(apiSessionId, this.sessionTtlSeconds);
     if (!session) throw new ApiError('UNAUTHORIZED');
-    const identity = await this.deps.work((s) => s.identities.get(session.identityId));
+    const identity = await this.reader((s) => s.identities.get(session.identityId));
     if (!identity) throw new ApiError('UNAUTHORIZED');
     return { session, identity };
   }
@@ -469,14 +474,8 @@ export class AuthenticationService {
   }
 
   async identityNames(ids: string[]): Promise<Map<string, Identity>> {
-    const out = new Map<string, Identity>();
-    await this.deps.work(async (s) => {
-      for (const id of new Set(ids)) {
-        const i = await s.identities.get(id);
-        if (i) out.set(id, i);
-      }
-    });
-    return out;
+    const found = await this.reader((s) => s.identities.getMany(ids));
+    return new Map(found.map((i) => [i.id, i]));
   }
 }
 

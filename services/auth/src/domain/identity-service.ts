@@ -1,7 +1,8 @@
 import { ApiError, type ApiSessionDeleteReason, type IdentityState, eventTypes } from '@ziti/contracts';
 import { type ApiSessionRecord, shortId } from '@ziti/platform';
 import { emitApiSessionDeleted, emitMfa } from './api-session-events.ts';
-import type { Identity, ListInput, ListPage, RoleFilter } from './model.ts';
+import { unknownAuthPolicy } from './auth-policy.ts';
+import type { Identity, IdentityView, ListInput, ListPage, RoleFilter } from './model.ts';
 import { recordedDisabled } from './model.ts';
 import type { AuthStores, SessionStore, UnitOfWork } from './ports.ts';
 import { secondaryFactorsOf } from './session-factors.ts';
@@ -98,7 +99,19 @@ export class IdentityService {
   }
 
   async list(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Identity>> {
-    return this.work((s) => s.identities.list(input, roleFilter));
+    return this.read((s) => s.identities.list(input, roleFilter));
+  }
+
+  /** An identity with what its detail shows (one read). */
+  async view(id: string): Promise<IdentityView> {
+    const view = await this.read((s) => s.identities.getView(id));
+    if (!view) throw ApiError.notFound('identity', id);
+    return view;
+  }
+
+  /** A page of identities with what their details show, and the total (one read). */
+  async listViews(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<IdentityView>> {
+    return this.read((s) => s.identities.listViews(input, roleFilter));
   }
 
   private async load(s: AuthStores, id: string): Promise<Identity> {
@@ -116,13 +129,7 @@ export class IdentityService {
   }
 
   private async checkAuthPolicy(s: AuthStores, id: string): Promise<void> {
-    if (!(await s.authPolicies.get(id))) {
-      throw new ApiError('COULD_NOT_VALIDATE', {
-        field: 'authPolicyId',
-        reason: `no auth policy found with id ${id}`,
-        value: id,
-      });
-    }
+    if (!(await s.authPolicies.get(id))) throw unknownAuthPolicy(id);
   }
 
   /**
@@ -169,7 +176,7 @@ export class IdentityService {
     const enrolled = specs.length > 0 ? await enrollments!.createForIdentity(identity.id, specs) : [];
     try {
       return await this.work(async (s) => {
-        await this.checkAuthPolicy(s, identity.authPolicyId);
+        // The insert refuses an unknown auth policy itself (no read of the policy first).
         await s.identities.insert(identity);
         await s.events.emit(
           eventTypes.identityCreated.type,

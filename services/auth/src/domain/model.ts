@@ -48,6 +48,23 @@ export interface Authenticator {
   updatedAt: Date;
 }
 
+/** What an identity's detail shows of one of its authenticators. */
+export type AuthenticatorSummary = Pick<Authenticator, 'id' | 'method' | 'username' | 'certFingerprint'>;
+
+/**
+ * An identity with what its detail shows beside it (auth policy name, authenticators, verified MFA,
+ * whether the enrollment read model knows an outstanding enrollment of it), read together.
+ */
+export interface IdentityView {
+  identity: Identity;
+  /** null when the policy is gone. */
+  authPolicyName: string | null;
+  authenticators: AuthenticatorSummary[];
+  isMfaEnabled: boolean;
+  /** The read model of pki-enrollment's outstanding enrollments has one (docs/adr/0012). */
+  hasOutstandingEnrollment: boolean;
+}
+
 export interface NamedEntity {
   id: string;
   name: string;

@@ -2,14 +2,21 @@ import type { ApiSessionStore } from '@ziti/platform';
 import type { EventSink } from '@ziti/platform';
 import type { AuthPolicy } from './auth-policy.ts';
 import type { ExternalJwtSigner } from './ext-jwt-signer.ts';
-import type { Authenticator, Identity, ListInput, ListPage, NamedEntity, RoleFilter } from './model.ts';
+import type { Authenticator, Identity, IdentityView, ListInput, ListPage, NamedEntity, RoleFilter } from './model.ts';
 
 export interface IdentityStore {
   get(id: string): Promise<Identity | null>;
+  /** Refuses a taken name or external id, and an auth policy that does not exist (`unknownAuthPolicy`). */
   insert(identity: Identity): Promise<void>;
   update(identity: Identity): Promise<void>;
   delete(id: string): Promise<boolean>;
+  /** Those of `ids` that exist, in no particular order. */
+  getMany(ids: string[]): Promise<Identity[]>;
   list(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Identity>>;
+  /** An identity with what its detail shows, in one read. */
+  getView(id: string): Promise<IdentityView | null>;
+  /** A page of identities with what their details show, and the total, in one read. */
+  listViews(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<IdentityView>>;
   findDefaultAdmin(): Promise<Identity | null>;
   findByName(name: string): Promise<Identity | null>;
   findByExternalId(externalId: string): Promise<Identity | null>;

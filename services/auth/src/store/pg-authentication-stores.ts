@@ -1,6 +1,6 @@
 import { ApiError } from '@ziti/contracts';
 import { type Db, listRows, queryRows, withUniqueFields, toListPage } from '@ziti/platform';
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { type AuthPolicy, normalizePrimary, normalizeSecondary } from '../domain/auth-policy.ts';
 import type { ExternalJwtSigner } from '../domain/ext-jwt-signer.ts';
 import type { ListInput, ListPage } from '../domain/model.ts';
@@ -36,12 +36,16 @@ function policyFromRow(r: Row): AuthPolicy {
   };
 }
 
+/** Read with every identity creation and login (prepared). */
+const authPolicyById = `select id, name, is_system, "primary", secondary, tags, created_at, updated_at
+  from auth_policies where id = $1`;
+
 export class PgAuthPolicyStore implements AuthPolicyStore {
   constructor(private readonly db: Db) {}
 
   async get(id: string): Promise<AuthPolicy | null> {
-    const rows = await this.db.select().from(authPolicies).where(eq(authPolicies.id, id));
-    return rows[0] ? policyFromRow(rows[0] as unknown as Row) : null;
+    const [row] = await queryRows<Row>(this.db, authPolicyById, [id], { prepare: true });
+    return row ? policyFromRow(row) : null;
   }
 
   private values(p: AuthPolicy) {
@@ -238,11 +242,13 @@ export class PgMfaStore implements MfaStore {
 
   async verifiedAmong(identityIds: string[]): Promise<Set<string>> {
     if (identityIds.length === 0) return new Set();
-    const rows = await this.db
-      .select({ identityId: mfa.identityId })
-      .from(mfa)
-      .where(and(inArray(mfa.identityId, [...new Set(identityIds)]), eq(mfa.isVerified, true)));
-    return new Set(rows.map((r) => r.identityId));
+    const rows = await queryRows<{ identity_id: string }>(
+      this.db,
+      'select identity_id from mfa where identity_id = any($1::text[]) and is_verified',
+      [[...new Set(identityIds)]],
+      { prepare: true },
+    );
+    return new Set(rows.map((r) => r.identity_id));
   }
 }
 

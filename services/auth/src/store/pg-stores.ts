@@ -1,7 +1,18 @@
 import { ApiError } from '@ziti/contracts';
-import { type Db, listRows, queryRows, roleFilterScope, withUniqueFields, toListPage } from '@ziti/platform';
-import { and, eq, inArray } from 'drizzle-orm';
-import type { Authenticator, Identity, ListInput, ListPage, NamedEntity, RoleFilter } from '../domain/model.ts';
+import { type Db, listRows, pgErrorOf, queryRows, roleFilterScope, withUniqueFields, toListPage } from '@ziti/platform';
+import { buildListQuery, filterableFields } from '@ziti/zitiql';
+import { eq, inArray } from 'drizzle-orm';
+import { unknownAuthPolicy } from '../domain/auth-policy.ts';
+import type {
+  Authenticator,
+  AuthenticatorSummary,
+  Identity,
+  IdentityView,
+  ListInput,
+  ListPage,
+  NamedEntity,
+  RoleFilter,
+} from '../domain/model.ts';
 import type { AuthenticatorStore, IdentityStore, IdentityTypeStore } from '../domain/ports.ts';
 import { authenticatorQuery, identityQuery, identityTypeQuery } from './query-entities.ts';
 import { authenticators, identities, identityTypes } from './schema.ts';
@@ -39,6 +50,87 @@ function identityFromRow(r: Row): Identity {
   };
 }
 
+/**
+ * The columns of an identity, named (not `*`: a prepared statement keeps its result shape). Every
+ * column a ZitiQL field or sort of `identityQuery` refers to is among them.
+ */
+const identityColumns = `i.id, i.name, i.type_id, i.is_admin, i.is_default_admin, i.role_attributes, i.external_id,
+  i.auth_policy_id, i.disabled, i.disabled_at, i.disabled_until, i.default_hosting_precedence,
+  i.default_hosting_cost, i.service_hosting_costs, i.service_hosting_precedences, i.app_data, i.env_info,
+  i.sdk_info, i.tags, i.created_at, i.updated_at`;
+
+/**
+ * What an identity's detail shows beside its row, per row of `i` (joined with its auth policy `p`):
+ * its authenticators as one JSON array of `[id, method, username, fingerprint]`, whether it has a
+ * verified MFA, and whether the enrollment read model has an outstanding enrollment of it.
+ */
+const viewExtras = `p.name as auth_policy_name,
+  (select json_agg(json_build_array(a.id, a.method, a.username, a.cert_fingerprint) order by a.created_at, a.id)
+     from authenticators a where a.identity_id = i.id) as authenticator_list,
+  exists (select from mfa m where m.identity_id = i.id and m.is_verified) as mfa_enabled,
+  exists (select from outstanding_enrollments e where e.identity_id = i.id and not e.deleted) as enrolling`;
+
+const identityById = `select ${identityColumns} from identities i where i.id = $1`;
+const identitiesByIds = `select ${identityColumns} from identities i where i.id = any($1::text[])`;
+const viewById = `select ${identityColumns}, ${viewExtras}
+  from identities i left join auth_policies p on p.id = i.auth_policy_id where i.id = $1`;
+
+/** An identity's columns in `identityColumns` order, as statement parameters. */
+function identityValues(i: Identity): unknown[] {
+  return [
+    i.id,
+    i.name,
+    i.typeId,
+    i.isAdmin,
+    i.isDefaultAdmin,
+    i.roleAttributes,
+    i.externalId,
+    i.authPolicyId,
+    i.disabled,
+    i.disabledAt,
+    i.disabledUntil,
+    i.defaultHostingPrecedence,
+    i.defaultHostingCost,
+    JSON.stringify(i.serviceHostingCosts),
+    JSON.stringify(i.serviceHostingPrecedences),
+    JSON.stringify(i.appData),
+    JSON.stringify(i.envInfo),
+    JSON.stringify(i.sdkInfo),
+    JSON.stringify(i.tags),
+    i.createdAt,
+    i.updatedAt,
+  ];
+}
+
+const insertIdentity = `insert into identities (${identityColumns.replace(/i\./g, '')})
+  values ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15::jsonb, $16::jsonb,
+          $17::jsonb, $18::jsonb, $19::jsonb, $20, $21)`;
+/** Every column but `created_at` (`$20`, unused) from `identityValues`. */
+const updateIdentity = `update identities set name = $2, type_id = $3, is_admin = $4, is_default_admin = $5,
+  role_attributes = $6::text[], external_id = $7, auth_policy_id = $8, disabled = $9, disabled_at = $10,
+  disabled_until = $11, default_hosting_precedence = $12, default_hosting_cost = $13,
+  service_hosting_costs = $14::jsonb, service_hosting_precedences = $15::jsonb, app_data = $16::jsonb,
+  env_info = $17::jsonb, sdk_info = $18::jsonb, tags = $19::jsonb, updated_at = $21
+  where id = $1`;
+
+function viewFromRow(r: Row): IdentityView {
+  const list = json<[string, string, string | null, string | null][] | null>(r.authenticator_list, null) ?? [];
+  return {
+    identity: identityFromRow(r),
+    authPolicyName: (r.auth_policy_name as string | null) ?? null,
+    authenticators: list.map(([id, method, username, certFingerprint]): AuthenticatorSummary => ({
+      id,
+      method: method as AuthenticatorSummary['method'],
+      username,
+      certFingerprint,
+    })),
+    isMfaEnabled: Boolean(r.mfa_enabled),
+    hasOutstandingEnrollment: Boolean(r.enrolling),
+  };
+}
+
+const identityFields = filterableFields(identityQuery);
+
 function authenticatorFromRow(r: Row): Authenticator {
   return {
     id: String(r.id),
@@ -59,8 +151,86 @@ export class PgIdentityStore implements IdentityStore {
   constructor(private readonly db: Db) {}
 
   async get(id: string): Promise<Identity | null> {
-    const rows = await this.db.select().from(identities).where(eq(identities.id, id));
-    return rows[0] ? { ...rows[0], roleAttributes: rows[0].roleAttributes ?? [] } : null;
+    const [row] = await queryRows<Row>(this.db, identityById, [id], { prepare: true });
+    return row ? identityFromRow(row) : null;
+  }
+
+  async getMany(ids: string[]): Promise<Identity[]> {
+    if (ids.length === 0) return [];
+    const rows = await queryRows<Row>(this.db, identitiesByIds, [[...new Set(ids)]], { prepare: true });
+    return rows.map(identityFromRow);
+  }
+
+  async getView(id: string): Promise<IdentityView | null> {
+    const [row] = await queryRows<Row>(this.db, viewById, [id], { prepare: true });
+    return row ? viewFromRow(row) : null;
+  }
+
+  /**
+   * The page (ZitiQL filter, sort, limit, skip; a role filter narrows first) with what the details
+   * show of each listed identity, and the total. A first page is one statement, whose total needs
+   * no second scan when the page is not full (it is the page's size; the count of the matches is
+   * an uncorrelated subquery in a CASE, evaluated only when its branch is taken); an empty first
+   * page still answers one row, with the total and no identity. A later page always needs the
+   * count, which then runs beside the page on a second connection (both scan: skipping 50,000 in
+   * order and counting every match take about as long).
+   */
+  async listViews(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<IdentityView>> {
+    const scope =
+      roleFilter && roleFilter.roles.length > 0 ? roleFilterScope(roleFilter, 'i.role_attributes', 'i.id') : undefined;
+    const params: unknown[] = [...(scope?.params ?? [])];
+    const list = buildListQuery(identityQuery, input, { paramOffset: params.length });
+    params.push(...list.params);
+    const where = `${scope ? `(${scope.sql}) and ` : ''}(${list.where})`;
+    const count = `select count(*)::int from identities i where ${where}`;
+    let page = `select ${identityColumns} from identities i where ${where} order by ${list.orderBy}`;
+    let limit: string | undefined;
+    if (list.limit !== null) {
+      params.push(list.limit);
+      limit = `$${params.length}`;
+      page += ` limit ${limit}`;
+    }
+    let rows: Row[];
+    let totalCount: number;
+    if (list.offset > 0) {
+      params.push(list.offset);
+      page += ` offset $${params.length}`;
+      const [pageRows, [counted]] = await Promise.all([
+        queryRows<Row>(
+          this.db,
+          `with i as (${page})
+           select ${identityColumns}, ${viewExtras} from i left join auth_policies p on p.id = i.auth_policy_id
+            order by ${list.orderBy}`,
+          params,
+        ),
+        queryRows<{ count: number }>(this.db, count, params),
+      ]);
+      rows = pageRows;
+      totalCount = Number(counted?.count ?? 0);
+    } else {
+      const total =
+        limit === undefined
+          ? '(select count(*)::int from i)'
+          : `case when (select count(*) from i) < ${limit} then (select count(*)::int from i) else (${count}) end`;
+      rows = await queryRows<Row>(
+        this.db,
+        `with i as (${page})
+         select t.total, ${identityColumns}, ${viewExtras}
+           from (select ${total} as total) t
+           left join i on true
+           left join auth_policies p on p.id = i.auth_policy_id
+          order by ${list.orderBy}`,
+        params,
+      );
+      totalCount = Number(rows[0]?.total ?? 0);
+      rows = rows.filter((r) => r.id !== null && r.id !== undefined);
+    }
+    return {
+      items: rows.map(viewFromRow),
+      totalCount,
+      pagination: list.pagination,
+      filterableFields: identityFields,
+    };
   }
 
   async findByName(name: string): Promise<Identity | null> {
@@ -96,12 +266,23 @@ export class PgIdentityStore implements IdentityStore {
   }
 
   async insert(i: Identity): Promise<void> {
-    await withUniqueFields(() => this.db.insert(identities).values(i), this.unique(i));
+    await withUniqueFields(async () => {
+      try {
+        await queryRows(this.db, insertIdentity, identityValues(i), { prepare: true });
+      } catch (err) {
+        const pg = pgErrorOf(err);
+        if (pg?.code === '23503' && (pg.constraint ?? pg.constraint_name) === 'identities_auth_policy_id_fkey')
+          throw unknownAuthPolicy(i.authPolicyId);
+        throw err;
+      }
+    }, this.unique(i));
   }
 
   async update(i: Identity): Promise<void> {
-    const { id, createdAt: _c, ...rest } = i;
-    await withUniqueFields(() => this.db.update(identities).set(rest).where(eq(identities.id, id)), this.unique(i));
+    await withUniqueFields(
+      () => queryRows(this.db, updateIdentity, identityValues(i), { prepare: true }),
+      this.unique(i),
+    );
   }
 
   async delete(id: string): Promise<boolean> {
@@ -128,6 +309,13 @@ export class PgIdentityStore implements IdentityStore {
     return toListPage(await listRows<Row>(this.db, identityQuery, input, scope ? { scope } : {}), identityFromRow);
   }
 }
+
+const authenticatorColumns = `id, identity_id, method, username, password_hash, salt, cert_fingerprint, cert_pem, tags,
+  created_at, updated_at`;
+/** Logins look authenticators up by these (prepared). */
+const authenticatorByUsername = `select ${authenticatorColumns} from authenticators where username = $1 and method = 'updb'`;
+const authenticatorByFingerprint = `select ${authenticatorColumns} from authenticators
+  where cert_fingerprint = $1 and method = 'cert'`;
 
 export class PgAuthenticatorStore implements AuthenticatorStore {
   constructor(private readonly db: Db) {}
@@ -193,19 +381,13 @@ export class PgAuthenticatorStore implements AuthenticatorStore {
   }
 
   async findByUsername(username: string): Promise<Authenticator | null> {
-    const rows = await this.db
-      .select()
-      .from(authenticators)
-      .where(and(eq(authenticators.username, username), eq(authenticators.method, 'updb')));
-    return rows[0] ?? null;
+    const [row] = await queryRows<Row>(this.db, authenticatorByUsername, [username], { prepare: true });
+    return row ? authenticatorFromRow(row) : null;
   }
 
   async findByFingerprint(fingerprint: string): Promise<Authenticator | null> {
-    const rows = await this.db
-      .select()
-      .from(authenticators)
-      .where(and(eq(authenticators.certFingerprint, fingerprint), eq(authenticators.method, 'cert')));
-    return rows[0] ?? null;
+    const [row] = await queryRows<Row>(this.db, authenticatorByFingerprint, [fingerprint], { prepare: true });
+    return row ? authenticatorFromRow(row) : null;
   }
 
   async list(input: ListInput, identityId?: string): Promise<ListPage<Authenticator>> {

@@ -5,6 +5,7 @@ import { createTestDatabase } from '../../../../test/support/infra.ts';
 import { normalizePrimary, normalizeSecondary } from '../../src/domain/auth-policy.ts';
 import type { ExternalJwtSigner } from '../../src/domain/ext-jwt-signer.ts';
 import type { Identity } from '../../src/domain/model.ts';
+import { PgOutstandingEnrollments } from '../../src/store/pg-outstanding-enrollments.ts';
 import { authTestBed, seed } from './support.ts';
 
 /**
@@ -225,6 +226,121 @@ for (const [name, open] of Object.entries(targets)) {
       // Deleting the identity takes its MFA, traces and counters with it.
       await work((s) => s.identities.delete('i2'));
       expect(await work((s) => s.traces.get('i2'))).toBeNull();
+    });
+
+    it('identity views: one read of an identity with its policy name, authenticators, verified MFA and enrollment flag; lists with their total', async () => {
+      const { work, database } = await bed();
+      const now = new Date();
+      await work(async (s) => {
+        for (const [k, attrs] of [
+          ['v1', ['x', 'y']],
+          ['v2', ['x']],
+          ['v3', []],
+        ] as const)
+          await s.identities.insert({
+            ...identity(k),
+            roleAttributes: [...attrs],
+            tags: { k },
+            appData: { n: 1 },
+            createdAt: now,
+            updatedAt: now,
+          });
+        const auth = { passwordHash: null, salt: null, certPem: null, tags: {}, createdAt: now, updatedAt: now };
+        await s.authenticators.insert({
+          ...auth,
+          id: 'va1',
+          identityId: 'v1',
+          method: 'updb',
+          username: 'v1-user',
+          certFingerprint: null,
+        });
+        await s.authenticators.insert({
+          ...auth,
+          id: 'va2',
+          identityId: 'v1',
+          method: 'cert',
+          username: null,
+          certFingerprint: 'ab:cd',
+          createdAt: new Date(now.getTime() + 1),
+        });
+        await s.mfa.insert({
+          id: 'vm1',
+          identityId: 'v1',
+          isVerified: true,
+          sealedSecret: 'v1.a.b',
+          sealedRecoveryCodes: 'v1.c.d',
+          tags: {},
+          createdAt: now,
+          updatedAt: now,
+        });
+        await s.mfa.insert({
+          id: 'vm2',
+          identityId: 'v2',
+          isVerified: false,
+          sealedSecret: 'v1.a.b',
+          sealedRecoveryCodes: 'v1.c.d',
+          tags: {},
+          createdAt: now,
+          updatedAt: now,
+        });
+      });
+      const enrollments = new PgOutstandingEnrollments(database.db);
+      await enrollments.apply({ id: 'e1', identityId: 'v2', expiresAt: now.toISOString() }, 1, false);
+      await enrollments.apply({ id: 'e2', identityId: 'v3', expiresAt: now.toISOString() }, 2, true);
+
+      const v1 = await work((s) => s.identities.getView('v1'));
+      expect(v1).toEqual({
+        identity: await work((s) => s.identities.get('v1')),
+        authPolicyName: 'Default',
+        authenticators: [
+          { id: 'va1', method: 'updb', username: 'v1-user', certFingerprint: null },
+          { id: 'va2', method: 'cert', username: null, certFingerprint: 'ab:cd' },
+        ],
+        isMfaEnabled: true,
+        hasOutstandingEnrollment: false,
+      });
+      expect(v1!.identity).toMatchObject({ name: 'name-v1', roleAttributes: ['x', 'y'], tags: { k: 'v1' } });
+      expect(v1!.identity.createdAt.getTime()).toBe(now.getTime());
+      expect(await work((s) => s.identities.getView('v2'))).toMatchObject({
+        authenticators: [],
+        isMfaEnabled: false,
+        hasOutstandingEnrollment: true,
+      });
+      // A tombstoned enrollment is no outstanding enrollment.
+      expect((await work((s) => s.identities.getView('v3')))!.hasOutstandingEnrollment).toBe(false);
+      expect(await work((s) => s.identities.getView('nobody'))).toBeNull();
+      expect((await work((s) => s.identities.getMany(['v1', 'nobody', 'v3', 'v1']))).map((i) => i.id).sort()).toEqual([
+        'v1',
+        'v3',
+      ]);
+
+      const list = (filter: string, roles?: string[]) =>
+        work((s) => s.identities.listViews({ filter }, roles ? { roles, semantic: 'AnyOf' } : undefined)).then((p) => ({
+          ids: p.items.map((v) => v.identity.id),
+          total: p.totalCount,
+          pagination: p.pagination,
+        }));
+      // The seeded admin is an identity too: 4 in all.
+      expect(await list('true')).toMatchObject({ total: 4, pagination: { limit: 10, offset: 0 } });
+      expect(await list('name contains "name-v" sort by name desc')).toEqual({
+        ids: ['v3', 'v2', 'v1'],
+        total: 3,
+        pagination: { limit: 10, offset: 0 },
+      });
+      // A full first page, a later page, a page past the end: the total is a count of the matches.
+      expect(await list('name contains "name-v" sort by id limit 2')).toMatchObject({ ids: ['v1', 'v2'], total: 3 });
+      expect(await list('name contains "name-v" sort by id skip 2 limit 2')).toMatchObject({ ids: ['v3'], total: 3 });
+      expect(await list('name contains "name-v" sort by id skip 5 limit 2')).toMatchObject({ ids: [], total: 3 });
+      expect(await list('name = "none"')).toMatchObject({ ids: [], total: 0 });
+      expect(await list('name contains "name-v" sort by id limit none')).toMatchObject({
+        ids: ['v1', 'v2', 'v3'],
+        total: 3,
+      });
+      expect(await list('true', ['#x', '@v3'])).toMatchObject({ ids: ['v1', 'v2', 'v3'], total: 3 });
+      expect(await list('anyOf(roleAttributes) = "y"')).toMatchObject({ ids: ['v1'], total: 1 });
+      const listed = await work((s) => s.identities.listViews({ filter: 'id = "v1"' }));
+      expect(listed.items[0]).toEqual(v1);
+      expect(listed.filterableFields).toContain('roleAttributes');
     });
   });
 }
