@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type E2e, base, startE2e } from '../support/e2e.ts';
+import { createHttpClient } from '../support/http.ts';
+import { uniqueName, waitFor } from '../support/infra.ts';
+
+/**
+ * The gateway keeps `/current-identity` answers (docs/adr/0015). Two gateway replicas: every kind of
+ * change to what the answer shows reaches an identity's kept answer on both gateways within a
+ * bounded delay, its author sees its own change on the other gateway at once, and the gateways did
+ * answer from what they kept (their metrics say so).
+ */
+let e: E2e;
+let gateways: ReturnType<typeof createHttpClient>[];
+
+beforeAll(async () => {
+  e = await startE2e({ replicas: { gateway: 2 } });
+  gateways = e.cluster.gatewayPorts().map((p) => createHttpClient(`https://127.0.0.1:${p}`, e.caPems.join('')));
+  expect(gateways).toHaveLength(2);
+});
+afterAll(async () => {
+  await e?.stop();
+});
+
+/** `GET /current-identity` through gateway `g`, validated against the client spec. */
+async function current(token: string, g: number) {
+  const path = `${base.client}/current-identity`;
+  const res = await gateways[g]!({ path, headers: { 'zt-session': token } });
+  e.validator.validate('client', 'GET', path, res.status, res.json ?? undefined, String(res.headers['content-type']));
+  expect(res.status).toBe(200);
+  return res.json.data as Record<string, any>;
+}
+
+const mgmt = (method: string, path: string, body?: unknown) =>
+  e.call('management', { method, path, token: e.adminToken, ...(body === undefined ? {} : { body }) });
+
+/** Answers kept and served, summed over both gateways' `/metrics`. */
+async function hits(): Promise<number> {
+  let total = 0;
+  for (const p of e.cluster.processes().filter((x) => x.service === 'gateway')) {
+    const text = await (await fetch(`http://127.0.0.1:${p.healthPort}/metrics`)).text();
+    for (const line of text.split('\n'))
+      if (line.startsWith('ziti_gateway_answer_cache_lookups_total{') && line.includes('result="hit"'))
+        total += Number(line.split(' ').at(-1));
+  }
+  return total;
+}
+
+/** Waits until both gateways answer `check`-true for the identity's session (each read warms the cache). */
+async function bothSee(token: string, check: (d: Record<string, any>) => boolean, what: string) {
+  for (const g of [0, 1])
+    await waitFor(async () => check(await current(token, g)), `${what} (gateway ${g + 1})`, 10_000);
+}
+
+describe('the gateway answer cache', () => {
+  it('answers repeated reads itself, and every change reaches the kept answers on both gateways', async () => {
+    const user = await e.createUser();
+    const before = await hits();
+    // Warm both gateways, then read again: these are answered from what they kept.
+    for (let i = 0; i < 5; i++) for (const g of [0, 1]) await current(user.token, g);
+    expect(await hits()).toBeGreaterThan(before);
+
+    // The identity itself.
+    const tag = uniqueName('t');
+    expect((await mgmt('PATCH', `/identities/${user.id}`, { tags: { tag }, roleAttributes: ['cache'] })).status).toBe(
+      200,
+    );
+    await bothSee(user.token, (d) => d.tags?.tag === tag && d.roleAttributes?.[0] === 'cache', 'the identity patch');
+
+    // Its updb authenticator (the username the answer shows).
+    const username = uniqueName('renamed');
+    expect((await mgmt('PATCH', `/authenticators/${user.authenticatorId}`, { username })).status).toBe(200);
+    await bothSee(user.token, (d) => d.authenticators?.updb?.username === username, 'the authenticator rename');
+
+    // Its auth policy's name.
+    const policy = await mgmt('POST', '/auth-policies', {
+      name: uniqueName('p'),
+      primary: {
+        cert: { allowed: true, allowExpiredCerts: true },
+        updb: {
+          allowed: true,
+          minPasswordLength: 5,
+          requireSpecialChar: false,
+          requireNumberChar: false,
+          requireMixedCase: false,
+          maxAttempts: 0,
+          lockoutDurationMinutes: 0,
+        },
+        extJwt: { allowed: true, allowedSigners: [] },
+      },
+      secondary: { requireTotp: false, requireExtJwtSigner: null },
+    });
+    expect(policy.status).toBe(201);
+    const policyId = policy.json.data.id as string;
+    expect((await mgmt('PATCH', `/identities/${user.id}`, { authPolicyId: policyId })).status).toBe(200);
+    await bothSee(user.token, (d) => d.authPolicyId === policyId, 'the auth policy assignment');
+    const renamed = uniqueName('renamed-policy');
+    expect((await mgmt('PATCH', `/auth-policies/${policyId}`, { name: renamed })).status).toBe(200);
+    await bothSee(user.token, (d) => d.authPolicy?.name === renamed, 'the auth policy rename');
+
+    // An enrollment (pki-enrollment's), shown with its token, and its removal.
+    const enrollment = await mgmt('POST', '/enrollments', {
+      method: 'ott',
+      identityId: user.id,
+      expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    expect(enrollment.status).toBe(201);
+    const enrollmentId = enrollment.json.data.id as string;
+    await bothSee(user.token, (d) => d.enrollment?.ott?.id === enrollmentId, 'the new enrollment');
+    expect((await mgmt('DELETE', `/enrollments/${enrollmentId}`)).status).toBe(200);
+    await bothSee(user.token, (d) => d.enrollment?.ott === undefined, 'the deleted enrollment');
+
+    // A login of the identity records its client's envInfo.
+    const os = uniqueName('os');
+    const login = await e.call('client', {
+      method: 'POST',
+      path: '/authenticate?method=password',
+      body: { username, password: user.password, envInfo: { os } },
+    });
+    expect(login.status).toBe(200);
+    await bothSee(user.token, (d) => d.envInfo?.os === os, 'the envInfo of a login');
+  });
+
+  it("an author's own change shows on the other gateway at once (50 rounds)", async () => {
+    const admin = await current(e.adminToken, 0);
+    let stale = 0;
+    for (let i = 0; i < 50; i++) {
+      const write = i % 2;
+      expect((await mgmt('PATCH', `/identities/${admin.id}`, { tags: { round: i } })).status).toBe(200);
+      // Written through the first gateway (e.call); read through either, alternately.
+      const read = await current(e.adminToken, write === 0 ? 1 : 0);
+      if (read.tags?.round !== i) stale++;
+    }
+    expect(stale).toBe(0);
+  });
+});
