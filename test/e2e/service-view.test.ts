@@ -295,3 +295,63 @@ describe('management service reads', () => {
     }
   });
 });
+
+describe('client GET /services/{id}/terminators', () => {
+  it("lists a visible service's terminators in the client shape, filtered and paged; an invisible service is 404", async () => {
+    // A service granted to the user by @id, and one granted to nobody.
+    const shown = await create('/services', { name: uniqueName('svc'), encryptionRequired: true });
+    const hiddenService = await create('/services', { name: uniqueName('svc'), encryptionRequired: true });
+    await create('/service-policies', {
+      name: uniqueName('dial'),
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: [`@${user.id}`],
+      serviceRoles: [`@${shown}`],
+    });
+    await waitFor(async () => (await client({ path: `/services/${shown}` })).status === 200, 'the granted service');
+    const router = await create('/transit-routers', { name: uniqueName('tr') });
+    const terminator = (identity: string) =>
+      create('/terminators', {
+        service: shown,
+        router,
+        binding: 'transport',
+        address: `tcp:10.0.0.${identity.length}:443`,
+        identity,
+      });
+    const t1 = await terminator('host-one');
+    const t2 = await terminator('host-two');
+    // Another service's terminator is not listed.
+    await create('/terminators', { service: hiddenService, router, binding: 'transport', address: 'tcp:10.0.0.9:443' });
+
+    const all = await client({ path: `/services/${shown}/terminators` });
+    expect(all.status, all.text).toBe(200);
+    const items = all.json.data as Record<string, unknown>[];
+    expect(items.map((t) => t.id).sort()).toEqual([t1, t2].sort());
+    const one = items.find((t) => t.id === t1)!;
+    expect(one).toMatchObject({ serviceId: shown, routerId: router, identity: 'host-one' });
+    expect(one.service).toMatchObject({ id: shown, entity: 'services' });
+    // What only administrators see of a terminator is not in the client shape.
+    expect(one).not.toHaveProperty('address');
+    expect(one).not.toHaveProperty('binding');
+    expect(all.json.meta.pagination).toMatchObject({ totalCount: 2 });
+
+    const filtered = await client({
+      path: `/services/${shown}/terminators?filter=${encodeURIComponent('instanceId = "host-two"')}&limit=1`,
+    });
+    expect(filtered.status, filtered.text).toBe(200);
+    expect((filtered.json.data as { id: string }[]).map((t) => t.id)).toEqual([t2]);
+
+    // A service not granted to the user: not found, as one that does not exist.
+    for (const id of [hiddenService, 'no-such-service']) {
+      const hidden = await client({ path: `/services/${id}/terminators` });
+      expect(hidden.status).toBe(404);
+      expect(hidden.json.error.code).toBe('NOT_FOUND');
+    }
+    const bad = await client({ path: `/services/${shown}/terminators?filter=${encodeURIComponent('nope = 1')}` });
+    expect(bad.status).toBe(400);
+    // Administrators see any service's terminators.
+    const asAdmin = await e.call('client', { path: `/services/${hiddenService}/terminators`, token: e.adminToken });
+    expect(asAdmin.status).toBe(200);
+    expect((asAdmin.json.data as unknown[]).length).toBe(1);
+  });
+});

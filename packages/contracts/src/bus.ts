@@ -263,3 +263,30 @@ export const createIdentityRequestSchema = z.object({
 });
 export type CreateIdentityRequest = z.infer<typeof createIdentityRequestSchema>;
 export const createIdentityResultSchema = z.object({ id: z.string(), name: z.string() });
+
+// ---------------------------------------------------------------------------------------------
+// policy → inventory: what a client may see of a service's terminators.
+
+/** Calls inventory serves on `ziti.rpc.inventory.call.<action>` for policy. */
+export const inventoryCallNames = {
+  /**
+   * `GET /edge/client/v1/services/{id}/terminators` after policy found the service visible to the
+   * caller: the service's terminators as the client API shows them (the list envelope).
+   */
+  clientServiceTerminators: 'clientServiceTerminators',
+} as const;
+
+export const clientServiceTerminatorsRequestSchema = z.object({
+  serviceId: z.string(),
+  /** The list parameters as the gateway validated them (`filter`, `limit`, `offset`, `sort`). */
+  list: z.object({
+    filter: z.string().optional(),
+    limit: z.string().optional(),
+    offset: z.string().optional(),
+    sort: z.string().optional(),
+  }),
+});
+export type ClientServiceTerminatorsRequest = z.infer<typeof clientServiceTerminatorsRequestSchema>;
+
+/** A list envelope (`{data, meta}`) as the client API answers it. */
+export const listEnvelopeSchema = z.object({ data: z.array(z.unknown()), meta: z.record(z.string(), z.unknown()) });

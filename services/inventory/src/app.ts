@@ -77,6 +77,8 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
       runInBackground: (job) => void job.catch((err) => deps.logger.error({ err }, 'data integrity job failed')),
     },
   );
+  const services = new ServiceCatalog(work);
+  const terminators = new TerminatorService(work);
   return createServiceRuntime({
     owner: 'inventory',
     database: deps.database,
@@ -84,13 +86,16 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
     logger: deps.logger,
     migrations,
     relay,
-    calls: { ...inventoryCalls(routers), ...maintenanceCalls(deps.database, { work, read, schemas, identities }) },
+    calls: {
+      ...inventoryCalls(routers, terminators, services),
+      ...maintenanceCalls(deps.database, { work, read, schemas, identities }),
+    },
     operations: inventoryOperations({
       configTypes,
       configs: new ConfigService(work, schemas),
-      services: new ServiceCatalog(work),
+      services,
       routers,
-      terminators: new TerminatorService(work),
+      terminators,
       identityServiceConfigs: new IdentityServiceConfigService(work, identities),
       maintenance,
       work,

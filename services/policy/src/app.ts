@@ -1,3 +1,5 @@
+import { BusTerminatorCatalog } from './bus/client-terminators.ts';
+import { ClientTerminators } from './domain/client-terminators.ts';
 import type { Bus, Database, Db, EventHandler, EventSubscription, Logger, RunnableService } from '@ziti/platform';
 import { maintenanceCalls } from './bus/maintenance.ts';
 import {
@@ -158,6 +160,10 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
       relations: new RelationService(createReader<RelationStore>(deps.database, (db) => new PgRelations(db))),
       advice: new PolicyAdvisor(createReader(deps.database, (db) => new PgAccessReads(db))),
       clientEdgeRouters: new ClientEdgeRouterService(createReader(deps.database, (db) => new PgAccessReads(db))),
+      clientTerminators: new ClientTerminators(
+        createReader(deps.database, (db) => new PgAccessReads(db)),
+        new BusTerminatorCatalog(deps.bus),
+      ),
     }),
     subscriptions: [
       withHandlers(

@@ -1,5 +1,8 @@
 import {
   ApiError,
+  clientServiceTerminatorsRequestSchema,
+  inventoryCallNames,
+  listEnvelope,
   routerByFingerprintRequestSchema,
   routerCertificateChangedRequestSchema,
   routerEnrolledRequestSchema,
@@ -7,6 +10,9 @@ import {
 } from '@ziti/contracts';
 import type { z } from 'zod';
 import type { RouterService } from '../domain/routers.ts';
+import type { ServiceCatalog } from '../domain/services.ts';
+import type { TerminatorService } from '../domain/terminators.ts';
+import { terminatorClientDetail } from './mappers.ts';
 
 function parse<T>(schema: z.ZodType<T>, payload: unknown, action: string): T {
   const parsed = schema.safeParse(payload);
@@ -19,8 +25,27 @@ function parse<T>(schema: z.ZodType<T>, payload: unknown, action: string): T {
  * Calls inventory serves on `ziti.rpc.inventory.call.<action>` for pki-enrollment, which enrolls
  * routers and extends their certificates (shapes in packages/contracts).
  */
-export function inventoryCalls(routers: RouterService): Record<string, (payload: unknown) => Promise<unknown>> {
+export function inventoryCalls(
+  routers: RouterService,
+  terminators: TerminatorService,
+  services: ServiceCatalog,
+): Record<string, (payload: unknown) => Promise<unknown>> {
   return {
+    // policy asks once it found the service visible to the caller (client listServiceTerminators).
+    [inventoryCallNames.clientServiceTerminators]: async (payload) => {
+      const { serviceId, list } = parse(
+        clientServiceTerminatorsRequestSchema,
+        payload,
+        inventoryCallNames.clientServiceTerminators,
+      );
+      const page = await terminators.listForService(serviceId, list);
+      const name = (await services.get(serviceId)).name;
+      return listEnvelope(
+        page.items.map((t) => terminatorClientDetail(t, name)),
+        { ...page.pagination, totalCount: page.totalCount },
+        page.filterableFields,
+      );
+    },
     [routerEnrollmentActions.enrolled]: async (payload) => {
       await routers.markEnrolled(parse(routerEnrolledRequestSchema, payload, routerEnrollmentActions.enrolled));
       return {};

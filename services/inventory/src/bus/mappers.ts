@@ -123,6 +123,17 @@ export function terminatorDetail(t: Terminator, names: { service?: string; route
   };
 }
 
+/** A `terminatorClientDetail`: what a client that may see the service is shown of a terminator. */
+export function terminatorClientDetail(t: Terminator, serviceName: string | undefined) {
+  return {
+    ...baseOf(t, self('terminators', t.id)),
+    serviceId: t.serviceId,
+    service: ref('services', t.serviceId, serviceName, serviceLinks(t.serviceId)),
+    routerId: t.routerId,
+    identity: t.instanceId,
+  };
+}
+
 export function serviceConfigDetail(l: IdentityServiceConfig, names: { service?: string; config?: string }) {
   return {
     serviceId: l.serviceId,

@@ -14,6 +14,8 @@ import { servicePolicyOperations } from './service-policies.ts';
 import { serviceRelationOperations } from './service-relations.ts';
 import { policyAdviceOperations } from './policy-advice.ts';
 import { clientEdgeRouterOperations } from './client-edge-routers.ts';
+import { clientTerminatorOperations } from './client-terminators.ts';
+import type { ClientTerminators } from '../domain/client-terminators.ts';
 import type { PolicyAdvisor } from '../domain/advice.ts';
 import type { ClientEdgeRouterService } from '../domain/client-edge-routers.ts';
 import { serviceOperations } from './services.ts';
@@ -36,6 +38,7 @@ export interface PolicyOperationDeps {
   relations: RelationService;
   advice: PolicyAdvisor;
   clientEdgeRouters: ClientEdgeRouterService;
+  clientTerminators: ClientTerminators;
   serviceViews: ServiceViewService;
   postureChecks: PostureCheckService;
   postureData: PostureDataService;
@@ -71,6 +74,7 @@ export function policyOperations(deps: PolicyOperationDeps = {} as PolicyOperati
     ...policyRelationOperations(related),
     ...policyAdviceOperations(() => deps),
     ...clientEdgeRouterOperations(() => deps),
+    ...clientTerminatorOperations(() => deps),
     ...serviceOperations(() => deps.serviceViews),
     ...postureCheckOperations(() => deps.postureChecks),
     ...postureResponseOperations(() => deps.postureData),

@@ -1,0 +1,36 @@
+import { ApiError } from '@ziti/contracts';
+
+/** Whether a caller may see a service (policy's derived access). */
+export interface ServiceVisibility {
+  serviceVisible(serviceId: string, identityId: string, isAdmin: boolean): Promise<boolean>;
+}
+
+/** inventory's terminators of a service, as the client API shows them (a list envelope). */
+export interface TerminatorCatalog {
+  forClient(
+    serviceId: string,
+    list: { filter?: string; limit?: string; offset?: string; sort?: string },
+  ): Promise<unknown>;
+}
+
+/**
+ * `GET /edge/client/v1/services/{id}/terminators`: the terminators of a service the caller can see
+ * (dial or bind, or any service for an administrator), as the reference's `listClientTerminators`
+ * answers them; a service the caller can not see is NOT_FOUND.
+ */
+export class ClientTerminators {
+  constructor(
+    private readonly read: <T>(fn: (s: ServiceVisibility) => Promise<T>) => Promise<T>,
+    private readonly catalog: TerminatorCatalog,
+  ) {}
+
+  async list(
+    caller: { identityId: string; isAdmin: boolean },
+    serviceId: string,
+    list: { filter?: string; limit?: string; offset?: string; sort?: string },
+  ): Promise<unknown> {
+    if (!(await this.read((s) => s.serviceVisible(serviceId, caller.identityId, caller.isAdmin))))
+      throw ApiError.notFound('service', serviceId);
+    return this.catalog.forClient(serviceId, list);
+  }
+}
