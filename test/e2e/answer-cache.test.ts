@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type E2e, base, startE2e } from '../support/e2e.ts';
+import { type E2e, authPolicyBody, base, startE2e } from '../support/e2e.ts';
 import { createHttpClient } from '../support/http.ts';
 import { uniqueName, waitFor } from '../support/infra.ts';
 
@@ -72,23 +72,7 @@ describe('the gateway answer cache', () => {
     await bothSee(user.token, (d) => d.authenticators?.updb?.username === username, 'the authenticator rename');
 
     // Its auth policy's name.
-    const policy = await mgmt('POST', '/auth-policies', {
-      name: uniqueName('p'),
-      primary: {
-        cert: { allowed: true, allowExpiredCerts: true },
-        updb: {
-          allowed: true,
-          minPasswordLength: 5,
-          requireSpecialChar: false,
-          requireNumberChar: false,
-          requireMixedCase: false,
-          maxAttempts: 0,
-          lockoutDurationMinutes: 0,
-        },
-        extJwt: { allowed: true, allowedSigners: [] },
-      },
-      secondary: { requireTotp: false, requireExtJwtSigner: null },
-    });
+    const policy = await mgmt('POST', '/auth-policies', authPolicyBody());
     expect(policy.status).toBe(201);
     const policyId = policy.json.data.id as string;
     expect((await mgmt('PATCH', `/identities/${user.id}`, { authPolicyId: policyId })).status).toBe(200);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestPki, issueClientCertificate, newTestPki } from '../../services/auth/test/authentication/jwt-kit.ts';
-import { type E2e, startE2e } from '../support/e2e.ts';
+import { type E2e, authPolicyBody, startE2e } from '../support/e2e.ts';
 import { uniqueName } from '../support/infra.ts';
 
 /**
@@ -44,25 +44,8 @@ const certLogin = (cert: { certPem: string; keyPem: string } | undefined, api: '
     ...(cert ? { cert: cert.certPem, key: cert.keyPem } : {}),
   });
 
-function policyBody(cert: { allowed: boolean; allowExpiredCerts: boolean }) {
-  return {
-    name: uniqueName('cert-policy'),
-    primary: {
-      cert,
-      updb: {
-        allowed: true,
-        minPasswordLength: 5,
-        requireSpecialChar: false,
-        requireNumberChar: false,
-        requireMixedCase: false,
-        maxAttempts: 0,
-        lockoutDurationMinutes: 0,
-      },
-      extJwt: { allowed: true, allowedSigners: [] },
-    },
-    secondary: { requireTotp: false, requireExtJwtSigner: null },
-  };
-}
+const policyBody = (cert: { allowed: boolean; allowExpiredCerts: boolean }) =>
+  authPolicyBody({ cert, name: uniqueName('cert-policy') });
 
 /** An identity with a cert authenticator for `certPem`, optionally under a new policy. */
 async function certIdentity(certPem: string, cert?: { allowed: boolean; allowExpiredCerts: boolean }) {

@@ -6,7 +6,7 @@ import {
   newSigningKey,
   signToken,
 } from '../../services/auth/test/authentication/jwt-kit.ts';
-import { type E2e, startE2e } from '../support/e2e.ts';
+import { type E2e, authPolicyBody, startE2e } from '../support/e2e.ts';
 import { uniqueName, waitFor } from '../support/infra.ts';
 
 /**
@@ -44,25 +44,7 @@ const extJwtLogin = (token: string | undefined, api: 'client' | 'management' = '
     headers: token ? { authorization: `Bearer ${token}` } : {},
   });
 
-function policyBody(o: { extJwt?: object; secondary?: object } = {}) {
-  return {
-    name: uniqueName('policy'),
-    primary: {
-      cert: { allowed: true, allowExpiredCerts: true },
-      updb: {
-        allowed: true,
-        minPasswordLength: 5,
-        requireSpecialChar: false,
-        requireNumberChar: false,
-        requireMixedCase: false,
-        maxAttempts: 0,
-        lockoutDurationMinutes: 0,
-      },
-      extJwt: { allowed: true, allowedSigners: [], ...o.extJwt },
-    },
-    secondary: { requireTotp: false, requireExtJwtSigner: null, ...o.secondary },
-  };
-}
+const policyBody = authPolicyBody;
 
 beforeAll(async () => {
   e = await startE2e();

@@ -1,6 +1,6 @@
 import { X509Certificate, createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type E2e, startE2e } from '../support/e2e.ts';
+import { type E2e, authPolicyBody, startE2e } from '../support/e2e.ts';
 import { uniqueName } from '../support/infra.ts';
 
 /**
@@ -24,27 +24,7 @@ afterAll(async () => {
 const mgmt = (token: string | undefined, path: string, init: Record<string, unknown> = {}) =>
   e.call('management', { path, ...(token ? { token } : {}), ...init });
 
-function policyBody(o: { updb?: object; cert?: object; extJwt?: object; secondary?: object; name?: string } = {}) {
-  return {
-    name: o.name ?? uniqueName('policy'),
-    primary: {
-      cert: { allowed: true, allowExpiredCerts: true, ...o.cert },
-      updb: {
-        allowed: true,
-        minPasswordLength: 5,
-        requireSpecialChar: false,
-        requireNumberChar: false,
-        requireMixedCase: false,
-        maxAttempts: 0,
-        lockoutDurationMinutes: 0,
-        ...o.updb,
-      },
-      extJwt: { allowed: true, allowedSigners: [], ...o.extJwt },
-    },
-    secondary: { requireTotp: false, requireExtJwtSigner: null, ...o.secondary },
-    tags: {},
-  };
-}
+const policyBody = authPolicyBody;
 
 async function createPolicy(body = policyBody()): Promise<string> {
   const res = await mgmt(admin, '/auth-policies', { method: 'POST', body });

@@ -171,3 +171,31 @@ export function assertNoSecretLogged(logDir: string, secrets: Set<string>): void
 }
 
 export type E2e = Awaited<ReturnType<typeof startE2e>>;
+
+/**
+ * An auth policy's create body: everything allowed (cert, updb with a 5-character minimum and no
+ * lockout, ext-JWT with no signer list), no secondary factor; each part overridable.
+ */
+export function authPolicyBody(
+  o: { updb?: object; cert?: object; extJwt?: object; secondary?: object; name?: string } = {},
+) {
+  return {
+    name: o.name ?? uniqueName('policy'),
+    primary: {
+      cert: { allowed: true, allowExpiredCerts: true, ...o.cert },
+      updb: {
+        allowed: true,
+        minPasswordLength: 5,
+        requireSpecialChar: false,
+        requireNumberChar: false,
+        requireMixedCase: false,
+        maxAttempts: 0,
+        lockoutDurationMinutes: 0,
+        ...o.updb,
+      },
+      extJwt: { allowed: true, allowedSigners: [], ...o.extJwt },
+    },
+    secondary: { requireTotp: false, requireExtJwtSigner: null, ...o.secondary },
+    tags: {},
+  };
+}
