@@ -13,6 +13,13 @@ export interface ListedRows<R> {
  * One page of a ZitiQL list plus its total, on any service's database. `scope` narrows the rows
  * before the filter (e.g. one identity's authenticators, a role filter); its SQL uses `$1…$n` for
  * its own parameters. `with` prepends a CTE (used to query records that do not live in Postgres).
+ *
+ * `detail` adds, to each listed row, what its detail shows from other tables (`columns` over the
+ * page, which is named by the entity's alias, with the `join`s they need), read with the page in
+ * one statement instead of a query per page or per row. With it, a first page also carries its
+ * total in that statement, and a first page that is not full needs no count at all (its total is
+ * its size; the count is an uncorrelated subquery evaluated only when the page is full). A later
+ * page runs its count beside it, as without `detail`.
  */
 export async function listRows<R = Record<string, unknown>>(
   db: Db,
@@ -22,6 +29,7 @@ export async function listRows<R = Record<string, unknown>>(
     scope?: { sql: string; params: unknown[] };
     columns?: string;
     with?: { sql: string; params: unknown[] };
+    detail?: { columns: string; join?: string };
   } = {},
 ): Promise<ListedRows<R>> {
   const fixed = [...(options.with?.params ?? []), ...(options.scope?.params ?? [])];
@@ -30,26 +38,72 @@ export async function listRows<R = Record<string, unknown>>(
   const withSql = options.with ? `with ${options.with.sql} ` : '';
   const scopeSql = options.scope ? `(${options.scope.sql}) and ` : '';
   const from = `from ${entity.table} ${entity.alias} where ${scopeSql}(${list.where})`;
-  let text = `${withSql}select ${options.columns ?? `${entity.alias}.*`} ${from} order by ${list.orderBy}`;
+  const countSql = `select count(*)::int as count ${from}`;
+  const columns = options.columns ?? `${entity.alias}.*`;
   const pageParams = [...params];
+  let limitParam: string | undefined;
+  let bounds = '';
   if (list.limit !== null) {
     pageParams.push(list.limit);
-    text += ` limit $${pageParams.length}`;
+    limitParam = `$${pageParams.length}`;
+    bounds += ` limit ${limitParam}`;
   }
   if (list.offset > 0) {
     pageParams.push(list.offset);
-    text += ` offset $${pageParams.length}`;
+    bounds += ` offset $${pageParams.length}`;
   }
-  const [rows, count] = await Promise.all([
-    queryRows<R>(db, text, pageParams),
-    queryRows<{ count: number }>(db, `${withSql}select count(*)::int as count ${from}`, params),
-  ]);
-  return {
+  const listed = (rows: R[], totalCount: number): ListedRows<R> => ({
     rows,
-    totalCount: count[0]?.count ?? 0,
+    totalCount,
     pagination: list.pagination,
     filterableFields: filterableFields(entity),
-  };
+  });
+
+  if (!options.detail) {
+    const [rows, count] = await Promise.all([
+      queryRows<R>(db, `${withSql}select ${columns} ${from} order by ${list.orderBy}${bounds}`, pageParams),
+      queryRows<{ count: number }>(db, `${withSql}${countSql}`, params),
+    ]);
+    return listed(rows, count[0]?.count ?? 0);
+  }
+
+  // The page as a CTE named by the entity's alias (what `detail.columns` refer to), numbered in
+  // list order so the decorated rows come back in it whatever columns the page keeps.
+  const a = entity.alias;
+  const page = `${options.with ? `with ${options.with.sql}, ` : 'with '}${a} as (
+    select ${columns}, row_number() over (order by ${list.orderBy}) as list_position
+      ${from} order by ${list.orderBy}${bounds})`;
+  const decorated = `${a}.*, ${options.detail.columns}`;
+  const join = options.detail.join ?? '';
+  const strip = (rows: Record<string, unknown>[]) =>
+    rows
+      .filter((r) => r.list_position !== null && r.list_position !== undefined)
+      .map(({ list_position: _p, list_total: _t, ...row }) => row as R);
+  if (list.offset > 0) {
+    const [rows, count] = await Promise.all([
+      queryRows<Record<string, unknown>>(
+        db,
+        `${page} select ${decorated} from ${a} ${join} order by ${a}.list_position`,
+        pageParams,
+      ),
+      queryRows<{ count: number }>(db, `${withSql}${countSql}`, params),
+    ]);
+    return listed(strip(rows), count[0]?.count ?? 0);
+  }
+  const total =
+    limitParam === undefined
+      ? `(select count(*)::int from ${a})`
+      : `case when (select count(*) from ${a}) < ${limitParam} then (select count(*)::int from ${a})
+              else (${countSql}) end`;
+  // One row even for an empty page (the total, with nulls for the rest).
+  const rows = await queryRows<Record<string, unknown>>(
+    db,
+    `${page} select t.list_total, ${decorated}
+       from (select ${total} as list_total) t left join ${a} on true ${join}
+      order by ${a}.list_position`,
+    pageParams,
+  );
+  return listed(strip(rows), Number(rows[0]?.list_total ?? 0));
 }
 
 /** What a list operation asks for (query parameters as received; ZitiQL rules in `buildListQuery`). */

@@ -1,6 +1,5 @@
 import { ApiError } from '@ziti/contracts';
 import { type Db, listRows, pgErrorOf, queryRows, roleFilterScope, withUniqueFields, toListPage } from '@ziti/platform';
-import { buildListQuery, filterableFields } from '@ziti/zitiql';
 import { eq, inArray } from 'drizzle-orm';
 import { unknownAuthPolicy } from '../domain/auth-policy.ts';
 import type {
@@ -50,10 +49,7 @@ function identityFromRow(r: Row): Identity {
   };
 }
 
-/**
- * The columns of an identity, named (not `*`: a prepared statement keeps its result shape). Every
- * column a ZitiQL field or sort of `identityQuery` refers to is among them.
- */
+/** The columns of an identity, named (not `*`: a prepared statement keeps its result shape). */
 const identityColumns = `i.id, i.name, i.type_id, i.is_admin, i.is_default_admin, i.role_attributes, i.external_id,
   i.auth_policy_id, i.disabled, i.disabled_at, i.disabled_until, i.default_hosting_precedence,
   i.default_hosting_cost, i.service_hosting_costs, i.service_hosting_precedences, i.app_data, i.env_info,
@@ -129,8 +125,6 @@ function viewFromRow(r: Row): IdentityView {
   };
 }
 
-const identityFields = filterableFields(identityQuery);
-
 function authenticatorFromRow(r: Row): Authenticator {
   return {
     id: String(r.id),
@@ -166,71 +160,16 @@ export class PgIdentityStore implements IdentityStore {
     return row ? viewFromRow(row) : null;
   }
 
-  /**
-   * The page (ZitiQL filter, sort, limit, skip; a role filter narrows first) with what the details
-   * show of each listed identity, and the total. A first page is one statement, whose total needs
-   * no second scan when the page is not full (it is the page's size; the count of the matches is
-   * an uncorrelated subquery in a CASE, evaluated only when its branch is taken); an empty first
-   * page still answers one row, with the total and no identity. A later page always needs the
-   * count, which then runs beside the page on a second connection (both scan: skipping 50,000 in
-   * order and counting every match take about as long).
-   */
+  /** A page of identities (role filter, ZitiQL) with what their details show, and the total (`listRows`' `detail`). */
   async listViews(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<IdentityView>> {
-    const scope =
-      roleFilter && roleFilter.roles.length > 0 ? roleFilterScope(roleFilter, 'i.role_attributes', 'i.id') : undefined;
-    const params: unknown[] = [...(scope?.params ?? [])];
-    const list = buildListQuery(identityQuery, input, { paramOffset: params.length });
-    params.push(...list.params);
-    const where = `${scope ? `(${scope.sql}) and ` : ''}(${list.where})`;
-    const count = `select count(*)::int from identities i where ${where}`;
-    let page = `select ${identityColumns} from identities i where ${where} order by ${list.orderBy}`;
-    let limit: string | undefined;
-    if (list.limit !== null) {
-      params.push(list.limit);
-      limit = `$${params.length}`;
-      page += ` limit ${limit}`;
-    }
-    let rows: Row[];
-    let totalCount: number;
-    if (list.offset > 0) {
-      params.push(list.offset);
-      page += ` offset $${params.length}`;
-      const [pageRows, [counted]] = await Promise.all([
-        queryRows<Row>(
-          this.db,
-          `with i as (${page})
-           select ${identityColumns}, ${viewExtras} from i left join auth_policies p on p.id = i.auth_policy_id
-            order by ${list.orderBy}`,
-          params,
-        ),
-        queryRows<{ count: number }>(this.db, count, params),
-      ]);
-      rows = pageRows;
-      totalCount = Number(counted?.count ?? 0);
-    } else {
-      const total =
-        limit === undefined
-          ? '(select count(*)::int from i)'
-          : `case when (select count(*) from i) < ${limit} then (select count(*)::int from i) else (${count}) end`;
-      rows = await queryRows<Row>(
-        this.db,
-        `with i as (${page})
-         select t.total, ${identityColumns}, ${viewExtras}
-           from (select ${total} as total) t
-           left join i on true
-           left join auth_policies p on p.id = i.auth_policy_id
-          order by ${list.orderBy}`,
-        params,
-      );
-      totalCount = Number(rows[0]?.total ?? 0);
-      rows = rows.filter((r) => r.id !== null && r.id !== undefined);
-    }
-    return {
-      items: rows.map(viewFromRow),
-      totalCount,
-      pagination: list.pagination,
-      filterableFields: identityFields,
-    };
+    const listed = await listRows<Row>(this.db, identityQuery, input, {
+      ...(roleFilter && roleFilter.roles.length > 0
+        ? { scope: roleFilterScope(roleFilter, 'i.role_attributes', 'i.id') }
+        : {}),
+      columns: identityColumns,
+      detail: { columns: viewExtras, join: 'left join auth_policies p on p.id = i.auth_policy_id' },
+    });
+    return toListPage(listed, viewFromRow);
   }
 
   async findByName(name: string): Promise<Identity | null> {

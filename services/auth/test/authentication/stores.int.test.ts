@@ -331,6 +331,11 @@ for (const [name, open] of Object.entries(targets)) {
       expect(await list('name contains "name-v" sort by id limit 2')).toMatchObject({ ids: ['v1', 'v2'], total: 3 });
       expect(await list('name contains "name-v" sort by id skip 2 limit 2')).toMatchObject({ ids: ['v3'], total: 3 });
       expect(await list('name contains "name-v" sort by id skip 5 limit 2')).toMatchObject({ ids: [], total: 3 });
+      // A later page keeps the list's order, whatever columns the page keeps.
+      expect(await list('name contains "name-v" sort by name desc skip 1 limit 2')).toMatchObject({
+        ids: ['v2', 'v1'],
+        total: 3,
+      });
       expect(await list('name = "none"')).toMatchObject({ ids: [], total: 0 });
       expect(await list('name contains "name-v" sort by id limit none')).toMatchObject({
         ids: ['v1', 'v2', 'v3'],
