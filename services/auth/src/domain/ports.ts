@@ -35,8 +35,6 @@ export interface AuthenticatorStore {
   update(authenticator: Authenticator): Promise<void>;
   delete(id: string): Promise<boolean>;
   listByIdentity(identityId: string): Promise<Authenticator[]>;
-  /** The authenticators of several identities, in one read. */
-  listByIdentities(identityIds: string[]): Promise<Authenticator[]>;
   findByUsername(username: string): Promise<Authenticator | null>;
   findByFingerprint(fingerprint: string): Promise<Authenticator | null>;
   /** Lists with ZitiQL; `identityId` narrows to one identity's authenticators. */

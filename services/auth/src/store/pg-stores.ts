@@ -1,6 +1,6 @@
 import { ApiError } from '@ziti/contracts';
 import { type Db, listRows, pgErrorOf, queryRows, roleFilterScope, withUniqueFields, toListPage } from '@ziti/platform';
-import { eq, inArray } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { unknownAuthPolicy } from '../domain/auth-policy.ts';
 import type {
   Authenticator,
@@ -309,14 +309,6 @@ export class PgAuthenticatorStore implements AuthenticatorStore {
 
   async listByIdentity(identityId: string): Promise<Authenticator[]> {
     return this.db.select().from(authenticators).where(eq(authenticators.identityId, identityId));
-  }
-
-  async listByIdentities(identityIds: string[]): Promise<Authenticator[]> {
-    if (identityIds.length === 0) return [];
-    return this.db
-      .select()
-      .from(authenticators)
-      .where(inArray(authenticators.identityId, [...new Set(identityIds)]));
   }
 
   async findByUsername(username: string): Promise<Authenticator | null> {
