@@ -15,8 +15,8 @@ export interface ListedRows<R> {
  * its own parameters. `with` prepends a CTE (used to query records that do not live in Postgres).
  *
  * `detail` adds, to each listed row, what its detail shows from other tables (`columns` over the
- * page, which is named by the entity's alias, with the `join`s they need), read with the page in
- * one statement instead of a query per page or per row. With it, a first page also carries its
+ * page, which is named by the entity's alias and keeps every column of the entity's table, with the
+ * `join`s they need), read with the page in one statement instead of a query per page or per row. With it, a first page also carries its
  * total in that statement, and a first page that is not full needs no count at all (its total is
  * its size; the count is an uncorrelated subquery evaluated only when the page is full). A later
  * page runs its count beside it, as without `detail`.
@@ -67,23 +67,20 @@ export async function listRows<R = Record<string, unknown>>(
     return listed(rows, count[0]?.count ?? 0);
   }
 
-  // The page as a CTE named by the entity's alias (what `detail.columns` refer to), numbered in
-  // list order so the decorated rows come back in it whatever columns the page keeps.
+  // The page as a CTE named by the entity's alias, with every column of the entity's table: the
+  // list's order and the detail refer to them, and the decorated rows are put in that order again.
   const a = entity.alias;
   const page = `${options.with ? `with ${options.with.sql}, ` : 'with '}${a} as (
-    select ${columns}, row_number() over (order by ${list.orderBy}) as list_position
-      ${from} order by ${list.orderBy}${bounds})`;
-  const decorated = `${a}.*, ${options.detail.columns}`;
+    select ${a}.*, true as list_row ${from} order by ${list.orderBy}${bounds})`;
+  const decorated = `${columns}, ${options.detail.columns}`;
   const join = options.detail.join ?? '';
   const strip = (rows: Record<string, unknown>[]) =>
-    rows
-      .filter((r) => r.list_position !== null && r.list_position !== undefined)
-      .map(({ list_position: _p, list_total: _t, ...row }) => row as R);
+    rows.filter((r) => r.list_row === true).map(({ list_row: _r, list_total: _t, ...row }) => row as R);
   if (list.offset > 0) {
     const [rows, count] = await Promise.all([
       queryRows<Record<string, unknown>>(
         db,
-        `${page} select ${decorated} from ${a} ${join} order by ${a}.list_position`,
+        `${page} select ${a}.list_row, ${decorated} from ${a} ${join} order by ${list.orderBy}`,
         pageParams,
       ),
       queryRows<{ count: number }>(db, `${withSql}${countSql}`, params),
@@ -98,9 +95,9 @@ export async function listRows<R = Record<string, unknown>>(
   // One row even for an empty page (the total, with nulls for the rest).
   const rows = await queryRows<Record<string, unknown>>(
     db,
-    `${page} select t.list_total, ${decorated}
+    `${page} select t.list_total, ${a}.list_row, ${decorated}
        from (select ${total} as list_total) t left join ${a} on true ${join}
-      order by ${a}.list_position`,
+      order by ${list.orderBy}`,
     pageParams,
   );
   return listed(strip(rows), Number(rows[0]?.list_total ?? 0));
