@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- sessions`: edge session creation (issue 11). 50 identities, each logged in once,
- * create new Dial sessions (one per API session and service: `BENCH_SESSION_SERVICES` services, 100
+ * create new Dial sessions (one per API session and service: `BENCH_SESSION_SERVICES` services, 400
  * by default) at 50 connections through the gateway (autocannon, each request a new pair; the count
  * of sessions is checked afterwards) — visibility, type, posture and a shared edge
  * router checked for each — beside the same number of Postgres inserts of the same row shape (with
@@ -21,7 +21,7 @@ import { cpuBetween, cpuSnapshot, formatCpu, load1 } from './common.ts';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const identities = 50;
 const connections = 50;
-const services = Number(process.env.BENCH_SESSION_SERVICES ?? 100);
+const services = Number(process.env.BENCH_SESSION_SERVICES ?? 400);
 
 interface Timing {
   name: string;

@@ -46,7 +46,7 @@ import {
 } from './store/pg-identity-read-model.ts';
 import { ServiceViewService } from './domain/service-view.ts';
 import { type ApiSessionRecords, ApiSessionLifecycle, SessionService } from './domain/sessions.ts';
-import { PgApiSessions, PgSessions } from './store/pg-sessions.ts';
+import { PgApiSessions, PgSessions, SessionCreationBatcher } from './store/pg-sessions.ts';
 import { apiSessionHandlers } from './bus/api-session-events.ts';
 import type { PostureEvaluator } from './domain/posture-ports.ts';
 import { PgServiceView } from './store/pg-service-view.ts';
@@ -120,7 +120,7 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
   );
   const sessions = new SessionService(
     createUnitOfWork(deps.database, relay, 'policy', (tx) => new PgSessions(tx)),
-    createReader(deps.database, (db) => new PgSessions(db)),
+    createReader(deps.database, (db) => new PgSessions(db, new SessionCreationBatcher(db))),
     posture,
   );
   const apiSessionRecords = (tx: Db): ApiSessionRecords => {

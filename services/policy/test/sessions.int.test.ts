@@ -4,7 +4,7 @@ import { AccessDerivation } from '../src/domain/access.ts';
 import type { Session } from '../src/domain/sessions.ts';
 import { PgAccessLinks } from '../src/store/pg-access-links.ts';
 import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from '../src/store/pg-identity-read-model.ts';
-import { PgApiSessions, PgSessions } from '../src/store/pg-sessions.ts';
+import { PgApiSessions, PgSessions, SessionCreationBatcher } from '../src/store/pg-sessions.ts';
 import { identityFixture, policyTestDatabase, routerFixture, serviceFixture } from './support.ts';
 
 /**
@@ -166,8 +166,39 @@ describe('creation in one statement (createIfClear)', () => {
       ),
     );
     const ids = new Set(answers.map((a) => (a.created as Session | undefined)?.id ?? a.context?.existing?.id));
+    expect(ids.has(undefined)).toBe(false);
     expect(ids.size).toBe(1);
     expect(await count('ca3')).toBe(1);
+  });
+
+  it('50 concurrent creations for a known API session (locked for share) make one session per pair', async () => {
+    const sessions = new PgSessions(database.db);
+    await database.transaction((tx) =>
+      new PgApiSessions(tx).started({
+        id: 'ca5',
+        identityId: 'ci',
+        authMethod: 'password',
+        isMfaRequired: false,
+        isMfaComplete: false,
+        configTypes: [],
+        createdAt: new Date().toISOString(),
+      }),
+    );
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, n) =>
+        sessions.createIfClear(
+          viewer,
+          n % 2 ? 'c-s1' : 'c-s2',
+          reuse('ca5'),
+          25,
+          candidate('ca5', n % 2 ? 'c-s1' : 'c-s2', n),
+        ),
+      ),
+    );
+    const ids = new Set(answers.map((a) => (a.created as Session | undefined)?.id ?? a.context?.existing?.id));
+    expect(ids.has(undefined)).toBe(false);
+    expect(ids.size).toBe(2);
+    expect(await count('ca5')).toBe(2);
   });
 
   it('refuses a creation for an ended API session, and never leaves one behind when the end races it', async () => {
@@ -176,8 +207,21 @@ describe('creation in one statement (createIfClear)', () => {
     expect((await sessions.createIfClear(viewer, 'c-s1', reuse('ca4'), 25, candidate('ca4', 'c-s1'))).created).toBe(
       'ended',
     );
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 200; i++) {
       const id = `cr-${i}`;
+      // Half of the API sessions are known before the race (their row is locked for share), half are not.
+      if (i % 2)
+        await database.transaction((tx) =>
+          new PgApiSessions(tx).started({
+            id,
+            identityId: 'ci',
+            authMethod: 'password',
+            isMfaRequired: false,
+            isMfaComplete: false,
+            configTypes: [],
+            createdAt: new Date().toISOString(),
+          }),
+        );
       await Promise.all([
         sessions.createIfClear(viewer, 'c-s1', reuse(id), 25, candidate(id, 'c-s1')),
         database.transaction((tx) => new PgApiSessions(tx).ended(id, 'ci', new Date().toISOString())),
@@ -185,5 +229,97 @@ describe('creation in one statement (createIfClear)', () => {
       ]);
       expect(await count(id), id).toBe(0);
     }
+  });
+
+  describe('grouped into one statement (SessionCreationBatcher)', () => {
+    const started = (id: string) =>
+      database.transaction((tx) =>
+        new PgApiSessions(tx).started({
+          id,
+          identityId: 'ci',
+          authMethod: 'password',
+          isMfaRequired: false,
+          isMfaComplete: false,
+          configTypes: [],
+          createdAt: new Date().toISOString(),
+        }),
+      );
+
+    it('answers each of many concurrent requests as one statement each would, in fewer statements', async () => {
+      const batcher = new SessionCreationBatcher(database.db, { concurrency: 2, maxBatch: 16 });
+      const sessions = new PgSessions(database.db, batcher);
+      const apiSessions = Array.from({ length: 20 }, (_, i) => `cb-${i}`);
+      for (const id of apiSessions.filter((_, i) => i % 2)) await started(id);
+      // Every (API session, service) pair four times, plus requests that must not insert.
+      const requests = apiSessions.flatMap((id) =>
+        ['c-s1', 'c-s2'].flatMap((svcId) => Array.from({ length: 4 }, (_, n) => ({ id, svcId, n }))),
+      );
+      const answers = await Promise.all([
+        ...requests.map((q) => sessions.createIfClear(viewer, q.svcId, reuse(q.id), 25, candidate(q.id, q.svcId, q.n))),
+        sessions.createIfClear(viewer, 'c-posture', reuse('cb-0'), 25, candidate('cb-0', 'c-posture')),
+        sessions.createIfClear(viewer, 'c-norouter', reuse('cb-0'), 25, candidate('cb-0', 'c-norouter')),
+        sessions.createIfClear(
+          { identityId: 'nobody', isAdmin: false },
+          'c-s1',
+          reuse('cb-x'),
+          25,
+          candidate('cb-x', 'c-s1'),
+        ),
+      ]);
+      const [posture, noRouter, stranger] = answers.slice(requests.length);
+      expect(posture!.created).toBeUndefined();
+      expect(posture!.context?.postureChecked).toBe(true);
+      expect(noRouter!.created).toBeUndefined();
+      expect(noRouter!.context?.edgeRouters).toEqual([]);
+      expect(stranger).toEqual({});
+      // Every request of a pair answers the one session of that pair.
+      const byPair = new Map<string, Set<string | undefined>>();
+      requests.forEach((q, i) => {
+        const a = answers[i]!;
+        const id = (a.created as Session | undefined)?.id ?? a.context?.existing?.id;
+        const key = `${q.id}/${q.svcId}`;
+        byPair.set(key, (byPair.get(key) ?? new Set()).add(id));
+      });
+      for (const [pair, ids] of byPair) {
+        expect(ids.has(undefined), pair).toBe(false);
+        expect(ids.size, pair).toBe(1);
+      }
+      for (const id of apiSessions) expect(await count(id), id).toBe(2);
+      expect(await count('cb-x')).toBe(0);
+      expect(batcher.counts.requests).toBe(answers.length);
+      expect(batcher.counts.statements).toBeLessThan(answers.length / 4);
+    });
+
+    it('a creation racing the end of its API session never leaves a session behind (200 races, grouped)', async () => {
+      const batcher = new SessionCreationBatcher(database.db, { concurrency: 2, maxBatch: 8 });
+      const sessions = new PgSessions(database.db, batcher);
+      const ids = Array.from({ length: 200 }, (_, i) => `cbr-${i}`);
+      for (const id of ids.filter((_, i) => i % 2)) await started(id);
+      await Promise.all(
+        ids.flatMap((id) => [
+          sessions.createIfClear(viewer, 'c-s1', reuse(id), 25, candidate(id, 'c-s1')),
+          database.transaction((tx) => new PgApiSessions(tx).ended(id, 'ci', new Date().toISOString())),
+          sessions.createIfClear(viewer, 'c-s2', reuse(id), 25, candidate(id, 'c-s2')),
+        ]),
+      );
+      for (const id of ids) expect(await count(id), id).toBe(0);
+    });
+
+    it("one request's failure is its own: the others of its statement are answered", async () => {
+      const batcher = new SessionCreationBatcher(database.db, { concurrency: 1, maxBatch: 64 });
+      const sessions = new PgSessions(database.db, batcher);
+      // jsonb refuses the NUL escape: the statement of all three fails, then each is tried alone.
+      const bad = { ...candidate('cbf-1', 'c-s1'), tags: { nul: '\u0000' } };
+      const [first, failed, last] = await Promise.allSettled([
+        sessions.createIfClear(viewer, 'c-s1', reuse('cbf-0'), 25, candidate('cbf-0', 'c-s1')),
+        sessions.createIfClear(viewer, 'c-s1', reuse('cbf-1'), 25, bad),
+        sessions.createIfClear(viewer, 'c-s2', reuse('cbf-0'), 25, candidate('cbf-0', 'c-s2')),
+      ]);
+      expect(first.status).toBe('fulfilled');
+      expect(last.status).toBe('fulfilled');
+      expect(failed.status).toBe('rejected');
+      expect(await count('cbf-0')).toBe(2);
+      expect(await count('cbf-1')).toBe(0);
+    });
   });
 });

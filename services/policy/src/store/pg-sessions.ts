@@ -64,7 +64,11 @@ const sessionOf = (r: SessionRow): Session => ({
 });
 
 export class PgSessions implements SessionStore {
-  constructor(private readonly db: Db) {}
+  /** `batcher`: creations on the pool go through it (several in one statement under load). */
+  constructor(
+    private readonly db: Db,
+    private readonly batcher?: SessionCreationBatcher,
+  ) {}
 
   async createIfLive(session: Session): Promise<Session | 'ended'> {
     // One statement, so one implicit transaction: the API session's row is created when unknown and
@@ -160,67 +164,10 @@ export class PgSessions implements SessionStore {
     routerLimit: number,
     candidate?: Session,
   ): Promise<{ context?: CreationContext; created?: Session | 'ended' }> {
-    // The context and, when `candidate` is given and nothing stands in its way (visible, the type
-    // permitted, no session yet, no posture check, a shared router), its insert: one statement.
-    // The API session's row is created when unknown and locked either way, as in `createIfLive`.
-    const [row] = await queryRows<{
-      state: unknown;
-      dial: boolean | null;
-      bind: boolean | null;
-      session: unknown;
-      routers: unknown;
-      posture_checked: boolean;
-      created: unknown;
-      ended: boolean | null;
-    }>(
-      this.db,
-      `with c as (
-         select s.id, s.state, x.dial, x.bind,
-                (select to_jsonb(ss) from sessions ss
-                  where ss.api_session_id = $4 and ss.service_id = s.id and ss.type = $5) as session,
-                (select coalesce(jsonb_agg(r.state order by r.name, r.id), '[]'::jsonb) from (
-                   select r.state, r.name, r.id from edge_routers r
-                    where not r.deleted
-                      and r.id in (select ir.edge_router_id from identity_edge_routers ir where ir.identity_id = $2)
-                      and r.id in (select sr.edge_router_id from service_edge_routers sr where sr.service_id = $1)
-                    order by r.name, r.id limit $6) r) as routers,
-                exists (select 1 from service_policy_identities pi
-                          join service_policy_services ps on ps.policy_id = pi.policy_id and ps.service_id = s.id
-                          join service_policies p on p.id = pi.policy_id and p.type = $5
-                          join service_policy_posture_checks c on c.policy_id = p.id
-                         where pi.identity_id = $2) as posture_checked
-           from services s
-           left join identity_services x on x.service_id = $1 and x.identity_id = $2
-          where s.id = $1 and not s.deleted and ($3 or x.identity_id is not null)),
-       a as (insert into api_sessions (id, identity_id, created_at)
-               select $4, $8, now() from c
-                where $7::text is not null and c.session is null and not c.posture_checked
-                  and case when $5 = 'Bind' then c.bind else c.dial end
-                  and jsonb_array_length(c.routers) > 0
-             on conflict (id) do update set id = excluded.id
-             returning ended_at),
-       n as (insert into sessions (id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at)
-               select $7, $9, $4, $8, $1, $5, $10::jsonb, $11, $11 from a where a.ended_at is null
-             on conflict (api_session_id, service_id, type) do nothing
-             returning ${sessionColumns})
-       select c.state, c.dial, c.bind, c.session, c.routers, c.posture_checked,
-              (select to_jsonb(n) from n) as created, (select a.ended_at is not null from a) as ended
-         from c`,
-      [
-        serviceId,
-        viewer.identityId,
-        viewer.isAdmin,
-        reuse.apiSessionId,
-        reuse.type,
-        routerLimit,
-        candidate?.id ?? null,
-        candidate?.identityId ?? viewer.identityId,
-        candidate?.token ?? null,
-        JSON.stringify(candidate?.tags ?? {}),
-        candidate?.createdAt ?? null,
-      ],
-      { prepare: true },
-    );
+    const request: CreationRequest = { viewer, serviceId, reuse, candidate };
+    const row = this.batcher
+      ? await this.batcher.submit(request, routerLimit)
+      : (await creationRows(this.db, [request], routerLimit))[0];
     if (!row) return {};
     const context: CreationContext = {
       access: { service: json<ServiceState>(row.state), dial: row.dial === true, bind: row.bind === true },
@@ -230,6 +177,8 @@ export class PgSessions implements SessionStore {
     };
     if (row.ended) return { context, created: 'ended' };
     if (row.created) return { context, created: sessionOf(json<SessionRow>(row.created)) };
+    // Clear, but the API session's row was being inserted by another request: insert after it.
+    if (row.clear && row.ended === null && candidate) return { context, created: await this.createIfLive(candidate) };
     // Inserted by nobody: not clear, or another request of the same API session created it first.
     if (row.ended === false && candidate) {
       const existing = await this.findFor(candidate.apiSessionId, candidate.serviceId, candidate.type);
@@ -353,4 +302,202 @@ export class PgApiSessions {
     await queryRows(this.db, "delete from api_sessions where ended_at < now() - interval '1 hour'");
     return removed.length;
   }
+}
+
+/** One creation of `createIfClear`: the context of `candidate`'s pair, and its insert when clear. */
+interface CreationRequest {
+  viewer: Viewer;
+  serviceId: string;
+  reuse: { apiSessionId: string; type: SessionType };
+  candidate?: Session | undefined;
+}
+
+/** What the statement answers per request (none when the service is not visible). */
+interface CreationRow {
+  ord: string | number;
+  state: unknown;
+  dial: boolean | null;
+  bind: boolean | null;
+  session: unknown;
+  routers: unknown;
+  posture_checked: boolean;
+  created: unknown;
+  ended: boolean | null;
+  clear: boolean;
+}
+
+/**
+ * The creation context of each request and, for those with a candidate and nothing in its way
+ * (visible, the type permitted, no session of the pair yet, no posture check named by a granting
+ * policy of the type, a shared router), the insert: one statement, so one commit, for all of them.
+ *
+ * An API session's row is created when unknown (locked by its insert) or locked `for share` when
+ * known: an end (which updates the row) waits for these inserts and then removes their sessions
+ * too, and an end committed first is seen (a locked row is read at its latest version). The share
+ * lock writes nothing, unlike `createIfLive`'s upsert. A row another statement is inserting right
+ * now is neither: nothing is inserted for it (`clear` without `ended`), and the caller inserts
+ * after it. Rows are locked and inserted in key order, so concurrent statements cannot deadlock
+ * on each other's API sessions or session keys.
+ */
+async function creationRows(
+  db: Db,
+  requests: CreationRequest[],
+  routerLimit: number,
+): Promise<(CreationRow | undefined)[]> {
+  const rows = await queryRows<CreationRow>(
+    db,
+    `with r as (
+       select * from unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::text[],
+                            $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[])
+         with ordinality as r(service_id, identity_id, is_admin, api_session_id, type,
+                              cand_id, cand_identity, token, tags, created_at, ord)),
+     c as (
+       select r.*, s.state, x.dial, x.bind,
+              (select to_jsonb(ss) from sessions ss
+                where ss.api_session_id = r.api_session_id and ss.service_id = r.service_id and ss.type = r.type) as session,
+              (select coalesce(jsonb_agg(e.state order by e.name, e.id), '[]'::jsonb) from (
+                 select e.state, e.name, e.id from edge_routers e
+                  where not e.deleted
+                    and e.id in (select ir.edge_router_id from identity_edge_routers ir where ir.identity_id = r.identity_id)
+                    and e.id in (select sr.edge_router_id from service_edge_routers sr where sr.service_id = r.service_id)
+                  order by e.name, e.id limit $11) e) as routers,
+              exists (select 1 from service_policy_identities pi
+                        join service_policy_services ps on ps.policy_id = pi.policy_id and ps.service_id = r.service_id
+                        join service_policies p on p.id = pi.policy_id and p.type = r.type
+                        join service_policy_posture_checks pc on pc.policy_id = p.id
+                       where pi.identity_id = r.identity_id) as posture_checked
+         from r
+         join services s on s.id = r.service_id and not s.deleted
+         -- A lateral that is not flattened (offset 0): the view's grouping is computed for this pair
+         -- only; a join, or a flattened lateral, groups the whole view (every identity × service).
+         left join lateral (select v.identity_id, v.dial, v.bind from identity_services v
+                             where v.service_id = r.service_id and v.identity_id = r.identity_id offset 0) x on true
+        where r.is_admin or x.identity_id is not null),
+     clear as (
+       select * from c
+        where c.cand_id is not null and c.session is null and not c.posture_checked
+          and case when c.type = 'Bind' then c.bind else c.dial end
+          and jsonb_array_length(c.routers) > 0),
+     fresh as (
+       insert into api_sessions (id, identity_id, created_at)
+         select distinct on (api_session_id) api_session_id, cand_identity, now() from clear order by api_session_id
+       on conflict (id) do nothing
+       returning id, ended_at),
+     known as (select id, ended_at from api_sessions where id in (select api_session_id from clear) order by id for share),
+     a as (select id, ended_at from fresh union all select id, ended_at from known),
+     n as (
+       insert into sessions (id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at)
+         select cl.cand_id, cl.token, cl.api_session_id, cl.cand_identity, cl.service_id, cl.type, cl.tags::jsonb,
+                cl.created_at, cl.created_at
+           from clear cl join a on a.id = cl.api_session_id
+          where a.ended_at is null
+          order by cl.api_session_id, cl.service_id, cl.type
+       on conflict (api_session_id, service_id, type) do nothing
+       returning ${sessionColumns})
+     select c.ord, c.state, c.dial, c.bind, c.session, c.routers, c.posture_checked,
+            (select to_jsonb(n) from n where n.id = c.cand_id) as created,
+            (select a.ended_at is not null from a where a.id = c.api_session_id) as ended,
+            exists (select 1 from clear where clear.ord = c.ord) as clear
+       from c`,
+    [
+      requests.map((q) => q.serviceId),
+      requests.map((q) => q.viewer.identityId),
+      requests.map((q) => q.viewer.isAdmin),
+      requests.map((q) => q.reuse.apiSessionId),
+      requests.map((q) => q.reuse.type),
+      requests.map((q) => q.candidate?.id ?? null),
+      requests.map((q) => q.candidate?.identityId ?? q.viewer.identityId),
+      requests.map((q) => q.candidate?.token ?? null),
+      requests.map((q) => JSON.stringify(q.candidate?.tags ?? {})),
+      requests.map((q) => q.candidate?.createdAt ?? null),
+      routerLimit,
+    ],
+    { prepare: true },
+  );
+  const byOrd: (CreationRow | undefined)[] = new Array(requests.length);
+  for (const row of rows) byOrd[Number(row.ord) - 1] ??= row;
+  return byOrd;
+}
+
+/** Errors after which a request of a failed statement is tried again on its own. */
+const retryable = new Set(['40P01', '40001']);
+const sqlState = (err: unknown): string | undefined =>
+  ((err as { cause?: { code?: string } })?.cause?.code ?? (err as { code?: string })?.code) || undefined;
+
+/**
+ * Groups concurrent session creations of this replica into one statement (one commit) each:
+ * a request goes at once while fewer than `concurrency` statements are in flight, and otherwise
+ * waits for the next one, with every request that arrived meanwhile (at most `maxBatch`). Under
+ * load that is a few statements instead of one per request; alone, a request waits for nothing.
+ * When a statement of several fails, each of its requests is tried on its own, so one request's
+ * failure is its own (a deadlock or serialization failure is retried once more).
+ */
+export class SessionCreationBatcher {
+  private readonly queues = new Map<number, { request: CreationRequest; settle: Settle }[]>();
+  private running = 0;
+  /** Statements run and requests answered so far (requests ÷ statements is the grouping achieved). */
+  readonly counts = { statements: 0, requests: 0 };
+
+  constructor(
+    private readonly db: Db,
+    private readonly o: { concurrency?: number; maxBatch?: number } = {},
+  ) {}
+
+  submit(request: CreationRequest, routerLimit: number): Promise<CreationRow | undefined> {
+    return new Promise((resolve, reject) => {
+      let queue = this.queues.get(routerLimit);
+      if (!queue) this.queues.set(routerLimit, (queue = []));
+      queue.push({ request, settle: { resolve, reject } });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    for (const [limit, queue] of this.queues) {
+      while (queue.length > 0 && this.running < (this.o.concurrency ?? 2)) {
+        const batch = queue.splice(0, this.o.maxBatch ?? 64);
+        this.running++;
+        void this.run(batch, limit).finally(() => {
+          this.running--;
+          this.pump();
+        });
+      }
+      if (queue.length === 0) this.queues.delete(limit);
+    }
+  }
+
+  private async run(batch: { request: CreationRequest; settle: Settle }[], limit: number): Promise<void> {
+    this.counts.statements++;
+    this.counts.requests += batch.length;
+    try {
+      const rows = await creationRows(
+        this.db,
+        batch.map((b) => b.request),
+        limit,
+      );
+      batch.forEach((b, i) => b.settle.resolve(rows[i]));
+      return;
+    } catch (err) {
+      if (batch.length === 1 && !retryable.has(sqlState(err) ?? '')) return batch[0]!.settle.reject(err);
+    }
+    for (const b of batch) {
+      try {
+        b.settle.resolve((await creationRows(this.db, [b.request], limit))[0]);
+      } catch (err) {
+        if (!retryable.has(sqlState(err) ?? '')) {
+          b.settle.reject(err);
+          continue;
+        }
+        await creationRows(this.db, [b.request], limit).then(
+          (rows) => b.settle.resolve(rows[0]),
+          (again: unknown) => b.settle.reject(again),
+        );
+      }
+    }
+  }
+}
+
+interface Settle {
+  resolve: (row: CreationRow | undefined) => void;
+  reject: (err: unknown) => void;
 }
