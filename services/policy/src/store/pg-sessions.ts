@@ -426,15 +426,17 @@ const sqlState = (err: unknown): string | undefined =>
 
 /**
  * Groups concurrent session creations of this replica into one statement (one commit) each:
- * a request goes at once while fewer than `concurrency` statements are in flight, and otherwise
- * waits for the next one, with every request that arrived meanwhile (at most `maxBatch`). Under
- * load that is a few statements instead of one per request; alone, a request waits for nothing.
+ * the requests that arrive in one turn of the event loop go together at its end while fewer than
+ * `concurrency` statements are in flight, and otherwise wait for the next one, with every request
+ * that arrived meanwhile (at most `maxBatch`). Under load that is a few statements instead of one
+ * per request; alone, a request waits for nothing but the end of its turn.
  * When a statement of several fails, each of its requests is tried on its own, so one request's
  * failure is its own (a deadlock or serialization failure is retried once more).
  */
 export class SessionCreationBatcher {
   private readonly queues = new Map<number, { request: CreationRequest; settle: Settle }[]>();
   private running = 0;
+  private scheduled = false;
   /** Statements run and requests answered so far (requests ÷ statements is the grouping achieved). */
   readonly counts = { statements: 0, requests: 0 };
 
@@ -448,7 +450,15 @@ export class SessionCreationBatcher {
       let queue = this.queues.get(routerLimit);
       if (!queue) this.queues.set(routerLimit, (queue = []));
       queue.push({ request, settle: { resolve, reject } });
-      this.pump();
+      // After the I/O of this turn of the event loop: every request that came in with this one
+      // (one read of the bus's socket holds many) goes in the same statement.
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          this.pump();
+        });
+      }
     });
   }
 
