@@ -1,4 +1,5 @@
-import { type Database, type EventSink, queryRows } from '@ziti/platform';
+import { type Database, type EventSink, migrate, openDatabase, queryRows } from '@ziti/platform';
+import { migrations } from '../src/app.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessDerivation } from '../src/domain/access.ts';
 import type { Session } from '../src/domain/sessions.ts';
@@ -92,8 +93,10 @@ describe('creation in one statement (createIfClear)', () => {
   });
   const reuse = (apiSessionId: string) => ({ apiSessionId, type: 'Dial' as const });
 
-  beforeAll(async () => {
-    // ci may dial every #clear service; every #clear service but c-norouter shares router cr with ci.
+  beforeAll(() => seed(database));
+
+  /** ci may dial every #clear service; every #clear service but c-norouter shares router cr with ci. */
+  async function seed(database: Database) {
     await database.transaction(async (tx) => {
       let position = 0;
       await new PgIdentityReadModel(tx).apply(identityFixture('ci', ['clear']), ++position, false);
@@ -127,7 +130,7 @@ describe('creation in one statement (createIfClear)', () => {
       await access.policyChanged(new PgAccessLinks(tx), events, 'edgeRouter', 'cp-erp');
       await access.policyChanged(new PgAccessLinks(tx), events, 'serviceEdgeRouter', 'cp-serp');
     });
-  });
+  }
 
   it('inserts when nothing stands in the way, and answers the existing session afterwards', async () => {
     const sessions = new PgSessions(database.db);
@@ -303,6 +306,30 @@ describe('creation in one statement (createIfClear)', () => {
         ]),
       );
       for (const id of ids) expect(await count(id), id).toBe(0);
+    });
+
+    it('groups creations on PGlite too (npm start): one session per pair, fewer statements', async () => {
+      const lite = await openDatabase({ pgliteMemory: true });
+      try {
+        await migrate(lite, migrations);
+        await seed(lite);
+        const batcher = new SessionCreationBatcher(lite.db);
+        const sessions = new PgSessions(lite.db, batcher);
+        const requests = ['cl-0', 'cl-1', 'cl-2'].flatMap((id) =>
+          ['c-s1', 'c-s2'].flatMap((svcId) => [0, 1, 2].map((n) => ({ id, svcId, n }))),
+        );
+        const answers = await Promise.all(
+          requests.map((q) => sessions.createIfClear(viewer, q.svcId, reuse(q.id), 25, candidate(q.id, q.svcId, q.n))),
+        );
+        const ids = answers.map((a) => (a.created as Session | undefined)?.id ?? a.context?.existing?.id);
+        expect(ids.every(Boolean)).toBe(true);
+        expect(new Set(ids).size).toBe(6);
+        const [row] = await queryRows<{ n: number }>(lite.db, 'select count(*)::int as n from sessions');
+        expect(Number(row!.n)).toBe(6);
+        expect(batcher.counts.statements).toBeLessThan(requests.length);
+      } finally {
+        await lite.close();
+      }
     });
 
     it("one request's failure is its own: the others of its statement are answered", async () => {
