@@ -15,13 +15,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { startLocalCluster } from '../deploy/local-cluster.ts';
-import { cpuBetween, cpuSnapshot, formatCpu, load1 } from './common.ts';
+import type { LocalCluster } from '../deploy/local-cluster.ts';
+import { type ScenarioOptions, cpuBetween, cpuSnapshot, formatCpu, load1, withCluster } from './common.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const identities = 50;
-const connections = 50;
-const services = Number(process.env.BENCH_SESSION_SERVICES ?? 400);
 
 interface Timing {
   name: string;
@@ -72,18 +69,27 @@ async function timed(
   return r;
 }
 
-export async function benchSessions(): Promise<void> {
-  const namespace = `bench_s_${Date.now().toString(36)}`;
-  const cluster = await startLocalCluster({
-    namespace,
-    dropDatabases: true,
-    // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile every service.
-    ...(process.env.BENCH_NODE_ARGS ? { nodeArgs: process.env.BENCH_NODE_ARGS.split(' ') } : {}),
-    env: {
-      LOG_LEVEL: 'warn',
-      ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
-    },
-  });
+export async function benchSessions(
+  options: ScenarioOptions & { identities?: number; services?: number; connections?: number } = {},
+) {
+  const identities = options.identities ?? 50;
+  const connections = options.connections ?? 50;
+  const services = options.services ?? Number(process.env.BENCH_SESSION_SERVICES ?? 400);
+  const env: Record<string, string> = process.env.DATABASE_POOL_SIZE
+    ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE }
+    : {};
+  return withCluster(options.cluster, 's', env, (cluster) =>
+    run(cluster, { identities, connections, services, record: options.record ?? true }),
+  );
+}
+
+async function run(
+  cluster: LocalCluster,
+  o: { identities: number; connections: number; services: number; record: boolean },
+) {
+  const { identities, connections, services } = o;
+  // Names of this run: a cluster shared with other scenarios (the smoke test) keeps them apart.
+  const tag = `bench-s-${Date.now().toString(36)}`;
   const floorDb = new pg.Pool({
     connectionString: process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     max: connections,
@@ -109,42 +115,42 @@ export async function benchSessions(): Promise<void> {
       return res.json.data.id as string;
     };
 
-    const router = await create('/edge-routers', { name: 'bench-router', roleAttributes: ['bench'] });
+    const router = await create('/edge-routers', { name: `${tag}-router`, roleAttributes: [tag] });
     const serviceIds: string[] = [];
     for (let i = 0; i < services; i++)
       serviceIds.push(
-        await create('/services', { name: `bench-svc-${i}`, encryptionRequired: true, roleAttributes: ['bench'] }),
+        await create('/services', { name: `${tag}-svc-${i}`, encryptionRequired: true, roleAttributes: [tag] }),
       );
     await create('/service-policies', {
-      name: 'bench-dial',
+      name: `${tag}-dial`,
       type: 'Dial',
       semantic: 'AnyOf',
-      identityRoles: ['#bench'],
-      serviceRoles: ['#bench'],
+      identityRoles: [`#${tag}`],
+      serviceRoles: [`#${tag}`],
     });
     await create('/edge-router-policies', {
-      name: 'bench-erp',
+      name: `${tag}-erp`,
       semantic: 'AnyOf',
-      identityRoles: ['#bench'],
+      identityRoles: [`#${tag}`],
       edgeRouterRoles: [`@${router}`],
     });
     await create('/service-edge-router-policies', {
-      name: 'bench-serp',
+      name: `${tag}-serp`,
       semantic: 'AnyOf',
-      serviceRoles: ['#bench'],
+      serviceRoles: [`#${tag}`],
       edgeRouterRoles: [`@${router}`],
     });
     const tokens: string[] = [];
     for (let i = 0; i < identities; i++) {
       const id = await create('/identities', {
-        name: `bench-user-${i}`,
+        name: `${tag}-user-${i}`,
         type: 'User',
         isAdmin: false,
-        roleAttributes: ['bench'],
+        roleAttributes: [tag],
       });
       const password = `pw-${randomUUID()}`;
-      await create('/authenticators', { method: 'updb', identityId: id, username: `bench-user-${i}`, password });
-      tokens.push(await login(`bench-user-${i}`, password));
+      await create('/authenticators', { method: 'updb', identityId: id, username: `${tag}-user-${i}`, password });
+      tokens.push(await login(`${tag}-user-${i}`, password));
     }
     // Every identity's view converged: its last service is dialable.
     const deadline = Date.now() + 60_000;
@@ -199,10 +205,11 @@ export async function benchSessions(): Promise<void> {
       console.log(`  CPU: ${formatCpu(cpu[name]!)}`);
       return t;
     };
+    const sessionCount = async () =>
+      Number((await call('management', 'GET', '/sessions?limit=1', adminToken)).json.meta.pagination.totalCount);
+    const sessionsBefore = await sessionCount();
     const created = await dialRun('POST /sessions (new dial session)');
-    const sessionsMade = Number(
-      (await call('management', 'GET', '/sessions?limit=1', adminToken)).json.meta.pagination.totalCount,
-    );
+    const sessionsMade = (await sessionCount()) - sessionsBefore;
     if (sessionsMade !== count) throw new Error(`expected ${count} sessions, found ${sessionsMade}`);
     const repeated = await dialRun('POST /sessions (idempotent repeat)');
 
@@ -245,14 +252,16 @@ export async function benchSessions(): Promise<void> {
     console.log(
       `\nnew sessions: ${(summary.ratios.newSessionsVsInsert * 100).toFixed(1)}% of the insert floor; idempotent repeat ${(summary.ratios.repeatVsInsert * 100).toFixed(1)}%`,
     );
-    mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-    writeFileSync(
-      join(root, 'bench', 'results', `${summary.date.slice(0, 19).replace(/:/g, '-')}-sessions.json`),
-      `${JSON.stringify(summary, null, 2)}\n`,
-    );
+    if (o.record) {
+      mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+      writeFileSync(
+        join(root, 'bench', 'results', `${summary.date.slice(0, 19).replace(/:/g, '-')}-sessions.json`),
+        `${JSON.stringify(summary, null, 2)}\n`,
+      );
+    }
+    return summary;
   } finally {
     await floorDb.query(`drop table if exists ${floorTable}`).catch(() => undefined);
     await floorDb.end();
-    await cluster.stop();
   }
 }

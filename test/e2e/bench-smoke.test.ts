@@ -5,10 +5,11 @@ import { benchCluster } from '../../bench/common.ts';
 import { benchLists } from '../../bench/lists.ts';
 import { benchLogin } from '../../bench/login.ts';
 import { benchRead } from '../../bench/read.ts';
+import { benchSessions } from '../../bench/sessions.ts';
 import { benchStartup } from '../../bench/startup.ts';
 
 /**
- * The issue-13 benchmark scenarios (`npm run bench -- read|login|bulk|lists|startup`) at a tiny
+ * The benchmark scenarios (`npm run bench -- read|login|bulk|lists|startup|sessions`) at a tiny
  * size on one shared cluster, so they cannot rot: each must run to the end and produce its figures
  * with no errors. Shape only: timings are never asserted (this is not a timed test).
  */
@@ -44,6 +45,21 @@ describe('benchmark scenarios at tiny size', () => {
     finite(r.ratios.currentIdentityVsExpress);
     expectRss(r.rssMiB);
     expect(r.rssMiB.find((p) => p.process === 'baseline-express')?.rssMiB).toEqual(num());
+  });
+
+  it('sessions: new dial sessions and the idempotent repeat beside the insert floor, CPU per process', async () => {
+    const r = await benchSessions({ cluster, record: false, identities: 3, services: 4, connections: 3 });
+    expect(r.results).toHaveLength(3);
+    for (const x of r.results) {
+      expect(x.operations).toBe(12);
+      expect(x.perSecond).toBeGreaterThan(0);
+      finite(x.p50);
+      finite(x.p99);
+      expect(x.errors).toBe(0);
+    }
+    finite(r.ratios.newSessionsVsInsert);
+    finite(r.ratios.repeatVsInsert);
+    expect(Object.keys(r.cpuPerScenario)).toHaveLength(2);
   });
 
   it('login: logins beside the argon2 floor, reads idle and during the storm', async () => {
