@@ -149,7 +149,8 @@ export class AuthenticationService {
       });
     }
     const password = input.password;
-    const found = await this.deps.work(async (s) => {
+    // Reads only: outside a transaction (no BEGIN/COMMIT round trips on every login).
+    const found = await this.reader(async (s) => {
       const authenticator = await s.authenticators.findByUsername(input.username!);
       const identity = authenticator ? await s.identities.get(authenticator.identityId) : null;
       // An unknown username reads a policy too, so both cost the same round trips.
@@ -170,9 +171,11 @@ export class AuthenticationService {
       return this.refuse('WRONG_PASSWORD', { identityId: identity.id });
     }
     // After the password (so a known and an unknown username cost the same until then): the
-    // failure count goes and the new session's factors are read, in one unit of work.
-    const context = await this.deps.work(async (s) => {
-      if (policy && policy.primary.updb.maxAttempts > 0) await s.loginAttempts.reset(authenticator.id);
+    // failure count goes and the new session's factors are read, in one unit of work — a read
+    // outside a transaction when the policy counts no failures.
+    const counted = policy !== null && policy.primary.updb.maxAttempts > 0;
+    const context = await (counted ? this.deps.work : this.reader)(async (s) => {
+      if (counted) await s.loginAttempts.reset(authenticator.id);
       return this.sessionContext(s, identity);
     });
     return this.openSession(identity, authenticator.id, 'password', input, null, context);
