@@ -217,6 +217,25 @@ describe('consumer fast path for events without a handler', () => {
     expect(await effects(database, 'pki-enrollment')).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 15, 16]);
   });
 
+  it('restarts the gap when the watermark moves, also across a power of ten (numbers, not text)', async () => {
+    const { database } = await makeDatabase();
+    const fast = await startConsumer(database, 'inventory', []);
+    const slow = await startConsumer(database, 'pki-enrollment', [effectHandler(unhandled.type, 'pki-enrollment')]);
+    for (const c of [fast, slow]) {
+      await c.deliver([1, 2, 3, 4, 5, 6, 7, 8].map((p) => delivery(p)));
+      await c.deliver([delivery(12)]);
+    }
+    const gapped = { fast: await cursorOf(database, 'inventory'), slow: await cursorOf(database, 'pki-enrollment') };
+    expect(view(gapped.slow)).toEqual({ watermark: 8, applied: [12], gap: true });
+    // 8 → 10 with 12 still above: the gap starts again (it compared '10' > '8' as text before).
+    for (const c of [fast, slow]) await c.deliver([delivery(9), delivery(10)]);
+    const moved = { fast: await cursorOf(database, 'inventory'), slow: await cursorOf(database, 'pki-enrollment') };
+    for (const k of ['fast', 'slow'] as const) {
+      expect(view(moved[k])).toEqual({ watermark: 10, applied: [12], gap: true });
+      expect(moved[k].gapSince, k).not.toBe(gapped[k].gapSince);
+    }
+  });
+
   it.each(['postgres', 'pglite'] as const)(
     'applies out-of-order and duplicate positions and closes a gap (%s)',
     async (kind) => {

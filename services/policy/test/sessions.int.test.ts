@@ -332,6 +332,54 @@ describe('creation in one statement (createIfClear)', () => {
       }
     });
 
+    it("never waits on one API session's row while holding another: no deadlock with the consumer", async () => {
+      // The consumer's transaction ends cbd-2 (and holds its row), then learns of cbd-1; a
+      // statement grouping creations for both must not hold cbd-1 (sorted first) while waiting for cbd-2.
+      await started('cbd-2');
+      const batcher = new SessionCreationBatcher(database.db);
+      const sessions = new PgSessions(database.db, batcher);
+      const lockWaits = async () =>
+        Number(
+          (
+            await queryRows<{ n: number }>(
+              database.db,
+              `select count(*)::int as n from pg_stat_activity
+                where datname = current_database() and wait_event_type = 'Lock'`,
+            )
+          )[0]!.n,
+        );
+      let creations: Promise<unknown[]> | undefined;
+      await database.transaction(async (tx) => {
+        // Deadlocks found fast (a cycle would otherwise stall a second, then abort one side).
+        await queryRows(tx, "set local deadlock_timeout = '50ms'");
+        await new PgApiSessions(tx).ended('cbd-2', 'ci', new Date().toISOString());
+        creations = Promise.all([
+          sessions.createIfClear(viewer, 'c-s1', reuse('cbd-1'), 25, candidate('cbd-1', 'c-s1')),
+          sessions.createIfClear(viewer, 'c-s1', reuse('cbd-2'), 25, candidate('cbd-2', 'c-s1')),
+        ]);
+        // Something now waits for this transaction's lock on cbd-2.
+        const deadline = Date.now() + 10_000;
+        while ((await lockWaits()) === 0) {
+          if (Date.now() > deadline) throw new Error('no creation waited for the ended API session');
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        await new PgApiSessions(tx).started({
+          id: 'cbd-1',
+          identityId: 'ci',
+          authMethod: 'password',
+          isMfaRequired: false,
+          isMfaComplete: false,
+          configTypes: [],
+          createdAt: new Date().toISOString(),
+        });
+      });
+      const [fresh, ended] = (await creations!) as { created?: Session | 'ended' }[];
+      expect((fresh!.created as Session).apiSessionId).toBe('cbd-1');
+      expect(ended!.created).toBe('ended');
+      expect(await count('cbd-2')).toBe(0);
+      expect(await count('cbd-1')).toBe(1);
+    });
+
     it("one request's failure is its own: the others of its statement are answered", async () => {
       const batcher = new SessionCreationBatcher(database.db, { concurrency: 1, maxBatch: 64 });
       const sessions = new PgSessions(database.db, batcher);

@@ -294,7 +294,7 @@ export class SourceConsumer {
       tx,
       `update event_cursors set watermark = $3, applied = $4::bigint[],
           gap_since = case when cardinality($4::bigint[]) = 0 then null
-                           when $3 > $5 then now()
+                           when $3::bigint > $5::bigint then now()
                            else coalesce(gap_since, now()) end,
           ${o.resynced ? 'resync_required = false, resynced_at = now(),' : ''} updated_at = now()
         where consumer = $1 and source = $2`,

@@ -71,6 +71,18 @@ export class PgSessions implements SessionStore {
   ) {}
 
   async createIfLive(session: Session): Promise<Session | 'ended'> {
+    // Another request of the same API session created it first: answer that one. Gone again by the
+    // time it is read (deleted, or its API session ended), the insert is tried once more.
+    for (let attempt = 0; ; attempt++) {
+      const inserted = await this.insertIfLive(session);
+      if (inserted !== 'taken') return inserted;
+      const winner = await this.findFor(session.apiSessionId, session.serviceId, session.type);
+      if (winner) return winner;
+      if (attempt >= 2) throw new Error('the session of this API session, service and type keeps changing');
+    }
+  }
+
+  private async insertIfLive(session: Session): Promise<Session | 'ended' | 'taken'> {
     // One statement, so one implicit transaction: the API session's row is created when unknown and
     // locked either way (`do update` locks it and sees its latest version): an end announced
     // meanwhile waits and then removes this session too; an end already applied refuses it.
@@ -99,8 +111,7 @@ export class PgSessions implements SessionStore {
     );
     if (row?.ended) return 'ended';
     if (row?.id) return sessionOf(row);
-    // Another request of the same API session created it first.
-    return (await this.findFor(session.apiSessionId, session.serviceId, session.type))!;
+    return 'taken';
   }
 
   async findFor(apiSessionId: string, serviceId: string, type: SessionType): Promise<Session | undefined> {
@@ -331,13 +342,15 @@ interface CreationRow {
  * (visible, the type permitted, no session of the pair yet, no posture check named by a granting
  * policy of the type, a shared router), the insert: one statement, so one commit, for all of them.
  *
- * An API session's row is created when unknown (locked by its insert) or locked `for share` when
- * known: an end (which updates the row) waits for these inserts and then removes their sessions
- * too, and an end committed first is seen (a locked row is read at its latest version). The share
- * lock writes nothing, unlike `createIfLive`'s upsert. A row another statement is inserting right
- * now is neither: nothing is inserted for it (`clear` without `ended`), and the caller inserts
- * after it. Rows are locked and inserted in key order, so concurrent statements cannot deadlock
- * on each other's API sessions or session keys.
+ * An API session's row is created when unknown (locked by its insert; only by a statement of that
+ * one API session) or locked `for share` when known: an end (which updates the row) waits for these
+ * inserts and then removes their sessions too, and an end committed first is seen (a locked row is
+ * read at its latest version). The share lock writes nothing, unlike `createIfLive`'s upsert. A row
+ * unknown to a statement of several API sessions, or being written by another transaction right
+ * now, is neither: nothing is inserted for it (`clear` without `ended`), and the caller inserts it
+ * with `createIfLive`. The statement never waits on an API session's row while holding another, and
+ * inserts sessions in key order, so it cannot deadlock with the consumer's transactions or with
+ * other statements.
  */
 async function creationRows(
   db: Db,
@@ -378,12 +391,21 @@ async function creationRows(
         where c.cand_id is not null and c.session is null and not c.posture_checked
           and case when c.type = 'Bind' then c.bind else c.dial end
           and jsonb_array_length(c.routers) > 0),
+     -- A statement waits on an API session's row only when it touches no other: policy's consumer
+     -- writes several in one transaction, in event order, so a statement holding one row while
+     -- waiting for another could close a cycle with it. Only a statement of one API session inserts
+     -- an unknown one (the insert waits for a concurrent writer of the row), and a row being
+     -- written is skipped, not waited for: its request then has no row here and the caller inserts
+     -- it with createIfLive, which may wait, holding nothing else.
      fresh as (
        insert into api_sessions (id, identity_id, created_at)
-         select distinct on (api_session_id) api_session_id, cand_identity, now() from clear order by api_session_id
+         select distinct on (api_session_id) api_session_id, cand_identity, now() from clear
+          where (select count(distinct api_session_id) from clear) = 1
+          order by api_session_id
        on conflict (id) do nothing
        returning id, ended_at),
-     known as (select id, ended_at from api_sessions where id in (select api_session_id from clear) order by id for share),
+     known as (select id, ended_at from api_sessions where id in (select api_session_id from clear)
+                order by id for share skip locked),
      a as (select id, ended_at from fresh union all select id, ended_at from known),
      n as (
        insert into sessions (id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at)
