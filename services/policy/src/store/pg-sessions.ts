@@ -1,5 +1,5 @@
 import type { EdgeRouterState, ServiceState } from '@ziti/contracts';
-import { type Db, listRows, queryRows, toListPage } from '@ziti/platform';
+import { type Db, listRows, pgErrorOf, queryRows, toListPage } from '@ziti/platform';
 import { defineQueryEntity, map, scalar } from '@ziti/zitiql';
 import { PgAccessReads } from './pg-access-reads.ts';
 import { PgPostureData } from './pg-posture-data.ts';
@@ -441,10 +441,8 @@ async function creationRows(
   return byOrd;
 }
 
-/** Errors after which a request of a failed statement is tried again on its own. */
-const retryable = new Set(['40P01', '40001']);
-const sqlState = (err: unknown): string | undefined =>
-  ((err as { cause?: { code?: string } })?.cause?.code ?? (err as { code?: string })?.code) || undefined;
+/** Deadlock and serialization failures: a request whose statement failed so is tried once more. */
+const retryable = (err: unknown) => ['40P01', '40001'].includes(pgErrorOf(err)?.code ?? '');
 
 /**
  * Groups concurrent session creations of this replica into one statement (one commit) each:
@@ -510,22 +508,19 @@ export class SessionCreationBatcher {
       batch.forEach((b, i) => b.settle.resolve(rows[i]));
       return;
     } catch (err) {
-      if (batch.length === 1 && !retryable.has(sqlState(err) ?? '')) return batch[0]!.settle.reject(err);
+      if (batch.length === 1 && !retryable(err)) return batch[0]!.settle.reject(err);
     }
-    for (const b of batch) {
+    // Each request on its own, so that one request's failure stays its own; a deadlock or
+    // serialization failure gets one more try.
+    const alone = async (request: CreationRequest) => {
       try {
-        b.settle.resolve((await creationRows(this.db, [b.request], limit))[0]);
+        return (await creationRows(this.db, [request], limit))[0];
       } catch (err) {
-        if (!retryable.has(sqlState(err) ?? '')) {
-          b.settle.reject(err);
-          continue;
-        }
-        await creationRows(this.db, [b.request], limit).then(
-          (rows) => b.settle.resolve(rows[0]),
-          (again: unknown) => b.settle.reject(again),
-        );
+        if (!retryable(err)) throw err;
+        return (await creationRows(this.db, [request], limit))[0];
       }
-    }
+    };
+    for (const b of batch) await alone(b.request).then(b.settle.resolve, b.settle.reject);
   }
 }
 
