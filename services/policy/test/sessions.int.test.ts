@@ -2,7 +2,7 @@ import { type Database, type EventSink, migrate, openDatabase, queryRows } from 
 import { migrations } from '../src/app.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessDerivation } from '../src/domain/access.ts';
-import type { Session } from '../src/domain/sessions.ts';
+import type { ApiSessionStart, Session } from '../src/domain/sessions.ts';
 import { PgAccessLinks } from '../src/store/pg-access-links.ts';
 import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from '../src/store/pg-identity-read-model.ts';
 import { PgApiSessions, PgSessions, SessionCreationBatcher } from '../src/store/pg-sessions.ts';
@@ -40,6 +40,21 @@ const count = async (apiSessionId: string) =>
     )[0]!.n,
   );
 
+/** auth's `apiSession.created` of a password login, as policy's consumer applies it. */
+const apiSessionStart = (id: string, identityId: string): ApiSessionStart => ({
+  id,
+  identityId,
+  authMethod: 'password',
+  isMfaRequired: false,
+  isMfaComplete: false,
+  configTypes: [],
+  createdAt: new Date().toISOString(),
+});
+
+/** Applies `apiSessionStart(id, identityId)` as policy's consumer does. */
+const started = (id: string, identityId = 'ci') =>
+  database.transaction((tx) => new PgApiSessions(tx).started(apiSessionStart(id, identityId)));
+
 describe('sessions and their API session', () => {
   it('refuses a session for an ended API session and answers the existing one for a repeat', async () => {
     const sessions = new PgSessions(database.db);
@@ -51,17 +66,7 @@ describe('sessions and their API session', () => {
     expect(await count('a1')).toBe(0);
     expect(await sessions.createIfLive(session('a1', 'svc2'))).toBe('ended');
     // A late start never reopens it.
-    await database.transaction((tx) =>
-      new PgApiSessions(tx).started({
-        id: 'a1',
-        identityId: 'i1',
-        authMethod: 'password',
-        isMfaRequired: false,
-        isMfaComplete: false,
-        configTypes: [],
-        createdAt: new Date().toISOString(),
-      }),
-    );
+    await started('a1', 'i1');
     expect(await sessions.createIfLive(session('a1', 'svc3'))).toBe('ended');
   });
 
@@ -176,17 +181,7 @@ describe('creation in one statement (createIfClear)', () => {
 
   it('50 concurrent creations for a known API session (locked for share) make one session per pair', async () => {
     const sessions = new PgSessions(database.db);
-    await database.transaction((tx) =>
-      new PgApiSessions(tx).started({
-        id: 'ca5',
-        identityId: 'ci',
-        authMethod: 'password',
-        isMfaRequired: false,
-        isMfaComplete: false,
-        configTypes: [],
-        createdAt: new Date().toISOString(),
-      }),
-    );
+    await started('ca5');
     const answers = await Promise.all(
       Array.from({ length: 50 }, (_, n) =>
         sessions.createIfClear(
@@ -213,18 +208,7 @@ describe('creation in one statement (createIfClear)', () => {
     for (let i = 0; i < 200; i++) {
       const id = `cr-${i}`;
       // Half of the API sessions are known before the race (their row is locked for share), half are not.
-      if (i % 2)
-        await database.transaction((tx) =>
-          new PgApiSessions(tx).started({
-            id,
-            identityId: 'ci',
-            authMethod: 'password',
-            isMfaRequired: false,
-            isMfaComplete: false,
-            configTypes: [],
-            createdAt: new Date().toISOString(),
-          }),
-        );
+      if (i % 2) await started(id);
       await Promise.all([
         sessions.createIfClear(viewer, 'c-s1', reuse(id), 25, candidate(id, 'c-s1')),
         database.transaction((tx) => new PgApiSessions(tx).ended(id, 'ci', new Date().toISOString())),
@@ -235,19 +219,6 @@ describe('creation in one statement (createIfClear)', () => {
   });
 
   describe('grouped into one statement (SessionCreationBatcher)', () => {
-    const started = (id: string) =>
-      database.transaction((tx) =>
-        new PgApiSessions(tx).started({
-          id,
-          identityId: 'ci',
-          authMethod: 'password',
-          isMfaRequired: false,
-          isMfaComplete: false,
-          configTypes: [],
-          createdAt: new Date().toISOString(),
-        }),
-      );
-
     it('answers each of many concurrent requests as one statement each would, in fewer statements', async () => {
       const batcher = new SessionCreationBatcher(database.db, { concurrency: 2, maxBatch: 16 });
       const sessions = new PgSessions(database.db, batcher);
@@ -363,15 +334,7 @@ describe('creation in one statement (createIfClear)', () => {
           if (Date.now() > deadline) throw new Error('no creation waited for the ended API session');
           await new Promise((r) => setTimeout(r, 5));
         }
-        await new PgApiSessions(tx).started({
-          id: 'cbd-1',
-          identityId: 'ci',
-          authMethod: 'password',
-          isMfaRequired: false,
-          isMfaComplete: false,
-          configTypes: [],
-          createdAt: new Date().toISOString(),
-        });
+        await new PgApiSessions(tx).started(apiSessionStart('cbd-1', 'ci'));
       });
       const [fresh, ended] = (await creations!) as { created?: Session | 'ended' }[];
       expect((fresh!.created as Session).apiSessionId).toBe('cbd-1');
