@@ -1,12 +1,9 @@
-import { eventTypes, maintenanceActions } from '@ziti/contracts';
+import { eventTypes } from '@ziti/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, waitFor } from '../../../test/support/infra.ts';
 import {
-  type Bus,
-  type Consumer,
   ConsumerProgress,
   type Database,
-  type EventConsumerOptions,
   type EventDelivery,
   type EventEnvelope,
   type EventHandler,
@@ -18,6 +15,7 @@ import {
   openDatabase,
   queryRows,
 } from '../src/index.ts';
+import { BatchBus } from './support/batch-bus.ts';
 
 /**
  * A batch of events the consumer has no handler for only moves its cursor, in one statement on the
@@ -29,24 +27,6 @@ const logger = createLogger('test', (process.env.TEST_LOG as never) ?? 'silent')
 const handled = eventTypes.identityDeleted;
 /** Of no interest to the consumers below unless a test gives them a handler for it. */
 const unhandled = eventTypes.apiSessionCreated;
-
-/** Hands the consumer's batch handler to the test; the owner is at position 0 for the first-start resync. */
-class FakeBus implements Bus {
-  handler?: EventConsumerOptions['handler'];
-  async request(subject: string): Promise<unknown> {
-    if (subject.endsWith(maintenanceActions.eventPosition)) return { position: 0 };
-    throw new Error(`unexpected request ${subject}`);
-  }
-  serve() {
-    return { drain: async () => undefined };
-  }
-  async publish(): Promise<void> {}
-  async consume(o: EventConsumerOptions): Promise<Consumer> {
-    this.handler = o.handler;
-    return { fresh: false, stop: async () => undefined };
-  }
-  async close(): Promise<void> {}
-}
 
 const delivery = (
   position: number,
@@ -114,7 +94,7 @@ async function startConsumer(
   handlers: EventHandler[],
   { withProgress = true } = {},
 ): Promise<Started> {
-  const bus = new FakeBus();
+  const bus = new BatchBus();
   let transactions = 0;
   const counted: Database = {
     ...database,

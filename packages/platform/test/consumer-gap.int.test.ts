@@ -1,10 +1,7 @@
-import { eventTypes, maintenanceActions } from '@ziti/contracts';
+import { eventTypes } from '@ziti/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  type Bus,
-  type Consumer,
   type Database,
-  type EventConsumerOptions,
   type EventDelivery,
   type EventEnvelope,
   SourceConsumer,
@@ -14,6 +11,7 @@ import {
   openDatabase,
   queryRows,
 } from '../src/index.ts';
+import { BatchBus } from './support/batch-bus.ts';
 
 /**
  * Regression (found in review): `gap_since` is "since when `applied` has been non-empty", not "since when the oldest
@@ -26,24 +24,6 @@ import {
 const logger = createLogger('test', 'silent');
 const type = eventTypes.identityDeleted.type;
 const version = eventTypes.identityDeleted.version;
-
-class FakeBus implements Bus {
-  handler?: EventConsumerOptions['handler'];
-  ownerPosition = 0;
-  async request(subject: string): Promise<unknown> {
-    if (subject.endsWith(maintenanceActions.eventPosition)) return { position: this.ownerPosition };
-    throw new Error(`unexpected request ${subject}`);
-  }
-  serve() {
-    return { drain: async () => undefined };
-  }
-  async publish(): Promise<void> {}
-  async consume(o: EventConsumerOptions): Promise<Consumer> {
-    this.handler = o.handler;
-    return { fresh: false, stop: async () => undefined };
-  }
-  async close(): Promise<void> {}
-}
 
 const delivery = (position: number): EventDelivery => ({
   attempt: 1,
@@ -71,7 +51,7 @@ describe('regression: gap resync', () => {
   it('does not skip a position that has been missing for less than gapResyncMs', async () => {
     db = await openDatabase({ pgliteMemory: true });
     await migrate(db, [{ version: '0001_effects', sql: 'create table effects (position bigint not null);' }]);
-    const bus = new FakeBus();
+    const bus = new BatchBus();
     const gapResyncMs = 400;
     consumer = new SourceConsumer({
       owner: 'pki-enrollment',

@@ -1,0 +1,26 @@
+import { maintenanceActions } from '@ziti/contracts';
+import type { Bus, Consumer, EventConsumerOptions } from '../../src/index.ts';
+
+/**
+ * A bus that hands a consumer's batch handler to the test, so a test delivers batches in the
+ * order it wants (redeliveries, gaps, races) to a consumer on a real database. The owner answers
+ * its event position (`ownerPosition`) for the consumer's resync; any other request is a test bug.
+ * Delivery over NATS itself is tested in event-flow.int.test.ts.
+ */
+export class BatchBus implements Bus {
+  handler?: EventConsumerOptions['handler'];
+  ownerPosition = 0;
+  async request(subject: string): Promise<unknown> {
+    if (subject.endsWith(maintenanceActions.eventPosition)) return { position: this.ownerPosition };
+    throw new Error(`unexpected request ${subject}`);
+  }
+  serve() {
+    return { drain: async () => undefined };
+  }
+  async publish(): Promise<void> {}
+  async consume(o: EventConsumerOptions): Promise<Consumer> {
+    this.handler = o.handler;
+    return { fresh: false, stop: async () => undefined };
+  }
+  async close(): Promise<void> {}
+}
