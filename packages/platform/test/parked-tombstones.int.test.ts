@@ -1,12 +1,9 @@
-import { eventTypes, maintenanceActions } from '@ziti/contracts';
+import { eventTypes } from '@ziti/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PgEntityReadModel } from '../../../services/policy/src/store/pg-read-model.ts';
 import {
-  type Bus,
-  type Consumer,
   type Database,
   type Db,
-  type EventConsumerOptions,
   type EventDelivery,
   type EventHandler,
   type RebuildableReadModel,
@@ -16,6 +13,7 @@ import {
   openDatabase,
   queryRows,
 } from '../src/index.ts';
+import { BatchBus } from './support/batch-bus.ts';
 
 /**
  * Regression (found in review): a parked event is replayed by `retryParked` on every start, whatever its age, while the
@@ -24,24 +22,6 @@ import {
  * days later, finds no row and no tombstone: the deleted entity comes back in the read model.
  */
 const logger = createLogger('test', 'silent');
-
-class FakeBus implements Bus {
-  handler?: EventConsumerOptions['handler'];
-  async request(subject: string): Promise<unknown> {
-    if (subject.endsWith(maintenanceActions.eventPosition)) return { position: 0 };
-    if (subject.endsWith(maintenanceActions.entityStates)) return { states: [], position: 0 };
-    throw new Error(`unexpected request ${subject}`);
-  }
-  serve() {
-    return { drain: async () => undefined };
-  }
-  async publish(): Promise<void> {}
-  async consume(o: EventConsumerOptions): Promise<Consumer> {
-    this.handler = o.handler;
-    return { fresh: false, stop: async () => undefined };
-  }
-  async close(): Promise<void> {}
-}
 
 const delivery = (position: number, def: { type: string; version: number }, attempt = 1): EventDelivery => ({
   attempt,
@@ -95,7 +75,7 @@ describe('regression: parked events and pruned tombstones', () => {
       applyPage: async () => undefined,
       prune: (tx, watermark) => model(tx).pruneTombstones(watermark),
     };
-    const make = (bus: FakeBus) =>
+    const make = (bus: BatchBus) =>
       new SourceConsumer({
         owner: 'policy',
         source: 'auth',
@@ -107,7 +87,7 @@ describe('regression: parked events and pruned tombstones', () => {
         tickMs: 3_600_000,
       });
 
-    const bus1 = new FakeBus();
+    const bus1 = new BatchBus();
     const first = make(bus1);
     await first.start();
     stops.push(() => first.stop());
@@ -120,7 +100,7 @@ describe('regression: parked events and pruned tombstones', () => {
     // Hours later the tombstone is old enough to prune (at or below the watermark, 2)…
     await queryRows(db.db, "update things set updated_at = now() - interval '2 hours'");
     // The consumer's maintenance prunes only below the oldest parked position: the tombstone stays.
-    const pruner = make(new FakeBus());
+    const pruner = make(new BatchBus());
     await pruner.start();
     await pruner.tick();
     await pruner.stop();
@@ -129,7 +109,7 @@ describe('regression: parked events and pruned tombstones', () => {
     // Any later restart (the failure was transient) replays the parked create.
     failing = false;
     await first.stop();
-    const bus2 = new FakeBus();
+    const bus2 = new BatchBus();
     const second = make(bus2);
     await second.start();
     stops.push(() => second.stop());

@@ -3,8 +3,9 @@ import type { Bus, Consumer, EventConsumerOptions } from '../../src/index.ts';
 
 /**
  * A bus that hands a consumer's batch handler to the test, so a test delivers batches in the
- * order it wants (redeliveries, gaps, races) to a consumer on a real database. The owner answers
- * its event position (`ownerPosition`) for the consumer's resync; any other request is a test bug.
+ * order it wants (redeliveries, gaps, races) to a consumer on a real database. For a resync the
+ * owner answers its event position (`ownerPosition`) and has no entity states; any other request
+ * is a test bug.
  * Delivery over NATS itself is tested in event-flow.int.test.ts.
  */
 export class BatchBus implements Bus {
@@ -12,6 +13,7 @@ export class BatchBus implements Bus {
   ownerPosition = 0;
   async request(subject: string): Promise<unknown> {
     if (subject.endsWith(maintenanceActions.eventPosition)) return { position: this.ownerPosition };
+    if (subject.endsWith(maintenanceActions.entityStates)) return { states: [], position: this.ownerPosition };
     throw new Error(`unexpected request ${subject}`);
   }
   serve() {
