@@ -1,6 +1,6 @@
 import { createGuardrails, generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type E2e, startE2e } from '../support/e2e.ts';
+import { type E2e, authPolicyBody, startE2e } from '../support/e2e.ts';
 import { uniqueName } from '../support/infra.ts';
 
 /**
@@ -264,23 +264,7 @@ describe('authentication with MFA', () => {
   it('secondary.requireTotp: a login without MFA is partial until the identity enrolls and verifies in that session', async () => {
     const policy = await call('management', admin, '/auth-policies', {
       method: 'POST',
-      body: {
-        name: uniqueName('totp'),
-        primary: {
-          cert: { allowed: true, allowExpiredCerts: true },
-          updb: {
-            allowed: true,
-            minPasswordLength: 5,
-            requireSpecialChar: false,
-            requireNumberChar: false,
-            requireMixedCase: false,
-            maxAttempts: 0,
-            lockoutDurationMinutes: 0,
-          },
-          extJwt: { allowed: true, allowedSigners: [] },
-        },
-        secondary: { requireTotp: true, requireExtJwtSigner: null },
-      },
+      body: authPolicyBody({ name: uniqueName('totp'), secondary: { requireTotp: true } }),
     });
     expect(policy.status).toBe(201);
     const u = await e.createUser();
