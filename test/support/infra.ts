@@ -69,3 +69,13 @@ export async function waitFor<T>(
   }
   throw new Error(`timed out waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`);
 }
+
+/** A copy of `items` in random order (Fisher–Yates), for tests that deliver or race out of order. */
+export function shuffle<T>(items: T[]): T[] {
+  const a = [...items];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}

@@ -1,6 +1,6 @@
 import { eventTypes } from '@ziti/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestDatabase, waitFor } from '../../../test/support/infra.ts';
+import { createTestDatabase, shuffle, waitFor } from '../../../test/support/infra.ts';
 import {
   ConsumerProgress,
   type Database,
@@ -147,15 +147,6 @@ async function effects(database: Database, consumer: string): Promise<number[]> 
     [consumer],
   );
   return rows.map((r) => Number(r.position));
-}
-
-function shuffle<T>(items: T[]): T[] {
-  const a = [...items];
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [a[i], a[j]] = [a[j]!, a[i]!];
-  }
-  return a;
 }
 
 describe('consumer fast path for events without a handler', () => {

@@ -1,6 +1,6 @@
 import { eventTypes } from '@ziti/contracts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, infra, uniqueName, waitFor } from '../../../test/support/infra.ts';
+import { createTestDatabase, infra, shuffle, uniqueName, waitFor } from '../../../test/support/infra.ts';
 import {
   type Bus,
   ConsumerProgress,
@@ -251,15 +251,6 @@ async function outboxEvents(bed: Bed): Promise<{ subject: string; event: EventEn
       data: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
     },
   }));
-}
-
-function shuffle<T>(items: T[]): T[] {
-  const a = [...items];
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [a[i], a[j]] = [a[j]!, a[i]!];
-  }
-  return a;
 }
 
 /** Random writes on a few ids, `n` of them, `concurrency` at a time. */
