@@ -9,16 +9,24 @@
  * Results go to bench/results/<date>-sessions.json and are summarised in docs/BENCHMARKS.md.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import type { LocalCluster } from '../deploy/local-cluster.ts';
-import { type ScenarioOptions, cpuBetween, cpuSnapshot, formatCpu, load1, withCluster } from './common.ts';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
+import {
+  type ScenarioOptions,
+  adminLogin,
+  call,
+  cpuBetween,
+  cpuSnapshot,
+  create as createIn,
+  formatCpu,
+  load1,
+  login,
+  machine,
+  pct,
+  recordResult,
+  withCluster,
+} from './common.ts';
 
 interface Timing {
   name: string;
@@ -28,9 +36,6 @@ interface Timing {
   p99: number;
   errors: number;
 }
-
-const pct = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
 
 /** Runs `count` operations on `workers` concurrent workers; each worker takes the next index. */
 async function timed(
@@ -96,24 +101,8 @@ async function run(
   });
   const floorTable = `bench_sessions_${Date.now().toString(36)}`;
   try {
-    const call = async (api: 'client' | 'management', method: string, path: string, token?: string, body?: unknown) => {
-      const res = await fetch(`${cluster.baseUrl}/edge/${api}/v1${path}`, {
-        method,
-        headers: { 'content-type': 'application/json', ...(token ? { 'zt-session': token } : {}) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      return { status: res.status, json: text ? JSON.parse(text) : undefined };
-    };
-    const login = async (username: string, password: string) =>
-      (await call('client', 'POST', '/authenticate?method=password', undefined, { username, password })).json.data
-        .token as string;
-    const adminToken = await login(cluster.adminUsername, cluster.adminPassword);
-    const create = async (path: string, body: unknown) => {
-      const res = await call('management', 'POST', path, adminToken, body);
-      if (res.status !== 201) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.json)}`);
-      return res.json.data.id as string;
-    };
+    const adminToken = await adminLogin(cluster);
+    const create = (path: string, body: unknown) => createIn(cluster, adminToken, path, body);
 
     const router = await create('/edge-routers', { name: `${tag}-router`, roleAttributes: [tag] });
     const serviceIds: string[] = [];
@@ -150,12 +139,12 @@ async function run(
       });
       const password = `pw-${randomUUID()}`;
       await create('/authenticators', { method: 'updb', identityId: id, username: `${tag}-user-${i}`, password });
-      tokens.push(await login(`${tag}-user-${i}`, password));
+      tokens.push(await login(cluster, `${tag}-user-${i}`, password));
     }
     // Every identity's view converged: its last service is dialable.
     const deadline = Date.now() + 60_000;
     for (const token of tokens) {
-      while ((await call('client', 'GET', `/services/${serviceIds.at(-1)}`, token)).status !== 200) {
+      while ((await call(cluster, 'client', 'GET', `/services/${serviceIds.at(-1)}`, token)).status !== 200) {
         if (Date.now() > deadline) throw new Error('the policy view did not converge');
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -206,7 +195,9 @@ async function run(
       return t;
     };
     const sessionCount = async () =>
-      Number((await call('management', 'GET', '/sessions?limit=1', adminToken)).json.meta.pagination.totalCount);
+      Number(
+        (await call(cluster, 'management', 'GET', '/sessions?limit=1', adminToken)).json.meta.pagination.totalCount,
+      );
     const sessionsBefore = await sessionCount();
     const created = await dialRun('POST /sessions (new dial session)');
     const sessionsMade = (await sessionCount()) - sessionsBefore;
@@ -237,7 +228,7 @@ async function run(
     const summary = {
       date: new Date().toISOString(),
       scenario: 'sessions',
-      machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
+      machine: machine(),
       identities,
       services,
       connections,
@@ -252,13 +243,7 @@ async function run(
     console.log(
       `\nnew sessions: ${(summary.ratios.newSessionsVsInsert * 100).toFixed(1)}% of the insert floor; idempotent repeat ${(summary.ratios.repeatVsInsert * 100).toFixed(1)}%`,
     );
-    if (o.record) {
-      mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-      writeFileSync(
-        join(root, 'bench', 'results', `${summary.date.slice(0, 19).replace(/:/g, '-')}-sessions.json`),
-        `${JSON.stringify(summary, null, 2)}\n`,
-      );
-    }
+    await recordResult('sessions', summary, o.record);
     return summary;
   } finally {
     await floorDb.query(`drop table if exists ${floorTable}`).catch(() => undefined);
