@@ -145,10 +145,13 @@ describe('client GET /services', () => {
     });
     expect(login.status).toBe(200);
     const withTypes = login.json.data.token as string;
-    await waitFor(async () => {
-      const res = await e.call('client', { path: `/services/${n.s1}`, token: withTypes });
-      return isDeepStrictEqual(res.json.data?.config, { 'intercept.v1': intercept('one.ziti') });
-    }, "the API session's config types");
+    // On the very first request: the caller carries them (a login announces nothing, ADR 0017).
+    const detailed = await e.call('client', { path: `/services/${n.s1}`, token: withTypes });
+    expect(detailed.json.data.config).toEqual({ 'intercept.v1': intercept('one.ziti') });
+    const listed = await e.call('client', { path: '/services?limit=500', token: withTypes });
+    expect(listed.json.data.find((x: { id: string }) => x.id === n.s1).config).toEqual({
+      'intercept.v1': intercept('one.ziti'),
+    });
 
     const before = (await client({ path: '/current-api-session/service-updates' })).json.data.lastChangeAt;
     const res = await admin({

@@ -45,6 +45,12 @@ export const callerSchema = z.object({
   isAdmin: z.boolean(),
   /** Pending secondary factors; non-empty means partially authenticated. */
   authQueries: z.array(authQuerySchema),
+  /**
+   * The config types the API session asked for at login (ZITI-FACTS §3.4), which the client API's
+   * service reads apply when a request names none. They travel with the caller because a login
+   * announces nothing (docs/adr/0017); absent from a gateway older than that.
+   */
+  configTypes: z.array(z.string()).optional(),
 });
 export type Caller = z.infer<typeof callerSchema>;
 

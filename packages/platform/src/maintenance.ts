@@ -36,6 +36,8 @@ export interface MaintenanceOptions {
    * optionally followed by a `where` clause written in code (never from input).
    */
   summaryTables: Record<string, string>;
+  /** Counts `/summary` reports of what the service keeps outside Postgres (auth: live API sessions in Redis). */
+  summaryCounts?: () => Promise<Record<string, number>>;
   /** The service's own checks: its data and its read models against their owners. */
   integrity?: (fix: boolean) => Promise<IntegrityResult[]>;
   /** Entity types this service owns and publishes states of. */
@@ -150,7 +152,10 @@ function parse<T>(
 export function maintenanceHandlers(o: MaintenanceOptions): Record<string, (payload: unknown) => Promise<unknown>> {
   const dir = o.snapshotDir ?? snapshotDirFromEnv();
   return {
-    [maintenanceActions.summaryCounts]: () => countSummaryTables(o.database.db, o.summaryTables),
+    [maintenanceActions.summaryCounts]: async () => ({
+      ...(await countSummaryTables(o.database.db, o.summaryTables)),
+      ...(o.summaryCounts ? await o.summaryCounts() : {}),
+    }),
     [maintenanceActions.integrityCheck]: async (payload) => {
       const { fix } = parse(integrityCheckRequestSchema, payload);
       return { results: o.integrity ? await o.integrity(fix) : [] };

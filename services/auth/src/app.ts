@@ -173,6 +173,7 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
         routerIdentities,
         stores: routerIdentityStores,
         outstandingEnrollments: (db) => new PgOutstandingEnrollments(db),
+        sessions: deps.sessions,
       }),
       [extJwtSecondaryCall]: async (payload) => authentication.verifySecondary(payload as ExtJwtSecondaryRequest),
     },

@@ -1,5 +1,5 @@
 import { type EntityStatesRequest, type IntegrityResult, edgeRouterState } from '@ziti/contracts';
-import type { Bus, Database, Db, EventSink } from '@ziti/platform';
+import type { ApiSessionStore, Bus, Database, Db, EventSink } from '@ziti/platform';
 import { inEventTransaction, maintenanceHandlers, ownerEntityStates, readOnlyEventSink } from '@ziti/platform';
 import { identityState } from '../domain/identity-service.ts';
 import type { Identity } from '../domain/model.ts';
@@ -32,6 +32,8 @@ export interface AuthMaintenanceDeps {
   stores: (tx: Db, events: EventSink) => Stores;
   /** The read model of pki-enrollment's outstanding enrollments (docs/adr/0012), checked against its pages. */
   outstandingEnrollments?: (db: Db) => CheckedOutstandingEnrollments;
+  /** Live API sessions (in Redis), which `/summary` counts as `apiSessions`. */
+  sessions?: Pick<ApiSessionStore, 'countLive'>;
 }
 
 /** A ZitiQL string literal. */
@@ -114,6 +116,7 @@ export function maintenanceCalls(
     service: 'auth',
     database,
     summaryTables,
+    ...(deps?.sessions ? { summaryCounts: async () => ({ apiSessions: await deps.sessions!.countLive() }) } : {}),
     ...(deps
       ? {
           integrity: async (fix: boolean) => [

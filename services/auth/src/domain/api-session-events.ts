@@ -7,11 +7,9 @@ import type { StoredMfa } from './ports.ts';
  *
  * API sessions live in Redis, which is not part of any transaction, so every path orders its
  * steps to never lose an end (docs/adr/0002):
- * - open: the session is created in Redis, then `apiSession.created` commits; if that fails the
- *   session is deleted again (its token was never handed out). Were the process to die in
- *   between, the session expires unused and the sweeper announces `apiSession.expired`: an end
- *   without a start is harmless to idempotent consumers, whereas the reverse order could announce
- *   a session that never existed and never ends.
+ * - open: the session is created in Redis and nothing is announced (docs/adr/0017): policy learns
+ *   an API session from the caller the gateway passes, so every consumer must take an end of a
+ *   session it never heard of (they are idempotent and order-independent).
  * - end: the session is ended in Redis first (`end`/`endByIdentity`: the token stops working at
  *   once and a tombstone keeps the record), then `apiSession.deleted` commits with the change
  *   that caused it, then the tombstone is forgotten. A crash or a rollback in between leaves the
@@ -43,11 +41,6 @@ export const identityDeletionReasons: ReadonlySet<string> = new Set<ApiSessionDe
   'identityDeleted',
   'routerRemoved',
 ]);
-
-export async function emitApiSessionCreated(events: EventSink, r: ApiSessionRecord): Promise<void> {
-  const t = eventTypes.apiSessionCreated;
-  await events.emit(t.type, apiSessionState(r), t.version);
-}
 
 export async function emitApiSessionDeleted(
   events: EventSink,

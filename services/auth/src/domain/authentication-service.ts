@@ -1,5 +1,5 @@
 import { X509Certificate, createHash, randomUUID } from 'node:crypto';
-import { ApiError, type AuthQuery, type VerifyClientCertificateResult } from '@ziti/contracts';
+import { ApiError, type AuthQuery, type VerifyClientCertificateResult, eventTypes } from '@ziti/contracts';
 import {
   type ApiSessionRecord,
   type ExtJwtSecondaryRequest,
@@ -9,7 +9,8 @@ import {
   liveSession,
   pendingAuthQueries,
 } from '@ziti/platform';
-import { emitApiSessionCreated, emitApiSessionDeleted } from './api-session-events.ts';
+import { emitApiSessionDeleted } from './api-session-events.ts';
+import { identityState } from './identity-service.ts';
 import { type AuthPolicy, allowsSigner, defaultAuthPolicyId } from './auth-policy.ts';
 import { ExtJwtRejected, type SignerKeys, verifyExternalJwt } from './ext-jwt.ts';
 import type { ExternalJwtSigner } from './ext-jwt-signer.ts';
@@ -396,20 +397,11 @@ export class AuthenticationService {
       createdAt: now,
       updatedAt: now,
     };
-    // The session exists before its `apiSession.created` commits (api-session-events.ts); if the
-    // commit fails, the session goes again before anyone learnt its token.
+    // A login announces nothing (docs/adr/0017): the session lives in Redis, and whoever needs its
+    // facts gets them with the caller. Only a changed envInfo/sdkInfo is a write, with its
+    // identity.updated; it goes first, so a failed write leaves no session behind.
+    const current = await this.recordClientInfo(identity, input);
     await this.deps.sessions.create(record, this.sessionTtlSeconds);
-    let current: Identity;
-    try {
-      current = await this.deps.work(async (s) => {
-        const updated = await this.recordClientInfo(s, identity, input);
-        await emitApiSessionCreated(s.events, record);
-        return updated;
-      });
-    } catch (err) {
-      await this.deps.sessions.delete(record.id).catch(() => undefined);
-      throw err;
-    }
     // Just created with the full timeout: no need to read it back.
     const session = liveSession(record, this.sessionTtlSeconds * 1000, this.sessionTtlSeconds);
     return { session, identity: current, authQueries: pendingAuthQueries(record, extJwtSatisfied) };
@@ -425,8 +417,12 @@ export class AuthenticationService {
     };
   }
 
-  /** envInfo/sdkInfo are overwritten from the authenticate body when they differ (ZITI-FACTS §1.2). */
-  private async recordClientInfo(s: AuthStores, identity: Identity, input: AuthenticateInput): Promise<Identity> {
+  /**
+   * envInfo/sdkInfo are overwritten from the authenticate body when they differ (ZITI-FACTS §1.2),
+   * announced as `identity.updated` (its `updatedAt` moves; the gateway's kept answers of the
+   * identity show the new values).
+   */
+  private async recordClientInfo(identity: Identity, input: AuthenticateInput): Promise<Identity> {
     const envInfo = input.envInfo ?? identity.envInfo;
     const sdkInfo = input.sdkInfo ?? identity.sdkInfo;
     if (
@@ -435,10 +431,14 @@ export class AuthenticationService {
     ) {
       return identity;
     }
-    // On the stored identity, not the one read before the password check: nothing else is undone.
-    const next = { ...((await s.identities.get(identity.id)) ?? identity), envInfo, sdkInfo };
-    await s.identities.update(next);
-    return next;
+    return this.deps.work(async (s) => {
+      // On the stored identity, not the one read before the password check: nothing else is undone.
+      const next = { ...((await s.identities.get(identity.id)) ?? identity), envInfo, sdkInfo, updatedAt: this.now() };
+      await s.identities.update(next);
+      const t = eventTypes.identityUpdated;
+      await s.events.emit(t.type, identityState(next), t.version);
+      return next;
+    });
   }
 
   async current(apiSessionId: string): Promise<{ session: LiveApiSession; identity: Identity }> {

@@ -190,27 +190,48 @@ function expectDeleted(row: OutboxRow | undefined, reason: string, identityId: s
 }
 
 describe('API session events', () => {
-  it('a login publishes apiSession.created with the session state and never its token', async () => {
+  it('a login announces nothing: its session is in Redis, with the facts others get from the caller', async () => {
     const u = await user();
     const m = await mark();
     const { session } = await login(u.username);
-    const [row, ...rest] = await outboxSince(m, eventTypes.apiSessionCreated.type);
-    expect(rest).toEqual([]);
-    expect(row!.subject).toBe(subjects.event('auth', 'apiSession.created'));
-    expect(row!.version).toBe(1);
-    expect(eventTypes.apiSessionCreated.schema.parse(row!.payload)).toEqual({
+    expect(await outboxSince(m)).toEqual([]);
+    const live = await sessions.touch(session.token, ttl);
+    expect(live).toMatchObject({
       id: session.id,
       identityId: u.identity.id,
-      authenticatorId: session.authenticatorId,
       authMethod: 'password',
-      ipAddress: '10.1.2.3',
-      isMfaRequired: false,
-      isMfaComplete: false,
       configTypes: ['all'],
-      createdAt: session.createdAt,
+      ipAddress: '10.1.2.3',
     });
     expect(session.authenticatorId).not.toBe('');
-    expect(JSON.stringify(row!.payload)).not.toContain(session.token);
+  });
+
+  it('a login that changes envInfo/sdkInfo records them with identity.updated (only when they change)', async () => {
+    const u = await user();
+    const envInfo = { os: 'linux', arch: 'amd64' };
+    const sdkInfo = { type: 'ziti-sdk-golang', version: '0.20.0' };
+    const withInfo = () =>
+      auth.authenticate({
+        method: 'password',
+        username: u.username,
+        password: 'Secret-Pass-1',
+        remoteAddress: '10.1.2.3',
+        envInfo,
+        sdkInfo,
+      });
+    const m = await mark();
+    const { identity } = await withInfo();
+    expect(identity).toMatchObject({ envInfo, sdkInfo });
+    const rows = await outboxSince(m);
+    expect(rows.map((r) => r.type)).toEqual(['identity.updated']);
+    const state = identityStateSchema.parse(rows[0]!.payload);
+    expect(state.id).toBe(u.identity.id);
+    expect(Date.parse(state.updatedAt)).toBeGreaterThan(u.identity.updatedAt.getTime());
+    expect((await identities.get(u.identity.id)).envInfo).toEqual(envInfo);
+    // The same values again change nothing, so nothing is announced.
+    const again = await mark();
+    await withInfo();
+    expect(await outboxSince(again)).toEqual([]);
   });
 
   it('logout and an administrator delete publish apiSession.deleted (logout | admin) and leave no tombstone', async () => {

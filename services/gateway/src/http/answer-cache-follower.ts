@@ -27,9 +27,10 @@ const byId = new Set<string>([
 ]);
 
 /**
- * Which identity's answer an event can change. A login records the client's envInfo/sdkInfo in the
- * unit of work that announces `apiSession.created`; an auth policy's name is in the answer of every
- * identity that has it; an event this build does not know may change anything.
+ * Which identity's answer an event can change. A login that changes the client's envInfo/sdkInfo
+ * announces `identity.updated` (an older auth announced it with `apiSession.created`, still
+ * followed for streams that hold it); an auth policy's name is in the answer of every identity that
+ * has it; an event this build does not know may change anything.
  */
 export function answerConcerns(event: AnswerCacheEvent): string | 'all' | undefined {
   const data = (event.data ?? {}) as { id?: unknown; identityId?: unknown };

@@ -398,6 +398,7 @@ async function authenticate(
         token: session.token,
         isAdmin: session.isAdmin,
         authQueries: await sessionAuthQueries(session, req, deps.extJwt),
+        configTypes: session.configTypes,
       }
     : undefined;
   if (session) {

@@ -20,9 +20,7 @@ export const summaryTables: Record<string, string> = {
   postureChecks: 'posture_checks',
   postureCheckTypes: 'posture_check_types',
   sessions: 'sessions',
-  // API sessions live in Redis at auth; policy's model of them (from auth's events) is the one
-  // table of them, and keeps an ended one briefly.
-  apiSessions: 'api_sessions where ended_at is null',
+  // API sessions live in Redis: auth counts them (policy knows only those it has heard of).
 };
 
 const parser =

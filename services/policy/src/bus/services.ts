@@ -6,7 +6,8 @@ import { pageReply, pathId, serviceViewDetail } from './related-details.ts';
 /** The caller whose view a service read is; the gateway lets no anonymous caller reach these. */
 export function viewerOf(req: OperationRequest): Viewer {
   if (!req.caller) throw new ApiError('UNAUTHORIZED');
-  return { identityId: req.caller.identityId, isAdmin: req.caller.isAdmin, apiSessionId: req.caller.apiSessionId };
+  const { identityId, isAdmin, apiSessionId, configTypes } = req.caller;
+  return { identityId, isAdmin, apiSessionId, ...(configTypes ? { sessionConfigTypes: configTypes } : {}) };
 }
 
 /**

@@ -8,6 +8,8 @@ export interface Viewer {
   isAdmin: boolean;
   /** The caller's API session: posture queries are evaluated for it (MFA, endpoint state). */
   apiSessionId?: string;
+  /** The config types the API session asked for at login (the gateway passes them with the caller). */
+  sessionConfigTypes?: string[];
 }
 
 /** A service as the viewer sees it: its state and the viewer's derived access. */
@@ -109,8 +111,13 @@ export class ServiceViewService {
     });
   }
 
-  private sessionConfigTypes(s: ServiceViewStore, viewer: Viewer): Promise<string[]> {
-    return viewer.apiSessionId ? s.apiSessionConfigTypes(viewer.apiSessionId) : Promise.resolve([]);
+  /**
+   * The API session's config types as the caller carries them; a caller from a gateway older than
+   * that (docs/adr/0017) has them read from what an older auth announced at login.
+   */
+  private async sessionConfigTypes(s: ServiceViewStore, viewer: Viewer): Promise<string[]> {
+    if (viewer.sessionConfigTypes) return viewer.sessionConfigTypes;
+    return viewer.apiSessionId ? s.apiSessionConfigTypes(viewer.apiSessionId) : [];
   }
 
   /** A service the viewer may not see (non-admins without a policy) is NOT_FOUND. */

@@ -47,8 +47,9 @@ export const failedRequestHistory = 20;
 export interface SessionStore {
   /**
    * Creates the session unless its API session has ended ('ended'), learning the API session from
-   * the request when its `apiSession.created` has not arrived yet; answers the session of that API
-   * session, service and type that already exists instead of a second one.
+   * the request when policy has not heard of it yet (a login announces nothing: docs/adr/0017);
+   * answers the session of that API session, service and type that already exists instead of a
+   * second one.
    */
   createIfLive(session: Session): Promise<Session | 'ended'>;
   findFor(apiSessionId: string, serviceId: string, type: SessionType): Promise<Session | undefined>;
@@ -254,7 +255,10 @@ export class SessionService {
   }
 }
 
-/** What policy keeps of an API session's start (auth's `apiSession.created` state). */
+/**
+ * What policy keeps of an API session's start: auth's `apiSession.created` state, which auth no
+ * longer publishes (docs/adr/0017) but a stream written by an older auth may still hold.
+ */
 export type ApiSessionStart = Pick<
   ApiSessionState,
   'id' | 'identityId' | 'authMethod' | 'isMfaRequired' | 'isMfaComplete' | 'configTypes' | 'createdAt'
