@@ -17,7 +17,7 @@ import type { ExternalJwtSigner } from './ext-jwt-signer.ts';
 import type { Identity, ListInput, ListPage } from './model.ts';
 import { isDisabled } from './model.ts';
 import type { ApiSessionQuery, AuthStores, PasswordHasher, SessionStore, UnitOfWork } from './ports.ts';
-import { type SecondaryFactors, secondaryFactorsOf } from './session-factors.ts';
+import { type SecondaryFactors, secondaryFactorsOfPolicy } from './session-factors.ts';
 
 export interface AuthenticateInput {
   method: string;
@@ -150,35 +150,34 @@ export class AuthenticationService {
       });
     }
     const password = input.password;
-    // Reads only: outside a transaction (no BEGIN/COMMIT round trips on every login).
-    const found = await this.reader(async (s) => {
-      const authenticator = await s.authenticators.findByUsername(input.username!);
-      const identity = authenticator ? await s.identities.get(authenticator.identityId) : null;
-      // An unknown username reads a policy too, so both cost the same round trips.
-      const policy = await s.authPolicies.get(identity?.authPolicyId ?? defaultAuthPolicyId);
-      return authenticator && identity ? { authenticator, identity, policy } : null;
-    });
-    if (!found || !found.authenticator.passwordHash || !found.authenticator.salt) {
+    // Reads only, in one statement outside a transaction; an unknown username reads the default
+    // policy too, so both cost the same until the hash.
+    const found = await this.reader((s) => s.authenticators.findPasswordLogin(input.username!, defaultAuthPolicyId));
+    const { authenticator, identity, policy } = found;
+    if (!authenticator || !identity || !authenticator.passwordHash || !authenticator.salt) {
       await this.verifyDummy(password);
       return this.refuse('UNKNOWN_USERNAME');
     }
-    const { authenticator, identity, policy } = found;
     if (policy && !policy.primary.updb.allowed) {
       await this.verifyDummy(password);
       return this.refuse('UPDB_NOT_ALLOWED', { identityId: identity.id, authPolicyId: policy.id });
     }
-    if (!(await this.deps.hasher.verify(password, authenticator.passwordHash!, authenticator.salt!))) {
+    if (!(await this.deps.hasher.verify(password, authenticator.passwordHash, authenticator.salt))) {
       await this.countFailure(identity, authenticator.id, policy);
       return this.refuse('WRONG_PASSWORD', { identityId: identity.id });
     }
-    // After the password (so a known and an unknown username cost the same until then): the
-    // failure count goes and the new session's factors are read, in one unit of work — a read
-    // outside a transaction when the policy counts no failures.
-    const counted = policy !== null && policy.primary.updb.maxAttempts > 0;
-    const context = await (counted ? this.deps.work : this.reader)(async (s) => {
-      if (counted) await s.loginAttempts.reset(authenticator.id);
-      return this.sessionContext(s, identity);
-    });
+    // After the password: the failure count goes (a write only when the policy counts failures).
+    if (policy !== null && policy.primary.updb.maxAttempts > 0) {
+      await this.deps.work((s) => s.loginAttempts.reset(authenticator.id));
+    }
+    // The policy's factors need a read only when it requires an external JWT signer.
+    const context: SessionContext = policy?.secondary.requireExtJwtSigner
+      ? await this.reader(async (s) => ({ ...(await this.factorsContext(s, policy)), mfaVerified: found.mfaVerified }))
+      : {
+          factors: { requireTotp: policy?.secondary.requireTotp ?? false, requiredExtJwtSigner: null },
+          mfaVerified: found.mfaVerified,
+          requiredSigner: null,
+        };
     return this.openSession(identity, authenticator.id, 'password', input, null, context);
   }
 
@@ -409,12 +408,19 @@ export class AuthenticationService {
 
   /** The secondary factors of the identity's auth policy and whether it has MFA, for a new session. */
   private async sessionContext(s: AuthStores, identity: Identity): Promise<SessionContext> {
-    const factors = await secondaryFactorsOf(s, identity.authPolicyId);
     return {
-      factors,
+      ...(await this.factorsContext(s, await s.authPolicies.get(identity.authPolicyId))),
       mfaVerified: (await s.mfa.verifiedAmong([identity.id])).has(identity.id),
-      requiredSigner: factors.requiredExtJwtSigner ? await s.extJwtSigners.get(factors.requiredExtJwtSigner.id) : null,
     };
+  }
+
+  /** A policy's secondary factors and the external JWT signer it requires, if any. */
+  private async factorsContext(s: AuthStores, policy: AuthPolicy | null) {
+    const factors = await secondaryFactorsOfPolicy(s, policy);
+    const requiredSigner = factors.requiredExtJwtSigner
+      ? await s.extJwtSigners.get(factors.requiredExtJwtSigner.id)
+      : null;
+    return { factors, requiredSigner };
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { RequiredExtJwtSigner } from '@ziti/platform';
+import type { AuthPolicy } from './auth-policy.ts';
 import type { AuthStores, SessionStore, UnitOfWork } from './ports.ts';
 
 /**
@@ -11,7 +12,11 @@ export interface SecondaryFactors {
 }
 
 export async function secondaryFactorsOf(s: AuthStores, authPolicyId: string): Promise<SecondaryFactors> {
-  const policy = await s.authPolicies.get(authPolicyId);
+  return secondaryFactorsOfPolicy(s, await s.authPolicies.get(authPolicyId));
+}
+
+/** The same, of a policy already read (null: none, so no secondary factor). */
+export async function secondaryFactorsOfPolicy(s: AuthStores, policy: AuthPolicy | null): Promise<SecondaryFactors> {
   if (!policy) return { requireTotp: false, requiredExtJwtSigner: null };
   const signerId = policy.secondary.requireExtJwtSigner;
   const signer = signerId ? await s.extJwtSigners.get(signerId) : null;

@@ -23,7 +23,7 @@ const dateOrNull = (v: unknown) => (v === null || v === undefined ? null : date(
 const json = <T>(v: unknown, fallback: T): T =>
   v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
 
-function policyFromRow(r: Row): AuthPolicy {
+export function policyFromRow(r: Row): AuthPolicy {
   return {
     id: String(r.id),
     name: String(r.name),
@@ -36,9 +36,10 @@ function policyFromRow(r: Row): AuthPolicy {
   };
 }
 
-/** Read with every identity creation and login (prepared). */
-const authPolicyById = `select id, name, is_system, "primary", secondary, tags, created_at, updated_at
-  from auth_policies where id = $1`;
+/** The columns of an auth policy, named (a prepared statement keeps its result shape). */
+export const authPolicyColumns = `id, name, is_system, "primary", secondary, tags, created_at, updated_at`;
+/** Read with every identity creation (prepared). */
+const authPolicyById = `select ${authPolicyColumns} from auth_policies where id = $1`;
 
 export class PgAuthPolicyStore implements AuthPolicyStore {
   constructor(private readonly db: Db) {}

@@ -12,7 +12,8 @@ import type {
   NamedEntity,
   RoleFilter,
 } from '../domain/model.ts';
-import type { AuthenticatorStore, IdentityStore, IdentityTypeStore } from '../domain/ports.ts';
+import type { AuthenticatorStore, IdentityStore, IdentityTypeStore, PasswordLoginRead } from '../domain/ports.ts';
+import { authPolicyColumns, policyFromRow } from './pg-authentication-stores.ts';
 import { authenticatorQuery, identityQuery, identityTypeQuery } from './query-entities.ts';
 import { authenticators, identities, identityTypes } from './schema.ts';
 
@@ -253,6 +254,29 @@ const authenticatorColumns = `id, identity_id, method, username, password_hash, 
   created_at, updated_at`;
 /** Logins look authenticators up by these (prepared). */
 const authenticatorByUsername = `select ${authenticatorColumns} from authenticators where username = $1 and method = 'updb'`;
+/** `alias.column as alias_column` for each of `columns`: one row can carry several tables' columns. */
+const prefixedColumns = (alias: string, columns: string) =>
+  columns
+    .split(',')
+    .map((c) => c.trim().replace(/^\w+\./, ''))
+    .map((c) => `${alias}.${c} as ${alias}_${c.replace(/"/g, '')}`)
+    .join(', ');
+/** The columns `prefixedColumns(alias, …)` named, under their own names; null when the join found no row. */
+function unprefixed(r: Row, alias: string): Row | null {
+  if (r[`${alias}_id`] === null || r[`${alias}_id`] === undefined) return null;
+  const out: Row = {};
+  const p = `${alias}_`;
+  for (const [k, v] of Object.entries(r)) if (k.startsWith(p)) out[k.slice(p.length)] = v;
+  return out;
+}
+/** A password login's reads as one prepared statement (see `findPasswordLogin`). */
+const passwordLogin = `select ${prefixedColumns('a', authenticatorColumns)}, ${prefixedColumns('i', identityColumns)},
+    ${prefixedColumns('p', authPolicyColumns)},
+    exists (select from mfa m where m.identity_id = i.id and m.is_verified) as mfa_verified
+  from (select 1) as one
+  left join authenticators a on a.username = $1 and a.method = 'updb'
+  left join identities i on i.id = a.identity_id
+  left join auth_policies p on p.id = coalesce(i.auth_policy_id, $2)`;
 const authenticatorByFingerprint = `select ${authenticatorColumns} from authenticators
   where cert_fingerprint = $1 and method = 'cert'`;
 
@@ -314,6 +338,19 @@ export class PgAuthenticatorStore implements AuthenticatorStore {
   async findByUsername(username: string): Promise<Authenticator | null> {
     const [row] = await queryRows<Row>(this.db, authenticatorByUsername, [username], { prepare: true });
     return row ? authenticatorFromRow(row) : null;
+  }
+
+  async findPasswordLogin(username: string, fallbackPolicyId: string): Promise<PasswordLoginRead> {
+    const [row] = await queryRows<Row>(this.db, passwordLogin, [username, fallbackPolicyId], { prepare: true });
+    const a = row && unprefixed(row, 'a');
+    const i = row && unprefixed(row, 'i');
+    const p = row && unprefixed(row, 'p');
+    return {
+      authenticator: a ? authenticatorFromRow(a) : null,
+      identity: i ? identityFromRow(i) : null,
+      policy: p ? policyFromRow(p) : null,
+      mfaVerified: row?.mfa_verified === true,
+    };
   }
 
   async findByFingerprint(fingerprint: string): Promise<Authenticator | null> {

@@ -167,6 +167,70 @@ for (const [name, open] of Object.entries(targets)) {
       });
     });
 
+    it('a password login reads its authenticator, identity, policy and MFA in one statement', async () => {
+      const { work } = await bed();
+      const now = new Date();
+      const updb = (id: string, identityId: string, username: string) => ({
+        id,
+        identityId,
+        method: 'updb' as const,
+        username,
+        passwordHash: `hash-${id}`,
+        salt: `salt-${id}`,
+        certFingerprint: null,
+        certPem: null,
+        tags: { k: id },
+        createdAt: now,
+        updatedAt: now,
+      });
+      await work(async (s) => {
+        await s.authPolicies.insert({
+          id: 'lp',
+          name: 'login-policy',
+          isSystem: false,
+          primary: normalizePrimary({ updb: { maxAttempts: 3 } }),
+          secondary: normalizeSecondary({ requireTotp: true }),
+          tags: {},
+          createdAt: now,
+          updatedAt: now,
+        });
+        await s.identities.insert({ ...identity('li1', 'lp'), roleAttributes: ['r'], envInfo: { os: 'linux' } });
+        await s.identities.insert(identity('li2'));
+        await s.authenticators.insert(updb('la1', 'li1', 'login-u1'));
+        await s.authenticators.insert(updb('la2', 'li2', 'login-u2'));
+        await s.mfa.insert({
+          id: 'lm1',
+          identityId: 'li1',
+          isVerified: true,
+          sealedSecret: 'v1.a.b',
+          sealedRecoveryCodes: 'v1.c.d',
+          tags: {},
+          createdAt: now,
+          updatedAt: now,
+        });
+      });
+      const read = (u: string) => work((s) => s.authenticators.findPasswordLogin(u, 'default'));
+
+      const one = await read('login-u1');
+      expect(one.authenticator).toEqual(await work((s) => s.authenticators.get('la1')));
+      expect(one.identity).toEqual(await work((s) => s.identities.get('li1')));
+      expect(one.policy).toEqual(await work((s) => s.authPolicies.get('lp')));
+      expect(one.mfaVerified).toBe(true);
+
+      const two = await read('login-u2');
+      expect(two.identity?.id).toBe('li2');
+      expect(two.policy).toEqual(await work((s) => s.authPolicies.get('default')));
+      expect(two.mfaVerified).toBe(false);
+
+      // An unknown username reads the fallback policy, as a known one reads its own.
+      expect(await read('nobody')).toEqual({
+        authenticator: null,
+        identity: null,
+        policy: await work((s) => s.authPolicies.get('default')),
+        mfaVerified: false,
+      });
+    });
+
     it('mfa, failed attempts and traces', async () => {
       const { work } = await bed();
       await work((s) => s.identities.insert(identity('i1')));
