@@ -6,8 +6,9 @@
  * verifies per second with auth's parameters in a separate process (bench/argon2-floor.ts) at
  * auth's hash concurrency (ZITI_HASH_CONCURRENCY, default 4), measured in the same run while the
  * cluster is idle. Meanwhile other sessions read `GET /current-identity` at a fixed
- * `BENCH_LOGIN_READ_RATE` (40/s over 4 connections): once while idle, once during the login storm;
- * the storm's read p99 must stay within 2× the idle one.
+ * `BENCH_LOGIN_READ_RATE` (40/s over 4 connections), from a process of their own as other clients
+ * would (bench/session-reads.ts): once while idle, once during the login storm; the storm's read
+ * p99 must stay within 2× the idle one.
  *
  * The gateway's per-address login rate limit (ZITI_AUTH_RATE_LIMIT, 600/min) would cap a loopback
  * storm at 10/s: this cluster runs with ZITI_AUTH_RATE_LIMIT=0 (when the scenario starts it).
@@ -34,18 +35,48 @@ import {
 } from './common.ts';
 import { cannonResult } from './read.ts';
 
+/**
+ * A bench child process: `ready` resolves when it prints `ready` (loaded; or at once for one that
+ * never does), `result` with the last JSON line it prints (it must exit with 0).
+ */
+function child<T>(script: string, args: string[]): { ready: Promise<void>; result: Promise<T> } {
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench', script), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  let signalReady!: () => void;
+  const ready = new Promise<void>((resolve) => (signalReady = resolve));
+  proc.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (out.startsWith('ready\n')) signalReady();
+  });
+  const result = new Promise<number | null>((resolve) => proc.once('exit', resolve)).then((code) => {
+    signalReady();
+    if (code !== 0) throw new Error(`${script} exited with ${code}`);
+    return JSON.parse(out.trim().split('\n').at(-1)!) as T;
+  });
+  return { ready, result };
+}
+
+/**
+ * `GET /current-identity` by other sessions at `rate` per second over 4 connections, from their own
+ * process: `warmup` seconds, then `seconds` measured. Await `ready` before starting what the reads
+ * must run beside, so both windows line up.
+ */
+export function sessionReads(baseUrl: string, rate: number, warmup: number, seconds: number, tokens: string[]) {
+  return child<autocannon.Result>('session-reads.ts', [
+    baseUrl,
+    String(rate),
+    String(warmup),
+    String(seconds),
+    '4',
+    tokens.join(','),
+  ]);
+}
+
 /** Runs bench/argon2-floor.ts in its own process; its JSON line. */
 export async function argon2Floor(concurrency: number, seconds: number, warmup: number) {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(root, 'bench', 'argon2-floor.ts'), String(concurrency), String(seconds), String(warmup)],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`argon2 floor exited with ${code}`);
-  return JSON.parse(out.trim().split('\n').at(-1)!) as {
+  return child<{
     verifiesPerSecond: number;
     p50: number;
     p99: number;
@@ -54,7 +85,7 @@ export async function argon2Floor(concurrency: number, seconds: number, warmup: 
     concurrency: number;
     params: Record<string, number>;
     rssMiB: number;
-  };
+  }>('argon2-floor.ts', [String(concurrency), String(seconds), String(warmup)]).result;
 }
 
 export async function benchLogin(
@@ -118,35 +149,23 @@ export async function benchLogin(
             },
           ],
         });
-      let nextReader = 0;
-      const readRun = (duration: number) =>
-        autocannon({
-          url: cluster.baseUrl,
-          connections: 4,
-          overallRate: readRate,
-          duration,
-          requests: [
-            {
-              method: 'GET',
-              path: '/edge/client/v1/current-identity',
-              setupRequest: (req) => ({
-                ...req,
-                headers: { 'zt-session': readerTokens[nextReader++ % readerTokens.length]! },
-              }),
-            },
-          ],
-        });
+      // Other sessions' reads come from a process of their own (bench/session-reads.ts), as other
+      // clients would: not queued behind the storm's load generator in this event loop.
+      const reads = () => sessionReads(cluster.baseUrl, readRate, warmup, seconds, readerTokens);
 
       // Reads while idle.
-      if (warmup > 0) await readRun(warmup);
+      const idle = reads();
       loadAverage1m.idleReads = load1();
-      const idleReads = cannonResult(`reads while idle (${readRate}/s, 4 conn)`, await readRun(seconds));
+      const idleReads = cannonResult(`reads while idle (${readRate}/s, 4 conn)`, await idle.result);
 
-      // The storm, with the same reads beside it.
+      // The storm, with the same reads beside it: both warm up, then both are measured.
+      const beside = reads();
+      await beside.ready;
       if (warmup > 0) await loginRun(warmup);
       loadAverage1m.storm = load1();
       const cpuBefore = cpuSnapshot(cluster);
-      const [storm, stormReadsRaw] = await Promise.all([loginRun(seconds), readRun(seconds)]);
+      const storm = await loginRun(seconds);
+      const stormReadsRaw = await beside.result;
       // Where the storm's CPU went, per login (the 40/s reads beside it are included).
       const cpu = cpuBetween(cpuBefore, cpuSnapshot(cluster), storm.requests.total);
       const logins = cannonResult(`logins (${connections} connections)`, storm);
