@@ -52,6 +52,8 @@ export interface AuthConfig {
   hashConcurrency?: number;
   /** Callers waiting for a hashing slot beyond which logins are refused with 429 (default 256). */
   hashQueueLimit?: number;
+  /** The nice value of the password-hash threads (19: lowest priority, the default; 0: normal). */
+  hashNice?: number;
   /** `ZITI_SECRET_KEY`: seals the TOTP secrets and recovery codes at rest. */
   secretKey: string;
   /** The issuer authenticator apps show for TOTP (`openziti.io`). */
@@ -98,7 +100,11 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     credentials: new PgCredentialStore(tx),
   }));
   const enrollments = new BusEnrollmentPort(deps.bus);
-  const hasher = new Argon2PasswordHasher(deps.config.hashConcurrency ?? 4, deps.config.hashQueueLimit ?? 256);
+  const hasher = new Argon2PasswordHasher(
+    deps.config.hashConcurrency ?? 4,
+    deps.config.hashQueueLimit ?? 256,
+    deps.config.hashNice ?? 19,
+  );
   const ttl = deps.config.sessionTimeoutSeconds;
   const identities = new IdentityService(work, deps.sessions, ttl, undefined, enrollments, read);
   const credentials = new CredentialService(credentialWork, hasher);

@@ -3,6 +3,7 @@ import { hashRaw } from '@node-rs/argon2';
 import { ApiError } from '@ziti/contracts';
 import { passwordHashMetrics } from '@ziti/platform';
 import type { PasswordHasher } from '../domain/ports.ts';
+import { Argon2Threads } from './argon2-threads.ts';
 
 /** argon2id in @node-rs/argon2's (const) Algorithm enum. */
 const argon2id = 2;
@@ -10,8 +11,9 @@ const argon2id = 2;
 /**
  * argon2id with the reference's parameters (time 1, 3 MiB, parallelism 4, 32-byte key, 10-byte salt;
  * hash and salt stored base64), so hashes move between the two systems (ZITI-FACTS §15). Hashing runs
- * on libuv's thread pool, never on the event loop, and at most `concurrency` at a time: every attempt
- * costs memory and four threads, so unbounded hashing is a denial-of-service lever. Callers wait
+ * on threads of its own at the lowest scheduling priority (`Argon2Threads`), never on the event loop,
+ * so a login storm cannot starve reads of the CPU, and at most `concurrency` at a time: every attempt
+ * costs memory and CPU, so unbounded hashing is a denial-of-service lever. Callers wait
  * for a slot in a queue of at most `queueLimit`; beyond it the request is refused at once with
  * 429 SERVER_TOO_MANY_REQUESTS (the reference's answer when its authentication limiter is full)
  * instead of piling up memory and latency.
@@ -23,10 +25,16 @@ export class Argon2PasswordHasher implements PasswordHasher {
   /** The process's hash-queue series (shared by every hasher of the process: they add up). */
   private readonly metrics = passwordHashMetrics();
 
+  private readonly threads: Argon2Threads;
+
   constructor(
     private readonly concurrency = 4,
     private readonly queueLimit = 256,
-  ) {}
+    /** The hash threads' nice value (19: the lowest priority; 0: normal). */
+    nice = 19,
+  ) {
+    this.threads = new Argon2Threads(concurrency, nice);
+  }
 
   /**
    * A semaphore: a finishing caller hands its slot straight to the first waiter, so a newcomer can
@@ -65,8 +73,9 @@ export class Argon2PasswordHasher implements PasswordHasher {
   }
 
   private derive(password: string, salt: Buffer): Promise<Buffer> {
+    const options = { algorithm: argon2id, timeCost: 1, memoryCost: 3072, parallelism: 4, outputLen: 32 };
     return this.withSlot(() =>
-      hashRaw(password, { algorithm: argon2id, timeCost: 1, memoryCost: 3072, parallelism: 4, outputLen: 32, salt }),
+      this.threads.broken ? hashRaw(password, { ...options, salt }) : this.threads.hash({ password, salt, options }),
     );
   }
 
@@ -79,6 +88,11 @@ export class Argon2PasswordHasher implements PasswordHasher {
     const expected = Buffer.from(hash, 'base64');
     const actual = await this.derive(password, Buffer.from(salt, 'base64'));
     return expected.length === actual.length && timingSafeEqual(expected, actual);
+  }
+
+  /** The hash threads (for tests and diagnostics). */
+  hashThreads(): Pick<Argon2Threads, 'threadIds' | 'broken'> {
+    return this.threads;
   }
 
   /** Hashing slots in use, callers waiting and the most slots ever in use (for tests and metrics). */

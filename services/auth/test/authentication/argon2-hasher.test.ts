@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { hashRaw } from '@node-rs/argon2';
 import { ApiError } from '@ziti/contracts';
 import { describe, expect, it } from 'vitest';
 import { Argon2PasswordHasher } from '../../src/adapters/argon2-password-hasher.ts';
@@ -37,5 +39,42 @@ describe('argon2id hashing is bounded (ZITI-FACTS §15)', () => {
     expect(Buffer.from(salt, 'base64')).toHaveLength(10);
     expect(await hasher.verify('admin', hash, salt)).toBe(true);
     expect(await hasher.verify('Admin', hash, salt)).toBe(false);
+  });
+});
+
+describe('argon2id hashing yields the CPU (issue 13)', () => {
+  const nice = (tid: number) => {
+    // Field 19 of /proc/<pid>/task/<tid>/stat, counted after the command name's closing parenthesis.
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  };
+
+  it.runIf(process.platform === 'linux')('hashes on threads of its own at the given nice value', async () => {
+    const hasher = new Argon2PasswordHasher(3, 10, 17);
+    await Promise.all([hasher.hash('warm-1'), hasher.hash('warm-2'), hasher.hash('warm-3')]);
+    // Threads start in the background: wait (with a deadline) until all three have said who they are.
+    const deadline = Date.now() + 10_000;
+    while (hasher.hashThreads().threadIds().length < 3 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
+    const tids = hasher.hashThreads().threadIds();
+    expect(tids).toHaveLength(3);
+    expect(tids.map(nice)).toEqual([17, 17, 17]);
+    // The event loop's own thread keeps its priority.
+    expect(nice(process.pid)).toBe(0);
+  });
+
+  it('hashes on those threads exactly as the library does', async () => {
+    const hasher = new Argon2PasswordHasher(2, 10);
+    const { hash, salt } = await hasher.hash('same-everywhere');
+    const direct = await hashRaw('same-everywhere', {
+      algorithm: 2,
+      timeCost: 1,
+      memoryCost: 3072,
+      parallelism: 4,
+      outputLen: 32,
+      salt: Buffer.from(salt, 'base64'),
+    });
+    expect(Buffer.from(hash, 'base64').equals(direct)).toBe(true);
+    expect(hasher.hashThreads().broken).toBe(false);
   });
 });
