@@ -104,7 +104,11 @@ export async function benchLogin(
   return withCluster(
     options.cluster,
     'login',
-    { ZITI_AUTH_RATE_LIMIT: '0', ZITI_HASH_CONCURRENCY: String(hashConcurrency) },
+    {
+      ZITI_AUTH_RATE_LIMIT: '0',
+      ZITI_HASH_CONCURRENCY: String(hashConcurrency),
+      ...(process.env.ZITI_HASH_NICE ? { ZITI_HASH_NICE: process.env.ZITI_HASH_NICE } : {}),
+    },
     async (cluster) => {
       const admin = await adminLogin(cluster);
       const tag = Date.now().toString(36);

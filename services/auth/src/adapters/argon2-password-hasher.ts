@@ -11,7 +11,7 @@ const argon2id = 2;
 /**
  * argon2id with the reference's parameters (time 1, 3 MiB, parallelism 4, 32-byte key, 10-byte salt;
  * hash and salt stored base64), so hashes move between the two systems (ZITI-FACTS §15). Hashing runs
- * on threads of its own at the lowest scheduling priority (`Argon2Threads`), never on the event loop,
+ * on threads of its own at a lowered scheduling priority (`Argon2Threads`), never on the event loop,
  * so a login storm cannot starve reads of the CPU, and at most `concurrency` at a time: every attempt
  * costs memory and CPU, so unbounded hashing is a denial-of-service lever. Callers wait
  * for a slot in a queue of at most `queueLimit`; beyond it the request is refused at once with
@@ -30,8 +30,8 @@ export class Argon2PasswordHasher implements PasswordHasher {
   constructor(
     private readonly concurrency = 4,
     private readonly queueLimit = 256,
-    /** The hash threads' nice value (19: the lowest priority; 0: normal). */
-    nice = 19,
+    /** The hash threads' nice value (0: normal priority … 19: the lowest; docs/adr/0006). */
+    nice = 10,
   ) {
     this.threads = new Argon2Threads(concurrency, nice);
   }
