@@ -40,7 +40,7 @@ export class RouterIdentities {
     deleted: boolean,
     force = false,
   ): Promise<RouterIdentityChange> {
-    const current = await s.identities.get(router.id);
+    const current = await s.identities.get(router.id, { forUpdate: true });
     const routerTime = new Date(router.updatedAt);
     if (current && current.typeId !== routerIdentityType) return 'unchanged';
     if (current && !force && routerTime < current.updatedAt) return 'stale';

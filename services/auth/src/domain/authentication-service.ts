@@ -439,7 +439,8 @@ export class AuthenticationService {
     }
     return this.deps.work(async (s) => {
       // On the stored identity, not the one read before the password check: nothing else is undone.
-      const next = { ...((await s.identities.get(identity.id)) ?? identity), envInfo, sdkInfo, updatedAt: this.now() };
+      const stored = await s.identities.get(identity.id, { forUpdate: true });
+      const next = { ...(stored ?? identity), envInfo, sdkInfo, updatedAt: this.now() };
       await s.identities.update(next);
       const t = eventTypes.identityUpdated;
       await s.events.emit(t.type, identityState(next), t.version);

@@ -114,8 +114,9 @@ export class IdentityService {
     return this.read((s) => s.identities.listViews(input, roleFilter));
   }
 
-  private async load(s: AuthStores, id: string): Promise<Identity> {
-    const identity = await s.identities.get(id);
+  /** `forUpdate`: the row stays locked until the unit of work ends (every read-modify-write). */
+  private async load(s: AuthStores, id: string, forUpdate = false): Promise<Identity> {
+    const identity = await s.identities.get(id, { forUpdate });
     if (!identity) throw ApiError.notFound('identity', id);
     return identity;
   }
@@ -197,7 +198,7 @@ export class IdentityService {
   async update(id: string, input: IdentityInput, mode: 'replace' | 'patch'): Promise<void> {
     const now = this.now();
     await this.work(async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       const has = (k: keyof IdentityInput) => mode === 'replace' || Object.hasOwn(input, k);
       // A timed disable that passed ends with this change (the sweeper would record it otherwise).
       const next: Identity = { ...current, disabled: recordedDisabled(current, now), updatedAt: now };
@@ -310,7 +311,7 @@ export class IdentityService {
     // Refusals first: the sessions end before the deletion commits.
     this.assertDeletable(await this.read((s) => this.load(s, id)));
     await this.withSessionsEnded(id, 'identityDeleted', async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       this.assertDeletable(current);
       const mfa = await s.mfa.getByIdentity(id, true);
       await s.identities.delete(id);
@@ -326,7 +327,7 @@ export class IdentityService {
     await this.read((s) => this.load(s, id));
     const now = this.now();
     await this.withSessionsEnded(id, 'identityDisabled', async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       const next: Identity = {
         ...current,
         disabled: true,
@@ -342,7 +343,7 @@ export class IdentityService {
   async enable(id: string): Promise<void> {
     const now = this.now();
     await this.work(async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       const next: Identity = { ...current, disabled: false, disabledAt: null, disabledUntil: null, updatedAt: now };
       await s.identities.update(next);
       await s.events.emit(eventTypes.identityUpdated.type, identityState(next), eventTypes.identityUpdated.version);

@@ -5,7 +5,11 @@ import type { ExternalJwtSigner } from './ext-jwt-signer.ts';
 import type { Authenticator, Identity, IdentityView, ListInput, ListPage, NamedEntity, RoleFilter } from './model.ts';
 
 export interface IdentityStore {
-  get(id: string): Promise<Identity | null>;
+  /**
+   * `forUpdate` locks the row until the transaction ends: every read-modify-write of an identity
+   * takes it, so two concurrent changes of different fields both survive.
+   */
+  get(id: string, options?: { forUpdate?: boolean }): Promise<Identity | null>;
   /** Refuses a taken name or external id, and an auth policy that does not exist (`unknownAuthPolicy`). */
   insert(identity: Identity): Promise<void>;
   update(identity: Identity): Promise<void>;
