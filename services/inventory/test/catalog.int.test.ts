@@ -188,6 +188,38 @@ describe('services', () => {
   });
 });
 
+describe('concurrent changes', () => {
+  it('two PATCHes of different fields of one service, config or config type both survive (the row is locked)', async () => {
+    // Each change reads the row, changes fields and writes it whole: without the lock, one of two
+    // concurrent changes was lost in 19 of 20 rounds on Postgres.
+    const services = new ServiceCatalog(work);
+    const types = new ConfigTypeService(work, schemas);
+    const configs = new ConfigService(work, schemas);
+    for (let i = 0; i < 10; i++) {
+      const svc = await services.create({ name: uniqueName('lock-svc') });
+      await Promise.all([
+        services.update(svc.id, { roleAttributes: [`r${i}`] }, 'patch'),
+        services.update(svc.id, { tags: { round: i } }, 'patch'),
+      ]);
+      expect(await services.get(svc.id)).toMatchObject({ roleAttributes: [`r${i}`], tags: { round: i } });
+
+      const type = await types.create({ name: uniqueName('lock-type') });
+      await Promise.all([
+        types.update(type.id, { tags: { round: i } }, 'patch'),
+        types.update(type.id, { name: `${type.name}-renamed` }, 'patch'),
+      ]);
+      expect(await types.get(type.id)).toMatchObject({ name: `${type.name}-renamed`, tags: { round: i } });
+
+      const config = await configs.create({ name: uniqueName('lock-cfg'), configTypeId: type.id, data: { a: 1 } });
+      await Promise.all([
+        configs.update(config.id, { data: { a: 2 } }, 'patch'),
+        configs.update(config.id, { tags: { round: i } }, 'patch'),
+      ]);
+      expect(await configs.get(config.id)).toMatchObject({ data: { a: 2 }, tags: { round: i } });
+    }
+  });
+});
+
 describe('routers and terminators', () => {
   const issued: string[] = [];
   const revoked: string[] = [];

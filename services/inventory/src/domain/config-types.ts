@@ -106,7 +106,7 @@ export class ConfigTypeService {
    */
   async update(id: string, input: ConfigTypeInput, mode: 'replace' | 'patch'): Promise<void> {
     await this.work(async (s) => {
-      const current = await load(s, id);
+      const current = await load(s, id, true);
       const has = presentIn(input, mode);
       const merged: ConfigTypeInput = {
         name: has('name') ? input.name : current.name,
@@ -127,7 +127,7 @@ export class ConfigTypeService {
 
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
-      const current = await load(s, id);
+      const current = await load(s, id, true);
       const used = await s.configTypes.configIds(id, 50);
       if (used.length > 0) {
         const ids = `[${used.join(' ')}]`;
@@ -158,8 +158,8 @@ export class ConfigTypeService {
   }
 }
 
-async function load(s: InventoryStores, id: string): Promise<ConfigType> {
-  const type = await s.configTypes.get(id);
+async function load(s: InventoryStores, id: string, forUpdate = false): Promise<ConfigType> {
+  const type = await s.configTypes.get(id, { forUpdate });
   if (!type) throw ApiError.notFound('configType', id);
   return type;
 }

@@ -112,7 +112,7 @@ export class ConfigService {
   async update(id: string, input: ConfigInput, mode: 'replace' | 'patch'): Promise<void> {
     const now = this.now();
     await this.work(async (s) => {
-      const current = await loadConfig(s, id);
+      const current = await loadConfig(s, id, true);
       const has = presentIn(input, mode);
       const next: Config = { ...current, updatedAt: now };
       if (has('name')) next.name = requireName(input.name);
@@ -135,7 +135,7 @@ export class ConfigService {
   async delete(id: string): Promise<void> {
     const now = this.now();
     await this.work(async (s) => {
-      const current = await loadConfig(s, id);
+      const current = await loadConfig(s, id, true);
       const overrides = await s.identityServiceConfigs.countByConfig(id);
       if (overrides > 0) {
         throw new ApiError('CAN_NOT_DELETE_REFERENCED_ENTITY', {
@@ -156,8 +156,8 @@ export class ConfigService {
   }
 }
 
-export async function loadConfig(s: InventoryStores, id: string): Promise<Config> {
-  const config = await s.configs.get(id);
+export async function loadConfig(s: InventoryStores, id: string, forUpdate = false): Promise<Config> {
+  const config = await s.configs.get(id, { forUpdate });
   if (!config) throw ApiError.notFound('config', id);
   return config;
 }

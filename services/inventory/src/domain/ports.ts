@@ -14,8 +14,18 @@ import type {
   Terminator,
 } from './model.ts';
 
+/**
+ * Reads that change the row afterwards lock it (`select … for update`) until the unit of work
+ * ends, so concurrent changes of different fields both survive instead of the last write undoing
+ * the other (read committed would let both read the old row).
+ */
+export interface LockOption {
+  forUpdate?: boolean;
+}
+
 export interface ConfigTypeStore {
-  get(id: string): Promise<ConfigType | null>;
+  /** `forUpdate` locks the row until the unit of work ends (every read-modify-write and delete). */
+  get(id: string, options?: LockOption): Promise<ConfigType | null>;
   findByName(name: string): Promise<ConfigType | null>;
   getMany(ids: string[]): Promise<ConfigType[]>;
   insert(type: ConfigType): Promise<void>;
@@ -29,7 +39,7 @@ export interface ConfigTypeStore {
 }
 
 export interface ConfigStore {
-  get(id: string): Promise<Config | null>;
+  get(id: string, options?: LockOption): Promise<Config | null>;
   getMany(ids: string[]): Promise<Config[]>;
   insert(config: Config): Promise<void>;
   update(config: Config): Promise<void>;
@@ -43,7 +53,7 @@ export interface ConfigStore {
 }
 
 export interface ServiceStore {
-  get(id: string): Promise<Service | null>;
+  get(id: string, options?: LockOption): Promise<Service | null>;
   getMany(ids: string[]): Promise<Service[]>;
   insert(service: Service): Promise<void>;
   update(service: Service): Promise<void>;
@@ -56,7 +66,7 @@ export interface ServiceStore {
 }
 
 export interface RouterStore {
-  get(id: string, kind?: RouterKind): Promise<Router | null>;
+  get(id: string, kind?: RouterKind, options?: LockOption): Promise<Router | null>;
   findByFingerprint(fingerprint: string): Promise<Router | null>;
   insert(router: Router): Promise<void>;
   update(router: Router): Promise<void>;
@@ -68,7 +78,7 @@ export interface RouterStore {
 }
 
 export interface TerminatorStore {
-  get(id: string): Promise<Terminator | null>;
+  get(id: string, options?: LockOption): Promise<Terminator | null>;
   insert(terminator: Terminator): Promise<void>;
   update(terminator: Terminator): Promise<void>;
   delete(id: string): Promise<boolean>;

@@ -71,8 +71,13 @@ export async function emitEdgeRouterEvent(
 
 const entityName: Record<RouterKind, string> = { edge: 'edgeRouter', transit: 'router' };
 
-export async function loadRouter(s: InventoryStores, id: string, kind?: RouterKind): Promise<Router> {
-  const router = await s.routers.get(id, kind);
+export async function loadRouter(
+  s: InventoryStores,
+  id: string,
+  kind?: RouterKind,
+  forUpdate = false,
+): Promise<Router> {
+  const router = await s.routers.get(id, kind, { forUpdate });
   if (!router) throw ApiError.notFound(entityName[kind ?? 'transit'], id);
   return router;
 }
@@ -146,7 +151,7 @@ export class RouterService {
 
   async update(kind: RouterKind, id: string, input: RouterInput, mode: 'replace' | 'patch'): Promise<void> {
     await this.work(async (s) => {
-      const current = await loadRouter(s, id, kind);
+      const current = await loadRouter(s, id, kind, true);
       const has = presentIn(input, mode);
       const next: Router = { ...current, updatedAt: this.now() };
       if (has('name')) next.name = requireName(input.name);
@@ -172,7 +177,7 @@ export class RouterService {
    */
   async delete(kind: RouterKind, id: string): Promise<void> {
     await this.work(async (s) => {
-      const current = await loadRouter(s, id, kind);
+      const current = await loadRouter(s, id, kind, true);
       await s.routers.delete(id);
       if (kind === 'edge') await emitEdgeRouterEvent(s, 'deleted', { ...current, updatedAt: this.now() });
     });
@@ -201,7 +206,7 @@ export class RouterService {
     }
     try {
       await this.work(async (s) => {
-        const current = await loadRouter(s, id, 'edge');
+        const current = await loadRouter(s, id, 'edge', true);
         const next: Router = {
           ...current,
           isVerified: false,
@@ -235,7 +240,7 @@ export class RouterService {
     certPem: string;
   }): Promise<void> {
     await this.work(async (s) => {
-      const current = await loadRouter(s, input.routerId, input.kind);
+      const current = await loadRouter(s, input.routerId, input.kind, true);
       if (current.isVerified)
         throw new ApiError('CAN_NOT_UPDATE_ROUTER', {
           code: 'UNHANDLED',
@@ -272,7 +277,7 @@ export class RouterService {
     certPem: string;
   }): Promise<void> {
     await this.work(async (s) => {
-      const current = await loadRouter(s, input.routerId);
+      const current = await loadRouter(s, input.routerId, undefined, true);
       if (!current.isVerified || current.fingerprint !== input.previousFingerprint) {
         throw new ApiError('UNAUTHORIZED', {
           code: 'UNAUTHORIZED',

@@ -48,8 +48,8 @@ export async function emitServiceEvent(
   await s.events.emit(def.type, serviceState(service), def.version);
 }
 
-export async function loadService(s: InventoryStores, id: string): Promise<Service> {
-  const service = await s.services.get(id);
+export async function loadService(s: InventoryStores, id: string, forUpdate = false): Promise<Service> {
+  const service = await s.services.get(id, { forUpdate });
   if (!service) throw ApiError.notFound('service', id);
   return service;
 }
@@ -139,7 +139,7 @@ export class ServiceCatalog {
   /** `encryptionRequired` is fixed at create: updates leave it as it is. */
   async update(id: string, input: ServiceInput, mode: 'replace' | 'patch'): Promise<void> {
     await this.work(async (s) => {
-      const current = await loadService(s, id);
+      const current = await loadService(s, id, true);
       const has = presentIn(input, mode);
       const next: Service = { ...current, updatedAt: this.now() };
       if (has('name')) next.name = requireName(input.name);
@@ -156,7 +156,7 @@ export class ServiceCatalog {
   /** Its terminators and identity config overrides go with it (the identities' new lists are announced). */
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
-      const current = await loadService(s, id);
+      const current = await loadService(s, id, true);
       const overridden = await s.identityServiceConfigs.identityIdsByService(id);
       await s.services.delete(id);
       await emitServiceEvent(s, 'deleted', { ...current, updatedAt: this.now() });

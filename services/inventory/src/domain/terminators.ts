@@ -42,8 +42,8 @@ export function hashIdentitySecret(base64: string): string {
   return createHash('sha256').update(Buffer.from(base64, 'base64')).digest('hex');
 }
 
-export async function loadTerminator(s: InventoryStores, id: string): Promise<Terminator> {
-  const t = await s.terminators.get(id);
+export async function loadTerminator(s: InventoryStores, id: string, forUpdate = false): Promise<Terminator> {
+  const t = await s.terminators.get(id, { forUpdate });
   if (!t) throw ApiError.notFound('terminator', id);
   return t;
 }
@@ -112,7 +112,7 @@ export class TerminatorService {
 
   async update(id: string, input: TerminatorInput, mode: 'replace' | 'patch'): Promise<void> {
     await this.work(async (s) => {
-      const current = await loadTerminator(s, id);
+      const current = await loadTerminator(s, id, true);
       const has = presentIn(input, mode);
       const next: Terminator = { ...current, updatedAt: this.now() };
       if (has('service')) next.serviceId = required(input.service, 'service');
@@ -129,7 +129,7 @@ export class TerminatorService {
 
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
-      await loadTerminator(s, id);
+      await loadTerminator(s, id, true);
       await s.terminators.delete(id);
     });
   }

@@ -14,6 +14,7 @@ import type {
   Terminator,
 } from '../domain/model.ts';
 import type {
+  LockOption,
   ConfigStore,
   ConfigTypeStore,
   IdentityServiceConfigStore,
@@ -92,6 +93,9 @@ async function statePage(
 
 // ---------------------------------------------------------------------------------------------
 
+/** ` for update` when the caller will change the row (see `LockOption`). */
+const lock = (options: LockOption) => (options.forUpdate ? ' for update' : '');
+
 export class PgSeedStore implements SeedStore {
   constructor(private readonly db: Db) {}
 
@@ -117,8 +121,8 @@ function configTypeFromRow(r: Row): ConfigType {
 export class PgConfigTypeStore implements ConfigTypeStore {
   constructor(private readonly db: Db) {}
 
-  async get(id: string): Promise<ConfigType | null> {
-    const rows = await queryRows<Row>(this.db, 'select * from config_types where id = $1', [id]);
+  async get(id: string, options: LockOption = {}): Promise<ConfigType | null> {
+    const rows = await queryRows<Row>(this.db, `select * from config_types where id = $1${lock(options)}`, [id]);
     return rows[0] ? configTypeFromRow(rows[0]) : null;
   }
 
@@ -208,8 +212,8 @@ function configFromRow(r: Row): Config {
 export class PgConfigStore implements ConfigStore {
   constructor(private readonly db: Db) {}
 
-  async get(id: string): Promise<Config | null> {
-    const rows = await queryRows<Row>(this.db, 'select * from configs where id = $1', [id]);
+  async get(id: string, options: LockOption = {}): Promise<Config | null> {
+    const rows = await queryRows<Row>(this.db, `select * from configs where id = $1${lock(options)}`, [id]);
     return rows[0] ? configFromRow(rows[0]) : null;
   }
 
@@ -310,8 +314,12 @@ function serviceFromRow(r: Row): Service {
 export class PgServiceStore implements ServiceStore {
   constructor(private readonly db: Db) {}
 
-  async get(id: string): Promise<Service | null> {
-    const rows = await queryRows<Row>(this.db, `select ${serviceColumns} from services s where s.id = $1`, [id]);
+  async get(id: string, options: LockOption = {}): Promise<Service | null> {
+    const rows = await queryRows<Row>(
+      this.db,
+      `select ${serviceColumns} from services s where s.id = $1${lock(options)}`,
+      [id],
+    );
     return rows[0] ? serviceFromRow(rows[0]) : null;
   }
 
@@ -490,10 +498,10 @@ const routerColumnList = `id, kind, name, cost, no_traversal, disabled, is_verif
 export class PgRouterStore implements RouterStore {
   constructor(private readonly db: Db) {}
 
-  async get(id: string, kind?: RouterKind): Promise<Router | null> {
+  async get(id: string, kind?: RouterKind, options: LockOption = {}): Promise<Router | null> {
     const rows = await queryRows<Row>(
       this.db,
-      'select * from routers where id = $1 and ($2::text is null or kind = $2)',
+      `select * from routers where id = $1 and ($2::text is null or kind = $2)${lock(options)}`,
       [id, kind ?? null],
     );
     return rows[0] ? routerFromRow(rows[0]) : null;
@@ -607,8 +615,8 @@ function terminatorFromRow(r: Row): Terminator {
 export class PgTerminatorStore implements TerminatorStore {
   constructor(private readonly db: Db) {}
 
-  async get(id: string): Promise<Terminator | null> {
-    const rows = await queryRows<Row>(this.db, 'select * from terminators where id = $1', [id]);
+  async get(id: string, options: LockOption = {}): Promise<Terminator | null> {
+    const rows = await queryRows<Row>(this.db, `select * from terminators where id = $1${lock(options)}`, [id]);
     return rows[0] ? terminatorFromRow(rows[0]) : null;
   }
 
