@@ -68,6 +68,21 @@ const kinds = [
 ] as const;
 
 describe.each(kinds)('$path', (kind) => {
+  it('two concurrent PATCHes of different fields both survive (the row is locked while it changes)', async () => {
+    for (let i = 0; i < 5; i++) {
+      const id = await create(kind.path, kind.body(uniqueName('pol-lock')));
+      const field = kind.roleFields[0];
+      const [a, b] = await Promise.all([
+        admin({ method: 'PATCH', path: `${kind.path}/${id}`, body: { [field]: [`#lock${i}`] } }),
+        admin({ method: 'PATCH', path: `${kind.path}/${id}`, body: { tags: { round: String(i) } } }),
+      ]);
+      expect([a.status, b.status]).toEqual([200, 200]);
+      const after = await detail(`${kind.path}/${id}`);
+      expect(after[field]).toEqual([`#lock${i}`]);
+      expect(after.tags).toMatchObject({ round: String(i) });
+    }
+  });
+
   it('create answers 201 with the id; detail has sorted roles, their display names and the link set', async () => {
     const name = uniqueName('pol');
     const roles = Object.fromEntries(kind.roleFields.map((f) => [f, ['#zeta', '#alpha']]));

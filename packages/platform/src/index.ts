@@ -17,6 +17,7 @@ export * from './ids.ts';
 export * from './db/list.ts';
 export * from './maintenance.ts';
 export * from './db/unique.ts';
+export * from './db/row-lock.ts';
 export * from './db/read-model-rows.ts';
 export * from './service-main.ts';
 export * from './causality.ts';

@@ -1,5 +1,5 @@
 import type { FieldCause } from '@ziti/contracts';
-import type { EventSink } from '@ziti/platform';
+import type { EventSink, LockOption } from '@ziti/platform';
 import type {
   Config,
   ConfigType,
@@ -13,15 +13,6 @@ import type {
   Service,
   Terminator,
 } from './model.ts';
-
-/**
- * Reads that change the row afterwards lock it (`select … for update`) until the unit of work
- * ends, so concurrent changes of different fields both survive instead of the last write undoing
- * the other (read committed would let both read the old row).
- */
-export interface LockOption {
-  forUpdate?: boolean;
-}
 
 export interface ConfigTypeStore {
   /** `forUpdate` locks the row until the unit of work ends (every read-modify-write and delete). */

@@ -1,5 +1,15 @@
 import { ApiError } from '@ziti/contracts';
-import { type Db, listRows, pgErrorOf, queryRows, roleFilterScope, withUniqueFields, toListPage } from '@ziti/platform';
+import {
+  type Db,
+  type LockOption,
+  listRows,
+  lockClause,
+  pgErrorOf,
+  queryRows,
+  roleFilterScope,
+  withUniqueFields,
+  toListPage,
+} from '@ziti/platform';
 import type {
   Config,
   ConfigType,
@@ -14,7 +24,6 @@ import type {
   Terminator,
 } from '../domain/model.ts';
 import type {
-  LockOption,
   ConfigStore,
   ConfigTypeStore,
   IdentityServiceConfigStore,
@@ -93,9 +102,6 @@ async function statePage(
 
 // ---------------------------------------------------------------------------------------------
 
-/** ` for update` when the caller will change the row (see `LockOption`). */
-const lock = (options: LockOption) => (options.forUpdate ? ' for update' : '');
-
 export class PgSeedStore implements SeedStore {
   constructor(private readonly db: Db) {}
 
@@ -122,7 +128,7 @@ export class PgConfigTypeStore implements ConfigTypeStore {
   constructor(private readonly db: Db) {}
 
   async get(id: string, options: LockOption = {}): Promise<ConfigType | null> {
-    const rows = await queryRows<Row>(this.db, `select * from config_types where id = $1${lock(options)}`, [id]);
+    const rows = await queryRows<Row>(this.db, `select * from config_types where id = $1${lockClause(options)}`, [id]);
     return rows[0] ? configTypeFromRow(rows[0]) : null;
   }
 
@@ -213,7 +219,7 @@ export class PgConfigStore implements ConfigStore {
   constructor(private readonly db: Db) {}
 
   async get(id: string, options: LockOption = {}): Promise<Config | null> {
-    const rows = await queryRows<Row>(this.db, `select * from configs where id = $1${lock(options)}`, [id]);
+    const rows = await queryRows<Row>(this.db, `select * from configs where id = $1${lockClause(options)}`, [id]);
     return rows[0] ? configFromRow(rows[0]) : null;
   }
 
@@ -317,7 +323,7 @@ export class PgServiceStore implements ServiceStore {
   async get(id: string, options: LockOption = {}): Promise<Service | null> {
     const rows = await queryRows<Row>(
       this.db,
-      `select ${serviceColumns} from services s where s.id = $1${lock(options)}`,
+      `select ${serviceColumns} from services s where s.id = $1${lockClause(options)}`,
       [id],
     );
     return rows[0] ? serviceFromRow(rows[0]) : null;
@@ -501,7 +507,7 @@ export class PgRouterStore implements RouterStore {
   async get(id: string, kind?: RouterKind, options: LockOption = {}): Promise<Router | null> {
     const rows = await queryRows<Row>(
       this.db,
-      `select * from routers where id = $1 and ($2::text is null or kind = $2)${lock(options)}`,
+      `select * from routers where id = $1 and ($2::text is null or kind = $2)${lockClause(options)}`,
       [id, kind ?? null],
     );
     return rows[0] ? routerFromRow(rows[0]) : null;
@@ -616,7 +622,7 @@ export class PgTerminatorStore implements TerminatorStore {
   constructor(private readonly db: Db) {}
 
   async get(id: string, options: LockOption = {}): Promise<Terminator | null> {
-    const rows = await queryRows<Row>(this.db, `select * from terminators where id = $1${lock(options)}`, [id]);
+    const rows = await queryRows<Row>(this.db, `select * from terminators where id = $1${lockClause(options)}`, [id]);
     return rows[0] ? terminatorFromRow(rows[0]) : null;
   }
 

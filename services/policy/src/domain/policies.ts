@@ -1,5 +1,5 @@
 import { ApiError, type EventDefinition, policyEventTypes } from '@ziti/contracts';
-import type { EventSink } from '@ziti/platform';
+import type { EventSink, LockOption } from '@ziti/platform';
 import { base62Uuid } from '@ziti/platform';
 import type { AccessDerivation, AccessLinks, PolicyKind } from './access.ts';
 import type { ListInput, ListPage } from './ports.ts';
@@ -47,7 +47,8 @@ export interface PolicyInput {
 }
 
 export interface PolicyStore {
-  get(id: string): Promise<Policy | null>;
+  /** `forUpdate` locks the row until the unit of work ends (every read-modify-write and delete). */
+  get(id: string, options?: LockOption): Promise<Policy | null>;
   insert(policy: Policy): Promise<void>;
   update(policy: Policy): Promise<void>;
   delete(id: string): Promise<boolean>;
@@ -211,7 +212,7 @@ export class PolicyService {
   async update(id: string, input: PolicyInput, mode: 'replace' | 'patch'): Promise<void> {
     const has = (key: keyof PolicyInput) => mode === 'replace' || Object.hasOwn(input, key);
     await this.work(async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       if (current.isSystem) throw new ApiError('ENTITY_CAN_NOT_BE_UPDATED');
       const next: Policy = {
         ...current,
@@ -230,15 +231,15 @@ export class PolicyService {
   /** System policies (the controller's own) can not be deleted through the API (ZITI-FACTS §5.2). */
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       if (current.isSystem) throw new ApiError('ENTITY_CAN_NOT_BE_DELETED');
       await this.spec.store(s).delete(id);
       await this.changed(s, 'deleted', { ...current, updatedAt: this.now() });
     });
   }
 
-  private async load(s: PolicyStores, id: string): Promise<Policy> {
-    const policy = await this.spec.store(s).get(id);
+  private async load(s: PolicyStores, id: string, forUpdate = false): Promise<Policy> {
+    const policy = await this.spec.store(s).get(id, { forUpdate });
     if (!policy) throw ApiError.notFound(this.spec.singular, id);
     return policy;
   }

@@ -1,5 +1,5 @@
 import { ApiError, policyEventTypes } from '@ziti/contracts';
-import type { EventSink, RoleFilter } from '@ziti/platform';
+import type { EventSink, LockOption, RoleFilter } from '@ziti/platform';
 import { base62Uuid } from '@ziti/platform';
 import type { AccessDerivation, AccessLinks } from './access.ts';
 import { type PolicyStore, policyState, servicePolicyKind } from './policies.ts';
@@ -73,7 +73,8 @@ export interface PostureCheckType {
 export type PostureCheckInput = Record<string, unknown> & { typeId?: string };
 
 export interface PostureCheckStore {
-  get(id: string): Promise<PostureCheck | null>;
+  /** `forUpdate` locks the row until the unit of work ends (every read-modify-write and delete). */
+  get(id: string, options?: LockOption): Promise<PostureCheck | null>;
   insert(check: PostureCheck): Promise<void>;
   update(check: PostureCheck): Promise<void>;
   delete(id: string): Promise<boolean>;
@@ -343,7 +344,7 @@ export class PostureCheckService {
   async update(id: string, input: PostureCheckInput, mode: 'replace' | 'patch'): Promise<void> {
     const present = (key: string) => mode === 'replace' || has(input, key);
     await this.work(async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       if (input.typeId !== undefined && input.typeId !== current.spec.typeId) {
         throw ApiError.field(
           'typeId',
@@ -367,7 +368,7 @@ export class PostureCheckService {
   /** Deleting a check removes its `@id` from the service policies that name it (as the reference does). */
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       const at = this.now();
       await s.checks.delete(id);
       for (const policyId of await s.checks.removeFromPolicyRoles(id, at)) {
@@ -380,8 +381,8 @@ export class PostureCheckService {
     });
   }
 
-  private async load(s: PostureCheckStores, id: string): Promise<PostureCheck> {
-    const check = await s.checks.get(id);
+  private async load(s: PostureCheckStores, id: string, forUpdate = false): Promise<PostureCheck> {
+    const check = await s.checks.get(id, { forUpdate });
     if (!check) throw ApiError.notFound('postureCheck', id);
     return check;
   }

@@ -1,4 +1,12 @@
-import { type Db, listRows, queryRows, toListPage, withUniqueFields } from '@ziti/platform';
+import {
+  type Db,
+  type LockOption,
+  listRows,
+  lockClause,
+  queryRows,
+  toListPage,
+  withUniqueFields,
+} from '@ziti/platform';
 import type { QueryEntity } from '@ziti/zitiql';
 import type { Policy, PolicyStore, Semantic, ServicePolicyType } from '../domain/policies.ts';
 import type { ListInput, ListPage } from '../domain/ports.ts';
@@ -91,8 +99,10 @@ export class PgPolicyStore implements PolicyStore {
     return { [`${this.def.table}_name`]: { field: 'name', store: this.def.store, value: p.name } };
   }
 
-  async get(id: string): Promise<Policy | null> {
-    const rows = await queryRows<Row>(this.db, `select * from ${this.def.table} where id = $1`, [id]);
+  async get(id: string, options: LockOption = {}): Promise<Policy | null> {
+    const rows = await queryRows<Row>(this.db, `select * from ${this.def.table} where id = $1${lockClause(options)}`, [
+      id,
+    ]);
     return rows[0] ? this.fromRow(rows[0]) : null;
   }
 

@@ -1,7 +1,9 @@
 import {
   type Db,
+  type LockOption,
   type RoleFilter,
   listRows,
+  lockClause,
   queryRows,
   roleFilterScope,
   toListPage,
@@ -45,8 +47,10 @@ const unique = (c: PostureCheck) => ({
 export class PgPostureCheckStore implements PostureCheckStore {
   constructor(private readonly db: Db) {}
 
-  async get(id: string): Promise<PostureCheck | null> {
-    const [row] = await queryRows<Row>(this.db, 'select * from posture_checks where id = $1', [id]);
+  async get(id: string, options: LockOption = {}): Promise<PostureCheck | null> {
+    const [row] = await queryRows<Row>(this.db, `select * from posture_checks where id = $1${lockClause(options)}`, [
+      id,
+    ]);
     return row ? postureCheckFromRow(row) : null;
   }
 
