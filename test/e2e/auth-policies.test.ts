@@ -48,6 +48,34 @@ const passwordLogin = (username: string, password: string) =>
   e.call('client', { method: 'POST', path: '/authenticate?method=password', body: { username, password } });
 
 describe('auth policies', () => {
+  it('concurrent PATCHes of different fields of a policy, or of an authenticator, both survive', async () => {
+    for (let i = 0; i < 5; i++) {
+      const id = await createPolicy();
+      const name = uniqueName(`locked-${i}`);
+      const [a, b] = await Promise.all([
+        mgmt(admin, `/auth-policies/${id}`, { method: 'PATCH', body: { name } }),
+        mgmt(admin, `/auth-policies/${id}`, { method: 'PATCH', body: { tags: { round: String(i) } } }),
+      ]);
+      expect([a.status, b.status]).toEqual([200, 200]);
+      expect((await mgmt(admin, `/auth-policies/${id}`)).json.data).toMatchObject({ name, tags: { round: String(i) } });
+
+      const user = await userUnder('default');
+      const username = uniqueName(`renamed-${i}`);
+      const [c, d] = await Promise.all([
+        mgmt(admin, `/authenticators/${user.authenticatorId}`, { method: 'PATCH', body: { username } }),
+        mgmt(admin, `/authenticators/${user.authenticatorId}`, {
+          method: 'PATCH',
+          body: { tags: { round: String(i) } },
+        }),
+      ]);
+      expect([c.status, d.status]).toEqual([200, 200]);
+      expect((await mgmt(admin, `/authenticators/${user.authenticatorId}`)).json.data).toMatchObject({
+        username,
+        tags: { round: String(i) },
+      });
+    }
+  });
+
   it('the default policy is there as the reference migrates it, and lists filter on the dotted fields', async () => {
     const res = await mgmt(admin, '/auth-policies/default');
     expect(res.status).toBe(200);

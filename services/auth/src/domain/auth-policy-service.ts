@@ -67,8 +67,8 @@ export class AuthPolicyService {
     return this.work((s) => this.load(s, id));
   }
 
-  private async load(s: AuthStores, id: string): Promise<AuthPolicy> {
-    const p = await s.authPolicies.get(id);
+  private async load(s: AuthStores, id: string, forUpdate = false): Promise<AuthPolicy> {
+    const p = await s.authPolicies.get(id, { forUpdate });
     if (!p) throw ApiError.notFound('authPolicy', id);
     return p;
   }
@@ -90,7 +90,7 @@ export class AuthPolicyService {
 
   async update(id: string, input: AuthPolicyInput, mode: 'replace' | 'patch'): Promise<void> {
     await this.work(async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       const base = {
         id,
         isSystem: current.isSystem,
@@ -125,7 +125,7 @@ export class AuthPolicyService {
 
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       const users = await s.identities.idsByAuthPolicy(id, 50);
       if (users.length > 0) {
         throw new ApiError('CAN_NOT_DELETE_REFERENCED_ENTITY', {

@@ -63,8 +63,8 @@ export class AuthenticatorService {
     return this.work((s) => this.load(s, id));
   }
 
-  private async load(s: AuthStores, id: string): Promise<Authenticator> {
-    const a = await s.authenticators.get(id);
+  private async load(s: AuthStores, id: string, forUpdate = false): Promise<Authenticator> {
+    const a = await s.authenticators.get(id, { forUpdate });
     if (!a) throw ApiError.notFound('authenticator', id);
     return a;
   }
@@ -181,7 +181,7 @@ export class AuthenticatorService {
       checkLength('username', input.username, usernameLimits);
     }
     await this.work(async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       if (current.method !== 'updb' && (has('password') || has('username'))) {
         throw new ApiError('CAN_NOT_UPDATE_AUTHENTICATOR', {
           code: 'UNHANDLED',
@@ -204,7 +204,7 @@ export class AuthenticatorService {
 
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       await s.authenticators.delete(id);
       await emitAuthenticator(s.events, 'authenticatorDeleted', current);
     });

@@ -225,7 +225,7 @@ export class CredentialService {
 
   async deleteAuthenticator(id: string): Promise<void> {
     await this.work(async (s) => {
-      const current = await s.authenticators.get(id);
+      const current = await s.authenticators.get(id, { forUpdate: true });
       if (!current || !(await s.authenticators.delete(id))) throw ApiError.notFound('authenticator', id);
       await emitAuthenticator(s.events, 'authenticatorDeleted', current);
     });

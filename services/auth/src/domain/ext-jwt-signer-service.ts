@@ -17,8 +17,8 @@ export class ExternalJwtSignerService {
     return this.work((s) => this.load(s, id));
   }
 
-  private async load(s: AuthStores, id: string): Promise<ExternalJwtSigner> {
-    const signer = await s.extJwtSigners.get(id);
+  private async load(s: AuthStores, id: string, forUpdate = false): Promise<ExternalJwtSigner> {
+    const signer = await s.extJwtSigners.get(id, { forUpdate });
     if (!signer) throw ApiError.notFound('externalJwtSigner', id);
     return signer;
   }
@@ -63,7 +63,7 @@ export class ExternalJwtSignerService {
 
   async update(id: string, input: ExternalJwtSignerInput, mode: 'replace' | 'patch'): Promise<void> {
     await this.work(async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       await s.extJwtSigners.update({ ...applySignerInput(current, input, mode), updatedAt: this.now() });
     });
     await this.sync.refreshSigner(id);
@@ -72,7 +72,7 @@ export class ExternalJwtSignerService {
   /** A signer named by an auth policy (allowed or required) can not go: 409 like the reference's FK check. */
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
-      await this.load(s, id);
+      await this.load(s, id, true);
       const policies = await s.authPolicies.idsReferencingSigner(id);
       if (policies.length > 0) {
         throw new ApiError('CAN_NOT_DELETE_REFERENCED_ENTITY', {

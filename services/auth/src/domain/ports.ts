@@ -1,5 +1,5 @@
 import type { ApiSessionStore } from '@ziti/platform';
-import type { EventSink } from '@ziti/platform';
+import type { EventSink, LockOption } from '@ziti/platform';
 import type { AuthPolicy } from './auth-policy.ts';
 import type { ExternalJwtSigner } from './ext-jwt-signer.ts';
 import type { Authenticator, Identity, IdentityView, ListInput, ListPage, NamedEntity, RoleFilter } from './model.ts';
@@ -9,7 +9,7 @@ export interface IdentityStore {
    * `forUpdate` locks the row until the transaction ends: every read-modify-write of an identity
    * takes it, so two concurrent changes of different fields both survive.
    */
-  get(id: string, options?: { forUpdate?: boolean }): Promise<Identity | null>;
+  get(id: string, options?: LockOption): Promise<Identity | null>;
   /** Refuses a taken name or external id, and an auth policy that does not exist (`unknownAuthPolicy`). */
   insert(identity: Identity): Promise<void>;
   update(identity: Identity): Promise<void>;
@@ -34,7 +34,8 @@ export interface IdentityStore {
 }
 
 export interface AuthenticatorStore {
-  get(id: string): Promise<Authenticator | null>;
+  /** `forUpdate` locks the row until the unit of work ends (every read-modify-write and delete). */
+  get(id: string, options?: LockOption): Promise<Authenticator | null>;
   insert(authenticator: Authenticator): Promise<void>;
   update(authenticator: Authenticator): Promise<void>;
   delete(id: string): Promise<boolean>;
@@ -59,7 +60,8 @@ export interface PasswordLoginRead {
 }
 
 export interface AuthPolicyStore {
-  get(id: string): Promise<AuthPolicy | null>;
+  /** `forUpdate`: as for authenticators. */
+  get(id: string, options?: LockOption): Promise<AuthPolicy | null>;
   insertIfAbsent(policy: AuthPolicy): Promise<void>;
   insert(policy: AuthPolicy): Promise<void>;
   update(policy: AuthPolicy): Promise<void>;
@@ -70,7 +72,8 @@ export interface AuthPolicyStore {
 }
 
 export interface ExternalJwtSignerStore {
-  get(id: string): Promise<ExternalJwtSigner | null>;
+  /** `forUpdate`: as for authenticators. */
+  get(id: string, options?: LockOption): Promise<ExternalJwtSigner | null>;
   findByIssuer(issuer: string): Promise<ExternalJwtSigner | null>;
   insert(signer: ExternalJwtSigner): Promise<void>;
   update(signer: ExternalJwtSigner): Promise<void>;

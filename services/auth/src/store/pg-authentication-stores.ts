@@ -1,5 +1,13 @@
 import { ApiError } from '@ziti/contracts';
-import { type Db, listRows, queryRows, withUniqueFields, toListPage } from '@ziti/platform';
+import {
+  type Db,
+  type LockOption,
+  listRows,
+  lockClause,
+  queryRows,
+  withUniqueFields,
+  toListPage,
+} from '@ziti/platform';
 import { eq, sql } from 'drizzle-orm';
 import { type AuthPolicy, normalizePrimary, normalizeSecondary } from '../domain/auth-policy.ts';
 import type { ExternalJwtSigner } from '../domain/ext-jwt-signer.ts';
@@ -44,8 +52,8 @@ const authPolicyById = `select ${authPolicyColumns} from auth_policies where id 
 export class PgAuthPolicyStore implements AuthPolicyStore {
   constructor(private readonly db: Db) {}
 
-  async get(id: string): Promise<AuthPolicy | null> {
-    const [row] = await queryRows<Row>(this.db, authPolicyById, [id], { prepare: true });
+  async get(id: string, options: LockOption = {}): Promise<AuthPolicy | null> {
+    const [row] = await queryRows<Row>(this.db, `${authPolicyById}${lockClause(options)}`, [id], { prepare: true });
     return row ? policyFromRow(row) : null;
   }
 
@@ -129,8 +137,9 @@ function signerFromRow(r: Row): ExternalJwtSigner {
 export class PgExternalJwtSignerStore implements ExternalJwtSignerStore {
   constructor(private readonly db: Db) {}
 
-  async get(id: string): Promise<ExternalJwtSigner | null> {
-    const rows = await this.db.select().from(externalJwtSigners).where(eq(externalJwtSigners.id, id));
+  async get(id: string, options: LockOption = {}): Promise<ExternalJwtSigner | null> {
+    const query = this.db.select().from(externalJwtSigners).where(eq(externalJwtSigners.id, id));
+    const rows = options.forUpdate ? await query.for('update') : await query;
     return rows[0] ?? null;
   }
 

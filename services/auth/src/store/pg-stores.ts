@@ -1,5 +1,14 @@
 import { ApiError } from '@ziti/contracts';
-import { type Db, listRows, pgErrorOf, queryRows, roleFilterScope, withUniqueFields, toListPage } from '@ziti/platform';
+import {
+  type Db,
+  type LockOption,
+  listRows,
+  pgErrorOf,
+  queryRows,
+  roleFilterScope,
+  withUniqueFields,
+  toListPage,
+} from '@ziti/platform';
 import { eq } from 'drizzle-orm';
 import { unknownAuthPolicy } from '../domain/auth-policy.ts';
 import type {
@@ -146,7 +155,7 @@ function authenticatorFromRow(r: Row): Authenticator {
 export class PgIdentityStore implements IdentityStore {
   constructor(private readonly db: Db) {}
 
-  async get(id: string, options: { forUpdate?: boolean } = {}): Promise<Identity | null> {
+  async get(id: string, options: LockOption = {}): Promise<Identity | null> {
     const sql = options.forUpdate ? identityByIdForUpdate : identityById;
     const [row] = await queryRows<Row>(this.db, sql, [id], { prepare: true });
     return row ? identityFromRow(row) : null;
@@ -285,8 +294,9 @@ const authenticatorByFingerprint = `select ${authenticatorColumns} from authenti
 export class PgAuthenticatorStore implements AuthenticatorStore {
   constructor(private readonly db: Db) {}
 
-  async get(id: string): Promise<Authenticator | null> {
-    const rows = await this.db.select().from(authenticators).where(eq(authenticators.id, id));
+  async get(id: string, options: LockOption = {}): Promise<Authenticator | null> {
+    const query = this.db.select().from(authenticators).where(eq(authenticators.id, id));
+    const rows = options.forUpdate ? await query.for('update') : await query;
     return rows[0] ?? null;
   }
 
