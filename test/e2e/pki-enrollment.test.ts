@@ -643,6 +643,20 @@ describe('CAs, ottca and CA auto-enrollment', () => {
     expect(refused.json.error.code).toBe('INVALID_AUTH');
   });
 
+  it('concurrent PATCHes of different fields of a CA both survive (the row is locked while it changes)', async () => {
+    const r = await createCa(await makeTestCa('Locked'), { isAuthEnabled: true });
+    for (let i = 0; i < 5; i++) {
+      const [a, b] = await Promise.all([
+        mgmt(`/cas/${r.id}`, { method: 'PATCH', body: { identityRoles: [`lock${i}`] } }),
+        mgmt(`/cas/${r.id}`, { method: 'PATCH', body: { tags: { round: String(i) } } }),
+      ]);
+      expect([a.status, b.status], `${a.text} ${b.text}`).toEqual([200, 200]);
+      const after = (await mgmt(`/cas/${r.id}`)).json.data;
+      expect(after.identityRoles).toEqual([`lock${i}`]);
+      expect(after.tags).toMatchObject({ round: String(i) });
+    }
+  });
+
   it('PUT replaces, PATCH merges; deleting the CA deletes the certificate authenticators it vouched for', async () => {
     const owned = await makeTestCa('Owned');
     const r = await createCa(owned, { isOttCaEnrollmentEnabled: true, isAuthEnabled: true });

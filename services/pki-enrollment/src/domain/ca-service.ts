@@ -97,8 +97,8 @@ export class CaService {
     return this.work((s) => this.load(s, id));
   }
 
-  private async load(s: PkiStores, id: string): Promise<Ca> {
-    const ca = await s.cas.get(id);
+  private async load(s: PkiStores, id: string, forUpdate = false): Promise<Ca> {
+    const ca = await s.cas.get(id, { forUpdate });
     if (!ca) throw ApiError.notFound('ca', id);
     return ca;
   }
@@ -139,7 +139,7 @@ export class CaService {
   async update(id: string, input: CaInput, mode: 'replace' | 'patch'): Promise<void> {
     const has = (k: keyof CaInput) => mode === 'replace' || Object.hasOwn(input, k);
     await this.work(async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       const next: Ca = { ...current, updatedAt: this.now() };
       if (has('name')) next.name = assertName(input.name);
       if (has('isAutoCaEnrollmentEnabled')) next.isAutoCaEnrollmentEnabled = input.isAutoCaEnrollmentEnabled ?? false;
@@ -162,7 +162,7 @@ export class CaService {
   /** Deletes the CA (and its ottca enrollments); auth deletes the certificate authenticators it vouched for. */
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
-      const current = await this.load(s, id);
+      const current = await this.load(s, id, true);
       await s.cas.delete(id);
       await s.events.emit(
         caEventTypes.caDeleted.type,

@@ -201,7 +201,7 @@ export class EnrollmentService {
   async refresh(id: string, expiresAtText: string | undefined): Promise<Enrollment> {
     const expiresAt = assertFutureExpiry(expiresAtText, this.now());
     return this.work(async (s) => {
-      const current = await s.enrollments.get(id);
+      const current = await s.enrollments.get(id, { forUpdate: true });
       if (!current) throw ApiError.notFound('enrollment', id);
       const rebuilt = await this.build({
         method: current.method,

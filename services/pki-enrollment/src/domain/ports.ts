@@ -4,7 +4,7 @@ import type {
   CredentialAuthenticator,
   IdentitySummary,
 } from '@ziti/contracts';
-import type { EventSink } from '@ziti/platform';
+import type { EventSink, LockOption } from '@ziti/platform';
 import type { Ca, Enrollment, ListInput, ListPage, SessionCertificate } from './model.ts';
 
 /** A certificate (chain) with its private key encrypted at rest. */
@@ -24,7 +24,8 @@ export interface PkiMaterialStore {
 }
 
 export interface CaStore {
-  get(id: string): Promise<Ca | null>;
+  /** `forUpdate` locks the row until the unit of work ends (every read-modify-write and delete). */
+  get(id: string, options?: LockOption): Promise<Ca | null>;
   /** Every CA (there are few); chain checks look at all of them. */
   all(): Promise<Ca[]>;
   list(input: ListInput): Promise<ListPage<Ca>>;
@@ -35,7 +36,8 @@ export interface CaStore {
 }
 
 export interface EnrollmentStore {
-  get(id: string): Promise<Enrollment | null>;
+  /** `forUpdate`: as for CAs. */
+  get(id: string, options?: LockOption): Promise<Enrollment | null>;
   /** The enrollment of a token. */
   findByToken(token: string): Promise<Enrollment | null>;
   /**

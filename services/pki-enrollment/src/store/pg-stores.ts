@@ -1,6 +1,15 @@
 import { createHash } from 'node:crypto';
 import { ApiError, type EnrollmentState, enrollmentEventTypes } from '@ziti/contracts';
-import { type Db, type EventSink, type SecretBox, listRows, pgErrorOf, queryRows, toListPage } from '@ziti/platform';
+import {
+  type Db,
+  type EventSink,
+  type LockOption,
+  type SecretBox,
+  listRows,
+  pgErrorOf,
+  queryRows,
+  toListPage,
+} from '@ziti/platform';
 import { and, asc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
 import type {
   Ca,
@@ -63,8 +72,9 @@ function caUnique(err: unknown, ca: Ca): never {
 export class PgCaStore implements CaStore {
   constructor(private readonly db: Db) {}
 
-  async get(id: string): Promise<Ca | null> {
-    const rows = await this.db.select().from(cas).where(eq(cas.id, id));
+  async get(id: string, options: LockOption = {}): Promise<Ca | null> {
+    const query = this.db.select().from(cas).where(eq(cas.id, id));
+    const rows = options.forUpdate ? await query.for('update') : await query;
     return rows[0] ? caFromRow(rows[0] as unknown as Row) : null;
   }
 
@@ -224,8 +234,9 @@ export class PgEnrollmentStore implements EnrollmentStore {
     throw err;
   }
 
-  async get(id: string): Promise<Enrollment | null> {
-    const rows = await this.db.select().from(enrollments).where(eq(enrollments.id, id));
+  async get(id: string, options: LockOption = {}): Promise<Enrollment | null> {
+    const query = this.db.select().from(enrollments).where(eq(enrollments.id, id));
+    const rows = options.forUpdate ? await query.for('update') : await query;
     return rows[0] ? this.fromRow(rows[0] as unknown as Row) : null;
   }
 
