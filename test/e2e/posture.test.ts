@@ -104,6 +104,32 @@ describe('posture checks', () => {
     MFA: { typeId: 'MFA', timeoutSeconds: 300, promptOnWake: true, promptOnUnlock: false, ignoreLegacyEndpoints: true },
   });
 
+  it('concurrent PATCHes of different fields of a check both survive (the row is locked while it changes)', async () => {
+    for (let i = 0; i < 5; i++) {
+      const id = await create('/posture-checks', {
+        name: uniqueName('lock-pc'),
+        typeId: 'DOMAIN',
+        domains: ['a.example'],
+      });
+      const [a, b] = await Promise.all([
+        admin({
+          method: 'PATCH',
+          path: `/posture-checks/${id}`,
+          body: { typeId: 'DOMAIN', roleAttributes: [`lock${i}`] },
+        }),
+        admin({
+          method: 'PATCH',
+          path: `/posture-checks/${id}`,
+          body: { typeId: 'DOMAIN', tags: { round: String(i) } },
+        }),
+      ]);
+      expect([a.status, b.status], `${a.text} ${b.text}`).toEqual([200, 200]);
+      const after = await detail(`/posture-checks/${id}`);
+      expect(after.roleAttributes).toEqual([`lock${i}`]);
+      expect(after.tags).toMatchObject({ round: String(i) });
+    }
+  });
+
   it('creates, details, patches, replaces and deletes a check of every type', async () => {
     for (const [typeId, body] of Object.entries(bodies())) {
       const name = uniqueName(typeId.toLowerCase());
