@@ -17,7 +17,7 @@ import type { ExternalJwtSigner } from './ext-jwt-signer.ts';
 import type { Identity, ListInput, ListPage } from './model.ts';
 import { isDisabled } from './model.ts';
 import type { ApiSessionQuery, AuthStores, PasswordHasher, SessionStore, UnitOfWork } from './ports.ts';
-import { type SecondaryFactors, secondaryFactorsOfPolicy } from './session-factors.ts';
+import { type SecondaryFactors, factorsOfPolicy, requiredSignerOf } from './session-factors.ts';
 
 export interface AuthenticateInput {
   method: string;
@@ -171,13 +171,14 @@ export class AuthenticationService {
       await this.deps.work((s) => s.loginAttempts.reset(authenticator.id));
     }
     // The policy's factors need a read only when it requires an external JWT signer.
-    const context: SessionContext = policy?.secondary.requireExtJwtSigner
-      ? await this.reader(async (s) => ({ ...(await this.factorsContext(s, policy)), mfaVerified: found.mfaVerified }))
-      : {
-          factors: { requireTotp: policy?.secondary.requireTotp ?? false, requiredExtJwtSigner: null },
-          mfaVerified: found.mfaVerified,
-          requiredSigner: null,
-        };
+    const requiredSigner = policy?.secondary.requireExtJwtSigner
+      ? await this.reader((s) => requiredSignerOf(s, policy))
+      : null;
+    const context: SessionContext = {
+      factors: factorsOfPolicy(policy, requiredSigner),
+      mfaVerified: found.mfaVerified,
+      requiredSigner,
+    };
     return this.openSession(identity, authenticator.id, 'password', input, null, context);
   }
 
@@ -408,19 +409,13 @@ export class AuthenticationService {
 
   /** The secondary factors of the identity's auth policy and whether it has MFA, for a new session. */
   private async sessionContext(s: AuthStores, identity: Identity): Promise<SessionContext> {
+    const policy = await s.authPolicies.get(identity.authPolicyId);
+    const requiredSigner = await requiredSignerOf(s, policy);
     return {
-      ...(await this.factorsContext(s, await s.authPolicies.get(identity.authPolicyId))),
+      factors: factorsOfPolicy(policy, requiredSigner),
       mfaVerified: (await s.mfa.verifiedAmong([identity.id])).has(identity.id),
+      requiredSigner,
     };
-  }
-
-  /** A policy's secondary factors and the external JWT signer it requires, if any. */
-  private async factorsContext(s: AuthStores, policy: AuthPolicy | null) {
-    const factors = await secondaryFactorsOfPolicy(s, policy);
-    const requiredSigner = factors.requiredExtJwtSigner
-      ? await s.extJwtSigners.get(factors.requiredExtJwtSigner.id)
-      : null;
-    return { factors, requiredSigner };
   }
 
   /**

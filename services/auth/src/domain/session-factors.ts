@@ -1,5 +1,6 @@
 import type { RequiredExtJwtSigner } from '@ziti/platform';
 import type { AuthPolicy } from './auth-policy.ts';
+import type { ExternalJwtSigner } from './ext-jwt-signer.ts';
 import type { AuthStores, SessionStore, UnitOfWork } from './ports.ts';
 
 /**
@@ -12,14 +13,20 @@ export interface SecondaryFactors {
 }
 
 export async function secondaryFactorsOf(s: AuthStores, authPolicyId: string): Promise<SecondaryFactors> {
-  return secondaryFactorsOfPolicy(s, await s.authPolicies.get(authPolicyId));
+  const policy = await s.authPolicies.get(authPolicyId);
+  return factorsOfPolicy(policy, await requiredSignerOf(s, policy));
 }
 
-/** The same, of a policy already read (null: none, so no secondary factor). */
-export async function secondaryFactorsOfPolicy(s: AuthStores, policy: AuthPolicy | null): Promise<SecondaryFactors> {
+/** The external JWT signer a policy requires, read; null when it requires none (or it is gone). */
+export async function requiredSignerOf(s: AuthStores, policy: AuthPolicy | null): Promise<ExternalJwtSigner | null> {
+  const signerId = policy?.secondary.requireExtJwtSigner;
+  return signerId ? s.extJwtSigners.get(signerId) : null;
+}
+
+/** A policy's secondary factors (null: no policy, no factor), given its required signer as read. */
+export function factorsOfPolicy(policy: AuthPolicy | null, signer: ExternalJwtSigner | null): SecondaryFactors {
   if (!policy) return { requireTotp: false, requiredExtJwtSigner: null };
   const signerId = policy.secondary.requireExtJwtSigner;
-  const signer = signerId ? await s.extJwtSigners.get(signerId) : null;
   return {
     requireTotp: policy.secondary.requireTotp,
     // A required signer that no longer exists still blocks: the policy cannot be met.
