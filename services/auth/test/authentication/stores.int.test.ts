@@ -71,6 +71,18 @@ const signer = (id: string, o: Partial<ExternalJwtSigner> = {}): ExternalJwtSign
   ...o,
 });
 
+/** A stored MFA of `identityId` (its sealed values are placeholders: stores do not open them). */
+const storedMfa = (id: string, identityId: string, isVerified: boolean, at = new Date()) => ({
+  id,
+  identityId,
+  isVerified,
+  sealedSecret: 'v1.a.b',
+  sealedRecoveryCodes: 'v1.c.d',
+  tags: {},
+  createdAt: at,
+  updatedAt: at,
+});
+
 for (const [name, open] of Object.entries(targets)) {
   describe(`authentication stores on ${name}`, () => {
     const cleanups: (() => Promise<void>)[] = [];
@@ -198,16 +210,7 @@ for (const [name, open] of Object.entries(targets)) {
         await s.identities.insert(identity('li2'));
         await s.authenticators.insert(updb('la1', 'li1', 'login-u1'));
         await s.authenticators.insert(updb('la2', 'li2', 'login-u2'));
-        await s.mfa.insert({
-          id: 'lm1',
-          identityId: 'li1',
-          isVerified: true,
-          sealedSecret: 'v1.a.b',
-          sealedRecoveryCodes: 'v1.c.d',
-          tags: {},
-          createdAt: now,
-          updatedAt: now,
-        });
+        await s.mfa.insert(storedMfa('lm1', 'li1', true, now));
       });
       const read = (u: string) => work((s) => s.authenticators.findPasswordLogin(u, 'default'));
 
@@ -236,16 +239,7 @@ for (const [name, open] of Object.entries(targets)) {
       await work((s) => s.identities.insert(identity('i1')));
       await work((s) => s.identities.insert(identity('i2')));
       const now = new Date();
-      const mfa = {
-        id: 'm1',
-        identityId: 'i1',
-        isVerified: false,
-        sealedSecret: 'v1.a.b',
-        sealedRecoveryCodes: 'v1.c.d',
-        tags: {},
-        createdAt: now,
-        updatedAt: now,
-      };
+      const mfa = storedMfa('m1', 'i1', false, now);
       await work((s) => s.mfa.insert(mfa));
       const again = await work((s) => s.mfa.insert({ ...mfa, id: 'm2' })).catch((e: unknown) => e);
       expect((again as ApiError).code).toBe('MFA_EXISTS');
@@ -327,26 +321,8 @@ for (const [name, open] of Object.entries(targets)) {
           certFingerprint: 'ab:cd',
           createdAt: new Date(now.getTime() + 1),
         });
-        await s.mfa.insert({
-          id: 'vm1',
-          identityId: 'v1',
-          isVerified: true,
-          sealedSecret: 'v1.a.b',
-          sealedRecoveryCodes: 'v1.c.d',
-          tags: {},
-          createdAt: now,
-          updatedAt: now,
-        });
-        await s.mfa.insert({
-          id: 'vm2',
-          identityId: 'v2',
-          isVerified: false,
-          sealedSecret: 'v1.a.b',
-          sealedRecoveryCodes: 'v1.c.d',
-          tags: {},
-          createdAt: now,
-          updatedAt: now,
-        });
+        await s.mfa.insert(storedMfa('vm1', 'v1', true, now));
+        await s.mfa.insert(storedMfa('vm2', 'v2', false, now));
       });
       const enrollments = new PgOutstandingEnrollments(database.db);
       await enrollments.apply({ id: 'e1', identityId: 'v2', expiresAt: now.toISOString() }, 1, false);
