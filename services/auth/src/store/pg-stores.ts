@@ -3,6 +3,7 @@ import {
   type Db,
   type LockOption,
   listRows,
+  lockClause,
   pgErrorOf,
   queryRows,
   roleFilterScope,
@@ -77,7 +78,6 @@ const viewExtras = `p.name as auth_policy_name,
   exists (select from outstanding_enrollments e where e.identity_id = i.id and not e.deleted) as enrolling`;
 
 const identityById = `select ${identityColumns} from identities i where i.id = $1`;
-const identityByIdForUpdate = `${identityById} for update`;
 const identitiesByIds = `select ${identityColumns} from identities i where i.id = any($1::text[])`;
 const viewById = `select ${identityColumns}, ${viewExtras}
   from identities i left join auth_policies p on p.id = i.auth_policy_id where i.id = $1`;
@@ -156,8 +156,7 @@ export class PgIdentityStore implements IdentityStore {
   constructor(private readonly db: Db) {}
 
   async get(id: string, options: LockOption = {}): Promise<Identity | null> {
-    const sql = options.forUpdate ? identityByIdForUpdate : identityById;
-    const [row] = await queryRows<Row>(this.db, sql, [id], { prepare: true });
+    const [row] = await queryRows<Row>(this.db, `${identityById}${lockClause(options)}`, [id], { prepare: true });
     return row ? identityFromRow(row) : null;
   }
 
