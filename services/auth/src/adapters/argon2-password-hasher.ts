@@ -33,7 +33,9 @@ export class Argon2PasswordHasher implements PasswordHasher {
     /** The hash threads' nice value (0: normal priority … 19: the lowest; docs/adr/0006). */
     nice = 10,
   ) {
-    this.threads = new Argon2Threads(concurrency, nice);
+    this.threads = new Argon2Threads(concurrency, nice, (job) =>
+      hashRaw(job.password, { ...job.options, salt: job.salt }),
+    );
   }
 
   /**
@@ -74,9 +76,7 @@ export class Argon2PasswordHasher implements PasswordHasher {
 
   private derive(password: string, salt: Buffer): Promise<Buffer> {
     const options = { algorithm: argon2id, timeCost: 1, memoryCost: 3072, parallelism: 4, outputLen: 32 };
-    return this.withSlot(() =>
-      this.threads.broken ? hashRaw(password, { ...options, salt }) : this.threads.hash({ password, salt, options }),
-    );
+    return this.withSlot(() => this.threads.hash({ password, salt, options }));
   }
 
   async hash(password: string): Promise<{ hash: string; salt: string }> {

@@ -42,7 +42,7 @@ type Message = { ready: true; tid: number | null } | { id: number; hash?: Uint8A
  * hashing yields the CPU to everything else the machine runs: reads, the event loops, the bus.
  * Jobs queue for the next free thread; the caller bounds how many wait (`Argon2PasswordHasher`).
  * A thread that dies fails its job and is replaced; one that cannot even start (the native module
- * will not load) marks the set `broken`, and the caller hashes on libuv's pool instead.
+ * will not load) marks the set `broken`, and every hash, waiting or new, goes to `fallback`.
  */
 export class Argon2Threads {
   private readonly idle: Worker[] = [];
@@ -50,6 +50,7 @@ export class Argon2Threads {
   private readonly pending = new Map<number, { resolve: (hash: Buffer) => void; reject: (err: Error) => void }>();
   private readonly busy = new Map<Worker, number>();
   private readonly tids = new Set<number>();
+  private readonly live = new Set<Worker>();
   private readonly argon2 = createRequire(import.meta.url).resolve('@node-rs/argon2');
   private nextId = 0;
   private closed = false;
@@ -59,13 +60,20 @@ export class Argon2Threads {
   constructor(
     threads: number,
     private readonly nice: number,
+    /** How to hash when the threads cannot start (libuv's pool). */
+    private readonly fallback: (job: RawHashJob) => Promise<Buffer>,
   ) {
     for (let i = 0; i < threads; i++) this.spawn();
   }
 
   private spawn(): void {
-    const worker = new Worker(threadCode, { eval: true, workerData: { argon2: this.argon2, nice: this.nice } });
-    worker.unref();
+    // No inherited Node options: the thread's code is plain CommonJS and needs no loader
+    // (`--input-type=module` would even make it unloadable).
+    const worker = new Worker(threadCode, {
+      eval: true,
+      execArgv: [],
+      workerData: { argon2: this.argon2, nice: this.nice },
+    });
     let ready = false;
     let tid: number | null = null;
     worker.on('message', (m: Message) => {
@@ -84,9 +92,12 @@ export class Argon2Threads {
       else p?.resolve(Buffer.from(m.hash));
       this.idle.push(worker);
       this.pump();
+      this.holdProcess();
     });
     worker.on('error', () => undefined);
+    this.live.add(worker);
     worker.on('exit', () => {
+      this.live.delete(worker);
       if (tid !== null) this.tids.delete(tid);
       const at = this.idle.indexOf(worker);
       if (at >= 0) this.idle.splice(at, 1);
@@ -96,27 +107,43 @@ export class Argon2Threads {
         this.pending.get(id)?.reject(new Error('the hash thread exited'));
         this.pending.delete(id);
       }
-      if (this.closed) return;
-      if (!ready) {
+      if (!this.closed && !ready) {
         this.broken = true;
-        for (const { id: queued } of this.queue.splice(0)) {
-          this.pending.get(queued)?.reject(new Error('the hash threads could not start'));
+        // What waits for a thread is hashed the fallback way instead.
+        for (const { id: queued, job } of this.queue.splice(0)) {
+          const p = this.pending.get(queued);
           this.pending.delete(queued);
+          if (p) this.fallback(job).then(p.resolve, p.reject);
         }
-        return;
       }
-      this.spawn();
+      if (!this.closed && ready) this.spawn();
+      this.holdProcess();
     });
+    this.holdProcess();
   }
 
   hash(job: RawHashJob): Promise<Buffer> {
-    if (this.closed || this.broken) return Promise.reject(new Error('the hash threads are not running'));
+    if (this.broken) return this.fallback(job);
+    if (this.closed) return Promise.reject(new Error('the hash threads are closed'));
     const id = this.nextId++;
     return new Promise<Buffer>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.queue.push({ id, job });
       this.pump();
+      this.holdProcess();
     });
+  }
+
+  /**
+   * While a hash is asked for, the threads keep the process alive until it is answered; idle, they
+   * do not (a process whose other work is done may exit). Set after the listeners: adding one
+   * references a thread again.
+   */
+  private holdProcess(): void {
+    const hold = this.pending.size > 0;
+    for (const w of this.live)
+      if (hold) w.ref();
+      else w.unref();
   }
 
   private pump(): void {

@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { hashRaw } from '@node-rs/argon2';
 import { ApiError } from '@ziti/contracts';
 import { describe, expect, it } from 'vitest';
@@ -76,5 +78,21 @@ describe('argon2id hashing yields the CPU (issue 13)', () => {
     });
     expect(Buffer.from(hash, 'base64').equals(direct)).toBe(true);
     expect(hasher.hashThreads().broken).toBe(false);
+  });
+
+  it('keeps a process alive while a hash is asked for, and lets it exit once idle (whatever its Node options)', () => {
+    const adapter = fileURLToPath(new URL('../../src/adapters/argon2-password-hasher.ts', import.meta.url));
+    const script = `import { Argon2PasswordHasher } from ${JSON.stringify(adapter)};
+      const h = new Argon2PasswordHasher(2, 10);
+      const r = await h.hash('x');
+      console.log('hashed', r.hash.length, h.hashThreads().broken);`;
+    // --input-type=module is inherited by threads that do not reset their options, and breaks them.
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.signal, run.stderr).toBeNull();
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('hashed 44 false');
   });
 });
