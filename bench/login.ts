@@ -132,27 +132,16 @@ export async function benchLogin(
         `${'floor: raw argon2id verify (own process)'.padEnd(44)} ${String(floor.verifiesPerSecond).padStart(7)} /s     p50 ${floor.p50} ms  p99 ${floor.p99} ms  errors ${floor.errors}  (concurrency ${floor.concurrency})`,
       );
 
-      let nextUser = 0;
+      // One prebuilt request per user: each connection cycles through them, so the users rotate
+      // and the load generator does not build a request per login (its CPU shares the machine).
+      const loginRequests = users.map((u) => ({
+        method: 'POST' as const,
+        path: '/edge/client/v1/authenticate?method=password',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: u.username, password: u.password }),
+      }));
       const loginRun = (duration: number) =>
-        autocannon({
-          url: cluster.baseUrl,
-          connections,
-          duration,
-          requests: [
-            {
-              method: 'POST',
-              path: '/edge/client/v1/authenticate?method=password',
-              setupRequest: (req) => {
-                const u = users[nextUser++ % users.length]!;
-                return {
-                  ...req,
-                  headers: { 'content-type': 'application/json' },
-                  body: JSON.stringify({ username: u.username, password: u.password }),
-                };
-              },
-            },
-          ],
-        });
+        autocannon({ url: cluster.baseUrl, connections, duration, requests: loginRequests });
       // Other sessions' reads come from a process of their own (bench/session-reads.ts), as other
       // clients would: not queued behind the storm's load generator in this event loop.
       const reads = () => sessionReads(cluster.baseUrl, readRate, warmup, seconds, readerTokens);

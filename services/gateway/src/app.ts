@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Server, createServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import {
@@ -20,7 +21,6 @@ import {
   httpDrain,
   reply,
 } from '@ziti/platform';
-import express from 'express';
 import { enumeratedCapabilities, specApi, specDetail, specList, versionData } from './domain/informational.ts';
 import type { GatewayConfig } from './config.ts';
 import type { AnswerCache } from './domain/answer-cache.ts';
@@ -100,7 +100,7 @@ function informationalHandlers(config: GatewayConfig): Record<string, LocalHandl
 }
 
 /** CORS as the reference answers it (ZITI-FACTS §1.1): any origin, credentials, preflight 200. */
-function cors(req: express.Request, res: express.Response, next: express.NextFunction): void {
+function cors(req: IncomingMessage, res: ServerResponse): 'answered' | 'continue' {
   res.setHeader('access-control-allow-origin', req.headers.origin ?? '*');
   res.setHeader('access-control-allow-credentials', 'true');
   res.setHeader('vary', 'Origin');
@@ -108,18 +108,17 @@ function cors(req: express.Request, res: express.Response, next: express.NextFun
     for (const [name, value] of Object.entries(securityHeaders)) res.setHeader(name, value);
     res.setHeader('access-control-allow-headers', 'content-type, accept, authorization, zt-session');
     res.setHeader('access-control-allow-methods', 'GET, HEAD, POST, PUT, PATCH, DELETE');
-    res.status(200).end();
-    return;
+    res.statusCode = 200;
+    res.end();
+    return 'answered';
   }
-  next();
+  return 'continue';
 }
 
-export function createGatewayApp(deps: GatewayDeps): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('query parser', 'simple');
-  app.use(cors);
+/** The gateway's request handler: CORS, then the pipeline, on Node's own request and response. */
+export type GatewayApp = (req: IncomingMessage, res: ServerResponse) => void;
+
+export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   // The pipeline reads each body itself, within the limit of the operation it routed to.
   const pipeline = createPipeline({
     routes: new RouteTable(deps.operations ?? operations),
@@ -133,13 +132,18 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     extJwt: new ExtJwtSecondaryCheck(deps.bus, deps.logger),
     ...(deps.answers ? { answers: deps.answers } : {}),
   });
-  app.use(pipeline);
-  // Anything that escapes the pipeline still answers with the error envelope.
-  app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
-    deps.logger.error({ err }, 'unhandled error outside the pipeline');
-    sendError(req, res, err instanceof ApiError ? err : new ApiError('UNHANDLED'), newRequestId());
-  });
-  return app;
+  return (req, res) => {
+    if (cors(req, res) === 'answered') return;
+    // The pipeline answers its own errors; anything that still escapes answers with the envelope.
+    pipeline(req, res).catch((err: unknown) => {
+      deps.logger.error({ err }, 'unhandled error outside the pipeline');
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      sendError(req, res, err instanceof ApiError ? err : new ApiError('UNHANDLED'), newRequestId());
+    });
+  };
 }
 
 /**

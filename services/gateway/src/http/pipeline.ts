@@ -1,5 +1,8 @@
-import { randomFillSync, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import {
   ApiError,
   type AuthQuery,
@@ -26,9 +29,9 @@ import {
   busFailureError,
   hasPositions,
   pendingAuthQueries,
+  pooledRandomBytes,
   settleProduced,
 } from '@ziti/platform';
-import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { AnswerCache } from '../domain/answer-cache.ts';
 import { cachedOperations } from './answer-cache-follower.ts';
 import type { ExtJwtSecondaryCheck } from './ext-jwt-secondary.ts';
@@ -38,6 +41,26 @@ import { type RouteTable, canonicalPath } from './route-table.ts';
 import { clientCertificateChain } from './tls.ts';
 
 export type LocalHandler = (request: OperationRequest) => Promise<OperationReply>;
+
+/**
+ * The gateway answers on Node's own request and response: no web framework sits between the socket
+ * and the pipeline (routing is the operation table's, bodies are read per operation below).
+ */
+export type Request = IncomingMessage;
+export type Response = ServerResponse;
+
+/** The path of a request target (`/a/b?c` → `/a/b`; an absolute-form target → its path). */
+export function pathOf(url: string | undefined): string {
+  const target = url ?? '/';
+  const q = target.indexOf('?');
+  const path = q < 0 ? target : target.slice(0, q);
+  if (path.startsWith('/')) return path;
+  try {
+    return new URL(path).pathname;
+  } catch {
+    return path;
+  }
+}
 
 export interface PipelineDeps {
   routes: RouteTable;
@@ -61,18 +84,12 @@ export interface PipelineDeps {
 const rateLimitedOperations = new Set(['authenticate', 'authenticateMfa']);
 
 const idAlphabet = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-';
-/** Random bytes drawn 4 KiB at a time (one CSPRNG call per ~450 requests instead of one each). */
-const idBytes = Buffer.alloc(4096);
-let idOffset = idBytes.length;
 /** Request ids are shortids like the reference's (ZITI-FACTS general conventions). */
 export function newRequestId(): string {
-  if (idOffset + 9 > idBytes.length) {
-    randomFillSync(idBytes);
-    idOffset = 0;
-  }
+  const bytes = pooledRandomBytes(9);
   let id = '';
-  for (let i = idOffset; i < idOffset + 9; i++) id += idAlphabet[idBytes[i]! % idAlphabet.length];
-  idOffset += 9;
+  // 64 characters: every byte maps evenly.
+  for (let i = 0; i < 9; i++) id += idAlphabet[bytes[i]! % idAlphabet.length];
   return id;
 }
 
@@ -115,16 +132,28 @@ export function sendError(req: Request, res: Response, error: ApiError, requestI
   // A body left unread (refused before reading it) is not drained on a kept-alive connection.
   if (!req.complete) res.setHeader('connection', 'close');
   if (!acceptsJson(req)) {
-    res
-      .status(status)
-      .type(String(req.headers.accept).split(',')[0] ?? 'application/json')
-      .end();
+    res.statusCode = status;
+    res.setHeader('content-type', contentTypeOf(String(req.headers.accept).split(',')[0]?.trim() ?? ''));
+    res.end();
     return;
   }
   sendJson(res, status, JSON.stringify(errorEnvelope(error.code, requestId, error.cause, error.message)));
 }
 
-/** Writes a JSON answer with Node's own response API (express's `send` costs more than the write). */
+/**
+ * A Content-Type header for a media type: as given, with `charset=utf-8` added to a text or JSON
+ * type that names none; something that is no media type is `application/octet-stream`.
+ */
+export function contentTypeOf(type: string): string {
+  const media = type.split(';')[0]!.trim().toLowerCase();
+  if (!/^[\w.+-]+\/[\w.+*-]+$/.test(media)) return 'application/octet-stream';
+  if (/;\s*charset=/i.test(type)) return type;
+  return media.startsWith('text/') || media === 'application/json' || media.endsWith('+json')
+    ? `${type}; charset=utf-8`
+    : type;
+}
+
+/** Writes a JSON answer with Node's own response API. */
 function sendJson(res: Response, status: number, text: string, contentType = 'application/json'): void {
   res.statusCode = status;
   res.setHeader('content-type', contentType.includes('charset') ? contentType : `${contentType}; charset=utf-8`);
@@ -159,47 +188,104 @@ function isJsonType(contentType: string | undefined): boolean {
   return !contentType || /^application\/(.+\+)?json\b/i.test(contentType);
 }
 
-/** One body reader (express.raw) per limit, so each operation reads at most its own limit. */
-const bodyReaders = new Map<number, RequestHandler>();
+/** The decompressor of a request's Content-Encoding (the encodings HTTP clients send). */
+function decompressor(encoding: string): NodeJS.ReadWriteStream | undefined {
+  if (encoding === 'gzip') return createGunzip();
+  if (encoding === 'deflate') return createInflate();
+  if (encoding === 'br') return createBrotliDecompress();
+  return undefined;
+}
 
-/** Reads the request body into `req.body` (a Buffer), refusing more than `limit` bytes unread (413). */
-async function readBody(req: Request, res: Response, limit: number): Promise<void> {
+function tooLarge(limit: number): ApiError {
+  return new ApiError('REQUEST_ENTITY_TOO_LARGE', {
+    code: 'UNHANDLED',
+    message: `the body of this operation may have at most ${limit} bytes`,
+  });
+}
+
+/** Reads off what is left of a refused request, so its client gets the answer instead of a reset. */
+function drainRequest(req: Request): Promise<void> {
+  if (req.complete || req.destroyed) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    req.once('end', resolve);
+    req.once('close', resolve);
+    req.resume();
+  });
+}
+
+/**
+ * Reads the request body, at most `limit` bytes after any Content-Encoding (gzip, deflate, br). A
+ * declared length over the limit is refused before reading (413); an unknown encoding is
+ * INVALID_CONTENT_TYPE; a body that ends early or does not decompress is a 400. A refused body is
+ * read off before the answer, so the client is not reset mid-upload.
+ */
+async function readBody(req: Request, limit: number): Promise<Buffer | undefined> {
   // No content-length and no transfer-encoding: HTTP/1.1 has no body to read (most GETs).
-  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return;
-  let reader = bodyReaders.get(limit);
-  if (!reader) {
-    reader = express.raw({ type: () => true, limit });
-    bodyReaders.set(limit, reader);
-  }
-  const read = reader;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      void read(req, res, (err?: unknown) => (err ? reject(err) : resolve()));
-    });
-  } catch (err) {
-    const type = (err as { type?: string }).type;
-    if (type === 'entity.too.large') {
-      throw new ApiError('REQUEST_ENTITY_TOO_LARGE', {
+  const declared = req.headers['content-length'];
+  if (declared === undefined && req.headers['transfer-encoding'] === undefined) return undefined;
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  let source: Readable = req;
+  if (encoding !== 'identity') {
+    const inflate = decompressor(encoding);
+    if (!inflate) {
+      throw new ApiError('INVALID_CONTENT_TYPE', {
         code: 'UNHANDLED',
-        message: `the body of this operation may have at most ${limit} bytes`,
+        message: `unsupported content encoding "${encoding}"`,
       });
     }
-    if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-      throw new ApiError('INVALID_CONTENT_TYPE', { code: 'UNHANDLED', message: (err as Error).message });
-    }
-    const status = (err as { status?: number }).status;
-    if (status !== undefined && status < 500) {
-      throw new ApiError('COULD_NOT_PARSE_BODY', { code: 'UNHANDLED', message: (err as Error).message });
-    }
-    throw new ApiError('COULD_NOT_READ_BODY', { code: 'UNHANDLED', message: 'could not read the request body' });
+    source = req.pipe(inflate) as unknown as Readable;
+  } else if (declared !== undefined && Number(declared) > limit) {
+    await drainRequest(req);
+    throw tooLarge(limit);
   }
+  const chunks: Buffer[] = [];
+  let received = 0;
+  const outcome = await new Promise<Buffer | ApiError>((resolve) => {
+    const settle = (result: Buffer | ApiError) => {
+      source.removeListener('data', onData);
+      source.removeListener('end', onEnd);
+      source.removeListener('error', onError);
+      req.removeListener('aborted', onAborted);
+      req.removeListener('close', onClose);
+      resolve(result);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) settle(tooLarge(limit));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => settle(Buffer.concat(chunks, received));
+    const onError = (err: Error) =>
+      settle(new ApiError('COULD_NOT_PARSE_BODY', { code: 'UNHANDLED', message: err.message }));
+    const onAborted = () =>
+      settle(new ApiError('COULD_NOT_PARSE_BODY', { code: 'UNHANDLED', message: 'request aborted' }));
+    const onClose = () => {
+      if (!req.complete) onAborted();
+    };
+    source.on('data', onData);
+    source.once('end', onEnd);
+    source.once('error', onError);
+    req.once('aborted', onAborted);
+    req.once('close', onClose);
+  });
+  if (outcome instanceof ApiError) {
+    if (source !== req) {
+      req.unpipe();
+      source.on('error', () => undefined);
+      source.destroy();
+    }
+    await drainRequest(req);
+    throw outcome;
+  }
+  return outcome;
 }
 
 function queryOf(req: Request): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  const q = req.originalUrl.indexOf('?');
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
   if (q < 0) return out;
-  for (const [k, v] of new URLSearchParams(req.originalUrl.slice(q + 1))) {
+  for (const [k, v] of new URLSearchParams(url.slice(q + 1))) {
     const prev = out[k];
     out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
   }
@@ -210,8 +296,10 @@ function queryOf(req: Request): Record<string, string | string[]> {
 export function createPipeline(deps: PipelineDeps) {
   const timeoutMs = deps.requestTimeoutMs ?? 10_000;
 
-  return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
+  return async (req: Request, res: Response): Promise<void> => {
     const requestId = newRequestId();
+    const url = req.url ?? '/';
+    const reqPath = pathOf(url);
     const started = process.hrtime.bigint();
     res.setHeader('ziti-instance-id', deps.instanceId);
     res.setHeader('server', 'ziti-controller/v1.1.9');
@@ -225,24 +313,24 @@ export function createPipeline(deps: PipelineDeps) {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       recordGatewayRequest(matched, res.statusCode, seconds);
       if (deps.logger.isLevelEnabled('info'))
-        log().info({ method: req.method, path: req.path, status: res.statusCode, ms: seconds * 1e3 }, 'request');
+        log().info({ method: req.method, path: reqPath, status: res.statusCode, ms: seconds * 1e3 }, 'request');
     });
     try {
-      if (req.originalUrl.length > inputLimits.maxUrlLength) {
+      if (url.length > inputLimits.maxUrlLength) {
         throw new ApiError('URI_TOO_LONG', {
           code: 'UNHANDLED',
-          message: `the URL has ${req.originalUrl.length} characters, at most ${inputLimits.maxUrlLength} are accepted`,
+          message: `the URL has ${url.length} characters, at most ${inputLimits.maxUrlLength} are accepted`,
         });
       }
-      const path = canonicalPath(req.path);
-      const found = deps.routes.lookup(req.method, path);
+      const path = canonicalPath(reqPath);
+      const found = deps.routes.lookup(req.method ?? 'GET', path);
       if (found.kind === 'not-found')
-        throw new ApiError('NOT_FOUND', { code: 'UNHANDLED', message: `path ${req.path} was not found` });
+        throw new ApiError('NOT_FOUND', { code: 'UNHANDLED', message: `path ${reqPath} was not found` });
       if (found.kind === 'method-not-allowed') {
         res.setHeader('allow', found.allowed.join(', '));
         throw new ApiError('METHOD_NOT_ALLOWED', {
           code: 'UNHANDLED',
-          message: `method ${req.method} is not allowed on ${req.path}`,
+          message: `method ${req.method} is not allowed on ${reqPath}`,
         });
       }
       const { op, params } = found.match;
@@ -261,9 +349,9 @@ export function createPipeline(deps: PipelineDeps) {
 
       const { caller, session } = await authenticate(req, res, op, deps);
 
-      await readBody(req, res, maxBodyBytes(op));
+      const read = await readBody(req, maxBodyBytes(op));
       const contentType = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
-      const raw: Buffer | undefined = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
+      const raw = read && read.length > 0 ? read : undefined;
       let body: unknown;
       let rawBody: string | undefined;
       // GET and DELETE bodies are ignored (the console sends `{}` on GET) unless the operation
@@ -447,8 +535,11 @@ function writeReply(req: Request, res: Response, reply: OperationReply, requestI
   }
   if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
   if (reply.rawBody !== undefined) {
-    res.status(reply.status);
-    res.type(reply.contentType ?? 'application/octet-stream').send(Buffer.from(reply.rawBody, 'base64'));
+    const bytes = Buffer.from(reply.rawBody, 'base64');
+    res.statusCode = reply.status;
+    res.setHeader('content-type', contentTypeOf(reply.contentType ?? 'application/octet-stream'));
+    res.setHeader('content-length', bytes.length);
+    res.end(bytes);
     return;
   }
   if (reply.body === undefined) {
