@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import { type Server, createServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import {
@@ -21,6 +21,7 @@ import {
   httpDrain,
   reply,
 } from '@ziti/platform';
+import express from 'express';
 import { enumeratedCapabilities, specApi, specDetail, specList, versionData } from './domain/informational.ts';
 import type { GatewayConfig } from './config.ts';
 import type { AnswerCache } from './domain/answer-cache.ts';
@@ -115,11 +116,11 @@ function cors(req: IncomingMessage, res: ServerResponse): 'answered' | 'continue
   return 'continue';
 }
 
-/** The gateway's request handler: CORS, then the pipeline, on Node's own request and response. */
-export type GatewayApp = (req: IncomingMessage, res: ServerResponse) => void;
-
-export function createGatewayApp(deps: GatewayDeps): GatewayApp {
-  // The pipeline reads each body itself, within the limit of the operation it routed to.
+/**
+ * The gateway's express app: one middleware, CORS then the pipeline, which routes by the operation
+ * table, reads each body within its operation's limit and answers every error with the envelope.
+ */
+export function createGatewayApp(deps: GatewayDeps): express.Express {
   const pipeline = createPipeline({
     routes: new RouteTable(deps.operations ?? operations),
     bus: deps.bus,
@@ -132,17 +133,43 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
     extJwt: new ExtJwtSecondaryCheck(deps.bus, deps.logger),
     ...(deps.answers ? { answers: deps.answers } : {}),
   });
-  return (req, res) => {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.use((req, res) => {
     if (cors(req, res) === 'answered') return;
     // The pipeline answers its own errors; anything that still escapes answers with the envelope.
     pipeline(req, res).catch((err: unknown) => {
       deps.logger.error({ err }, 'unhandled error outside the pipeline');
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      sendError(req, res, err instanceof ApiError ? err : new ApiError('UNHANDLED'), newRequestId());
+      if (res.headersSent) res.destroy();
+      else sendError(req, res, err instanceof ApiError ? err : new ApiError('UNHANDLED'), newRequestId());
     });
+  });
+  return app;
+}
+
+/**
+ * Request and response classes for Node's HTTP server whose instances carry the app's express
+ * prototypes from birth. Express otherwise swaps the prototype of every request and response as it
+ * takes them (`app.handle`), and V8 then deoptimises every later property access on both: measured,
+ * that was over a fifth of the gateway's CPU per login (docs/adr/0019).
+ */
+export function expressMessageClasses(app: express.Express): {
+  IncomingMessage: typeof IncomingMessage;
+  ServerResponse: typeof ServerResponse;
+} {
+  type Construct = (this: unknown, ...args: unknown[]) => void;
+  function GatewayRequest(this: unknown, ...args: unknown[]) {
+    (IncomingMessage as unknown as Construct).apply(this, args);
+  }
+  GatewayRequest.prototype = app.request;
+  function GatewayResponse(this: unknown, ...args: unknown[]) {
+    (ServerResponse as unknown as Construct).apply(this, args);
+  }
+  GatewayResponse.prototype = app.response;
+  return {
+    IncomingMessage: GatewayRequest as unknown as typeof IncomingMessage,
+    ServerResponse: GatewayResponse as unknown as typeof ServerResponse,
   };
 }
 
@@ -200,6 +227,7 @@ export function createGateway(
       const app = createGatewayApp({ ...deps, answers: follower.cache });
       server = createServer(
         {
+          ...expressMessageClasses(app),
           cert: identity.certChainPem,
           key: identity.keyPem,
           ca: identity.caBundlePem,
