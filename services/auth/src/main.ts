@@ -9,7 +9,11 @@ await runServiceMain({
   migrations,
   create: ({ database, bus, logger }) => {
     const redis = readEnv({ REDIS_URL: env.string(), REDIS_KEY_PREFIX: env.string('ziti:') });
-    const sessions = new RedisApiSessionStore(redis.REDIS_URL, redis.REDIS_KEY_PREFIX, { logger });
+    // About one command per event-loop turn (a login's session): nothing for auto-pipelining to batch.
+    const sessions = new RedisApiSessionStore(redis.REDIS_URL, redis.REDIS_KEY_PREFIX, {
+      logger,
+      autoPipelining: false,
+    });
     // auth owns the API sessions: it reports them (`ziti_api_sessions`), the gateways do not.
     watchApiSessions(sessions);
     return createAuthService({ config: readAuthConfig(), database, bus, sessions, logger });

@@ -226,6 +226,12 @@ export interface RedisApiSessionStoreOptions {
   endGraceMs?: number;
   /** Where an outage of Redis is logged, once when it starts and once when it ends. */
   logger?: Logger;
+  /**
+   * Batch the commands issued in one event-loop turn into one write (ioredis auto-pipelining; the
+   * default). Worth it where many requests touch sessions at once (the gateway); a process that
+   * sends about one command per turn (auth: one per login) only pays for a pipeline per command.
+   */
+  autoPipelining?: boolean;
 }
 
 export class RedisApiSessionStore implements ApiSessionStore {
@@ -234,7 +240,11 @@ export class RedisApiSessionStore implements ApiSessionStore {
   private readonly endGraceMs: number;
 
   constructor(url: string, prefix = 'ziti:', options: RedisApiSessionStoreOptions = {}) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true, lazyConnect: false });
+    this.redis = new Redis(url, {
+      maxRetriesPerRequest: 2,
+      enableAutoPipelining: options.autoPipelining ?? true,
+      lazyConnect: false,
+    });
     // Without a listener ioredis reports every failed reconnect as an unhandled error event.
     let down = false;
     this.redis.on('error', (err: Error) => {

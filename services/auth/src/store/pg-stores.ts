@@ -272,11 +272,26 @@ const prefixedColumns = (alias: string, columns: string) =>
     .map((c) => `${alias}.${c} as ${alias}_${c.replace(/"/g, '')}`)
     .join(', ');
 /** The columns `prefixedColumns(alias, …)` named, under their own names; null when the join found no row. */
-function unprefixed(r: Row, alias: string): Row | null {
+/**
+ * Per alias, the password login row's `<alias>_<column>` keys and their unprefixed names: the
+ * statement's columns never change, so they are worked out once (`passwordLogin` is the only
+ * statement read this way).
+ */
+const loginRowKeys = new Map<string, [string, string][]>();
+
+/** One entity's columns of the password login row, unprefixed; null when the join found none. */
+function loginRowPart(r: Row, alias: 'a' | 'i' | 'p'): Row | null {
   if (r[`${alias}_id`] === null || r[`${alias}_id`] === undefined) return null;
-  const out: Row = {};
   const p = `${alias}_`;
-  for (const [k, v] of Object.entries(r)) if (k.startsWith(p)) out[k.slice(p.length)] = v;
+  let keys = loginRowKeys.get(p);
+  if (!keys) {
+    keys = Object.keys(r)
+      .filter((k) => k.startsWith(p))
+      .map((k): [string, string] => [k, k.slice(p.length)]);
+    loginRowKeys.set(p, keys);
+  }
+  const out: Row = {};
+  for (const [from, to] of keys) out[to] = r[from];
   return out;
 }
 /** A password login's reads as one prepared statement (see `findPasswordLogin`). */
@@ -353,9 +368,9 @@ export class PgAuthenticatorStore implements AuthenticatorStore {
 
   async findPasswordLogin(username: string, fallbackPolicyId: string): Promise<PasswordLoginRead> {
     const [row] = await queryRows<Row>(this.db, passwordLogin, [username, fallbackPolicyId], { prepare: true });
-    const a = row && unprefixed(row, 'a');
-    const i = row && unprefixed(row, 'i');
-    const p = row && unprefixed(row, 'p');
+    const a = row && loginRowPart(row, 'a');
+    const i = row && loginRowPart(row, 'i');
+    const p = row && loginRowPart(row, 'p');
     return {
       authenticator: a ? authenticatorFromRow(a) : null,
       identity: i ? identityFromRow(i) : null,
