@@ -52,7 +52,7 @@ export interface AuthConfig {
   hashConcurrency?: number;
   /** Callers waiting for a hashing slot beyond which logins are refused with 429 (default 256). */
   hashQueueLimit?: number;
-  /** The nice value of the password-hash threads (0: normal priority … 19: lowest; default 10). */
+  /** The nice value of the password-hash threads (0: normal priority … 19: lowest; default 5). */
   hashNice?: number;
   /** `ZITI_SECRET_KEY`: seals the TOTP secrets and recovery codes at rest. */
   secretKey: string;
@@ -103,7 +103,7 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
   const hasher = new Argon2PasswordHasher(
     deps.config.hashConcurrency ?? 4,
     deps.config.hashQueueLimit ?? 256,
-    deps.config.hashNice ?? 10,
+    deps.config.hashNice ?? 5,
   );
   const ttl = deps.config.sessionTimeoutSeconds;
   const identities = new IdentityService(work, deps.sessions, ttl, undefined, enrollments, read);

@@ -9,7 +9,7 @@ export function readAuthConfig(source: NodeJS.ProcessEnv = process.env): AuthCon
       ZITI_SESSION_TIMEOUT_MINUTES: env.int(30, 0, 7 * 24 * 60),
       ZITI_HASH_CONCURRENCY: env.int(4, 1, 64),
       ZITI_HASH_QUEUE_LIMIT: env.int(256, 0, 100_000),
-      ZITI_HASH_NICE: env.int(10, 0, 19),
+      ZITI_HASH_NICE: env.int(5, 0, 19),
       ZITI_SECRET_KEY: env.secret(32),
       ZITI_TOTP_ISSUER: env.string('openziti.io'),
       ZITI_ADVERTISED_ADDRESS: env.optional(),

@@ -31,7 +31,7 @@ export class Argon2PasswordHasher implements PasswordHasher {
     private readonly concurrency = 4,
     private readonly queueLimit = 256,
     /** The hash threads' nice value (0: normal priority … 19: the lowest; docs/adr/0006). */
-    nice = 10,
+    nice = 5,
   ) {
     this.threads = new Argon2Threads(concurrency, nice, (job) =>
       hashRaw(job.password, { ...job.options, salt: job.salt }),
