@@ -14,6 +14,7 @@
  * storm at 10/s: this cluster runs with ZITI_AUTH_RATE_LIMIT=0 (when the scenario starts it).
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import {
@@ -88,6 +89,14 @@ export async function argon2Floor(concurrency: number, seconds: number, warmup: 
   }>('argon2-floor.ts', [String(concurrency), String(seconds), String(warmup)]).result;
 }
 
+/** auth's default nice value for its hash threads, read from its config so the two cannot drift. */
+export function defaultHashNice(): number {
+  const file = join(root, 'services', 'auth', 'src', 'config.ts');
+  const m = /ZITI_HASH_NICE: env\.int\((\d+),/.exec(readFileSync(file, 'utf8'));
+  if (!m) throw new Error(`login bench: the ZITI_HASH_NICE default was not found in ${file}`);
+  return Number(m[1]);
+}
+
 export async function benchLogin(
   options: ScenarioOptions & {
     seconds?: number;
@@ -101,6 +110,7 @@ export async function benchLogin(
   const connections = options.connections ?? Number(process.env.BENCH_LOGIN_CONNECTIONS ?? 16);
   const readRate = options.readRate ?? Number(process.env.BENCH_LOGIN_READ_RATE ?? 40);
   const hashConcurrency = Number(process.env.ZITI_HASH_CONCURRENCY ?? 4);
+  const hashNice = Number(process.env.ZITI_HASH_NICE ?? defaultHashNice());
   return withCluster(
     options.cluster,
     'login',
@@ -176,6 +186,7 @@ export async function benchLogin(
         connections,
         durationSeconds: seconds,
         hashConcurrency,
+        hashNice: options.cluster ? 'given cluster' : hashNice,
         clusterEnv: options.cluster
           ? 'given'
           : { ZITI_AUTH_RATE_LIMIT: '0', ZITI_HASH_CONCURRENCY: String(hashConcurrency) },
@@ -198,7 +209,7 @@ export async function benchLogin(
         rssMiB: [...rss, { process: 'argon2-floor', pid: undefined, rssMiB: floor.rssMiB }],
       };
       console.log(
-        `\nlogins: ${(ratio * 100).toFixed(1)}% of the argon2 floor (must ≥ 40 %, goal ≥ 70 %); reads' p99 during the storm ${readP99Ratio}× idle (must ≤ 2×)`,
+        `\nlogins: ${(ratio * 100).toFixed(1)}% of the argon2 floor (must ≥ 40 %, goal ≥ 70 %); reads' p99 during the storm ${readP99Ratio}× idle (must ≤ 2×); hash threads at nice ${summary.hashNice}`,
       );
       console.log(`CPU during the storm: ${formatCpu(cpu)}`);
       console.log(`RSS: ${formatRss(summary.rssMiB)}\n`);

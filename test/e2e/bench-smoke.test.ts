@@ -3,7 +3,8 @@ import type { LocalCluster } from '../../deploy/local-cluster.ts';
 import { benchBulk } from '../../bench/bulk.ts';
 import { benchCluster } from '../../bench/common.ts';
 import { benchLists } from '../../bench/lists.ts';
-import { benchLogin } from '../../bench/login.ts';
+import { benchLogin, defaultHashNice } from '../../bench/login.ts';
+import { readAuthConfig } from '../../services/auth/src/config.ts';
 import { benchRead } from '../../bench/read.ts';
 import { benchSessions } from '../../bench/sessions.ts';
 import { benchStartup } from '../../bench/startup.ts';
@@ -64,6 +65,8 @@ describe('benchmark scenarios at tiny size', () => {
 
   it('login: logins beside the argon2 floor, reads idle and during the storm', async () => {
     const r = await benchLogin({ cluster, record: false, seconds: 1, warmupSeconds: 0, connections: 4, readRate: 10 });
+    // The nice value a run records when none is set is the one auth defaults to.
+    expect(defaultHashNice()).toBe(readAuthConfig({ ZITI_SECRET_KEY: 'k'.repeat(43) }).hashNice);
     expect(r.floor.verifiesPerSecond).toBeGreaterThan(0);
     expect(r.floor.errors).toBe(0);
     for (const x of [r.logins, r.idleReads, r.stormReads]) {
