@@ -435,7 +435,11 @@ export class AuthenticationService {
     return this.deps.work(async (s) => {
       // On the stored identity, not the one read before the password check: nothing else is undone.
       const stored = await s.identities.get(identity.id, { forUpdate: true });
-      const next = { ...(stored ?? identity), envInfo, sdkInfo, updatedAt: this.now() };
+      // Deleted or disabled while the password was checked: no session, and no identity.updated
+      // announcing an identity that is gone (its consumers would put it back).
+      if (!stored) return this.refuse('UNKNOWN_USERNAME', { identityId: identity.id });
+      if (isDisabled(stored, this.now())) return this.refuse('DISABLED', { identityId: identity.id });
+      const next = { ...stored, envInfo, sdkInfo, updatedAt: this.now() };
       await s.identities.update(next);
       const t = eventTypes.identityUpdated;
       await s.events.emit(t.type, identityState(next), t.version);

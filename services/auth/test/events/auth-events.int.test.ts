@@ -234,6 +234,51 @@ describe('API session events', () => {
     expect(await outboxSince(again)).toEqual([]);
   });
 
+  it('a login recording client info after its identity was deleted is refused and announces nothing', async () => {
+    // The login reads the identity, checks the password, then records envInfo under the row lock.
+    // Here the identity is deleted while the password is being checked: it must stay deleted (an
+    // identity.updated after identity.deleted would make consumers upsert it back).
+    let release!: () => void;
+    let checking!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const inCheck = new Promise<void>((r) => (checking = r));
+    const gated = new AuthenticationService({
+      work: bed.work,
+      sessions,
+      hasher: {
+        ...plainHasher,
+        verify: async (password: string, hash: string, salt: string) => {
+          checking();
+          await gate;
+          return plainHasher.verify(password, hash, salt);
+        },
+      },
+      sessionQuery: new PgApiSessionQuery(database.db),
+      sessionTtlSeconds: ttl,
+      signerKeys: new JoseSignerKeys(),
+      certificates: { controllerCaBundle: async () => [], verifyWithPki: async () => null },
+      verifyChain: (leaf, intermediates, roots, options) => verifyChain(leaf, intermediates, roots, options),
+      lockout: (id, minutes) => identities.disable(id, minutes),
+    });
+    const u = await user();
+    const m = await mark();
+    const loggingIn = gated.authenticate({
+      method: 'password',
+      username: u.username,
+      password: 'Secret-Pass-1',
+      remoteAddress: '10.1.2.3',
+      envInfo: { os: 'linux' },
+    });
+    await inCheck;
+    await identities.delete(u.identity.id);
+    release();
+    await expect(loggingIn).rejects.toMatchObject({ code: 'INVALID_AUTH' });
+    const events = (await outboxSince(m)).filter((r) => r.payload.id === u.identity.id).map((r) => r.type);
+    expect(events).toEqual(['identity.deleted']);
+    expect(await bed.work((s) => s.identities.get(u.identity.id))).toBeNull();
+    expect(await sessions.listAll(ttl).then((all) => all.filter((x) => x.identityId === u.identity.id))).toEqual([]);
+  });
+
   it('concurrent changes of different fields of one identity all survive, and the last event shows them all', async () => {
     // Each change reads the identity, changes its fields and writes the whole row: without the
     // row lock, one of two concurrent changes was lost every time (30 of 30 on Postgres).
