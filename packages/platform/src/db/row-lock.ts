@@ -12,3 +12,11 @@ export interface LockOption {
 export function lockClause(options: LockOption = {}): string {
   return options.forUpdate ? ' for update' : '';
 }
+
+/** A drizzle `select`, locked ` for update` when the caller will change the row; its rows. */
+export function lockedRows<T>(
+  query: PromiseLike<T> & { for(strength: 'update'): PromiseLike<T> },
+  options: LockOption = {},
+): PromiseLike<T> {
+  return options.forUpdate ? query.for('update') : query;
+}

@@ -4,6 +4,7 @@ import {
   type LockOption,
   listRows,
   lockClause,
+  lockedRows,
   queryRows,
   withUniqueFields,
   toListPage,
@@ -139,7 +140,7 @@ export class PgExternalJwtSignerStore implements ExternalJwtSignerStore {
 
   async get(id: string, options: LockOption = {}): Promise<ExternalJwtSigner | null> {
     const query = this.db.select().from(externalJwtSigners).where(eq(externalJwtSigners.id, id));
-    const rows = options.forUpdate ? await query.for('update') : await query;
+    const rows = await lockedRows(query, options);
     return rows[0] ?? null;
   }
 
@@ -205,7 +206,7 @@ export class PgMfaStore implements MfaStore {
 
   async getByIdentity(identityId: string, forUpdate = false): Promise<StoredMfa | null> {
     const query = this.db.select().from(mfa).where(eq(mfa.identityId, identityId));
-    const rows = forUpdate ? await query.for('update') : await query;
+    const rows = await lockedRows(query, { forUpdate });
     return rows[0] ? PgMfaStore.toDomain(rows[0]) : null;
   }
 

@@ -4,6 +4,7 @@ import {
   type LockOption,
   listRows,
   lockClause,
+  lockedRows,
   pgErrorOf,
   queryRows,
   roleFilterScope,
@@ -271,7 +272,6 @@ const prefixedColumns = (alias: string, columns: string) =>
     .map((c) => c.trim().replace(/^\w+\./, ''))
     .map((c) => `${alias}.${c} as ${alias}_${c.replace(/"/g, '')}`)
     .join(', ');
-/** The columns `prefixedColumns(alias, …)` named, under their own names; null when the join found no row. */
 /**
  * Per alias, the password login row's `<alias>_<column>` keys and their unprefixed names: the
  * statement's columns never change, so they are worked out once (`passwordLogin` is the only
@@ -310,7 +310,7 @@ export class PgAuthenticatorStore implements AuthenticatorStore {
 
   async get(id: string, options: LockOption = {}): Promise<Authenticator | null> {
     const query = this.db.select().from(authenticators).where(eq(authenticators.id, id));
-    const rows = options.forUpdate ? await query.for('update') : await query;
+    const rows = await lockedRows(query, options);
     return rows[0] ?? null;
   }
 

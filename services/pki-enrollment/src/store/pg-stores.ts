@@ -4,6 +4,7 @@ import {
   type Db,
   type EventSink,
   type LockOption,
+  lockedRows,
   type SecretBox,
   listRows,
   pgErrorOf,
@@ -74,7 +75,7 @@ export class PgCaStore implements CaStore {
 
   async get(id: string, options: LockOption = {}): Promise<Ca | null> {
     const query = this.db.select().from(cas).where(eq(cas.id, id));
-    const rows = options.forUpdate ? await query.for('update') : await query;
+    const rows = await lockedRows(query, options);
     return rows[0] ? caFromRow(rows[0] as unknown as Row) : null;
   }
 
@@ -236,7 +237,7 @@ export class PgEnrollmentStore implements EnrollmentStore {
 
   async get(id: string, options: LockOption = {}): Promise<Enrollment | null> {
     const query = this.db.select().from(enrollments).where(eq(enrollments.id, id));
-    const rows = options.forUpdate ? await query.for('update') : await query;
+    const rows = await lockedRows(query, options);
     return rows[0] ? this.fromRow(rows[0] as unknown as Row) : null;
   }
 
