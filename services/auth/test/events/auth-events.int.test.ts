@@ -73,10 +73,20 @@ beforeAll(async () => {
   replica = new RedisApiSessionStore(infra.redisUrl, prefix, { endGraceMs: graceMs });
   identities = new IdentityService(bed.work, sessions, ttl);
   authenticators = new AuthenticatorService(bed.work, plainHasher);
-  auth = new AuthenticationService({
+  auth = authenticationWith(plainHasher);
+  mfa = new MfaService(bed.work, sessions, new OtplibTotp(), new PngQrCodes(), box, {
+    issuer: 'openziti.io',
+    sessionTtlSeconds: ttl,
+  });
+  routers = new RouterIdentities(sessions);
+});
+
+/** The authentication service on this file's database and sessions, with the given hasher. */
+function authenticationWith(hasher: typeof plainHasher): AuthenticationService {
+  return new AuthenticationService({
     work: bed.work,
     sessions,
-    hasher: plainHasher,
+    hasher,
     sessionQuery: new PgApiSessionQuery(database.db),
     sessionTtlSeconds: ttl,
     signerKeys: new JoseSignerKeys(),
@@ -84,12 +94,7 @@ beforeAll(async () => {
     verifyChain: (leaf, intermediates, roots, options) => verifyChain(leaf, intermediates, roots, options),
     lockout: (id, minutes) => identities.disable(id, minutes),
   });
-  mfa = new MfaService(bed.work, sessions, new OtplibTotp(), new PngQrCodes(), box, {
-    issuer: 'openziti.io',
-    sessionTtlSeconds: ttl,
-  });
-  routers = new RouterIdentities(sessions);
-});
+}
 
 afterAll(async () => {
   await sessions?.close();
@@ -242,23 +247,13 @@ describe('API session events', () => {
     let checking!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const inCheck = new Promise<void>((r) => (checking = r));
-    const gated = new AuthenticationService({
-      work: bed.work,
-      sessions,
-      hasher: {
-        ...plainHasher,
-        verify: async (password: string, hash: string, salt: string) => {
-          checking();
-          await gate;
-          return plainHasher.verify(password, hash, salt);
-        },
+    const gated = authenticationWith({
+      ...plainHasher,
+      verify: async (password: string, hash: string, salt: string) => {
+        checking();
+        await gate;
+        return plainHasher.verify(password, hash, salt);
       },
-      sessionQuery: new PgApiSessionQuery(database.db),
-      sessionTtlSeconds: ttl,
-      signerKeys: new JoseSignerKeys(),
-      certificates: { controllerCaBundle: async () => [], verifyWithPki: async () => null },
-      verifyChain: (leaf, intermediates, roots, options) => verifyChain(leaf, intermediates, roots, options),
-      lockout: (id, minutes) => identities.disable(id, minutes),
     });
     const u = await user();
     const m = await mark();
