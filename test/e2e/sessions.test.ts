@@ -240,7 +240,20 @@ describe('posture decides', () => {
     const u = await e.createUser({ roleAttributes: [attr] });
     const refused = await createSession(u, { serviceId: guarded }, 409);
     expect(refused.json.error.code).toBe('INVALID_POSTURE');
+    // The reference's cause: the failing policies, and per policy only each failing check's id and
+    // type; what the checks expect and what the client reported are for administrators only.
+    expect(refused.json.error.cause.message).toBe(
+      `Failed to pass posture checks for service policies: [${dialPolicy}]`,
+    );
     expect(Object.keys(refused.json.error.cause.data)).toEqual([dialPolicy]);
+    const shown = refused.json.error.cause.data[dialPolicy] as { id: string }[];
+    expect([...shown].sort((a, b) => a.id.localeCompare(b.id))).toEqual(
+      [
+        { id: osCheck, typeId: 'OS', isPassing: false },
+        { id: macCheck, typeId: 'MAC', isPassing: false },
+      ].sort((a, b) => a.id.localeCompare(b.id)),
+    );
+    expect(refused.text).not.toMatch(/aabbccddeeff|>=5\.0\.0|expectedValue|actualValue|postureCheckName/i);
     const failed = await admin({ path: `/identities/${u.id}/failed-service-requests` });
     expect(failed.status).toBe(200);
     expect(failed.json.data).toHaveLength(1);

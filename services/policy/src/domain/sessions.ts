@@ -187,10 +187,7 @@ export class SessionService {
           failedRequestHistory,
         ),
       );
-      throw new ApiError('INVALID_POSTURE', {
-        message: 'the posture checks of every granting policy failed',
-        data: Object.fromEntries(failures.map((f) => [f.policyId, f.checks])),
-      });
+      throw new ApiError('INVALID_POSTURE', postureRefusalCause(failures));
     }
     if (routers.length === 0) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE');
     // Posture passed: one statement (its own transaction), no BEGIN/COMMIT round trips.
@@ -253,6 +250,26 @@ export class SessionService {
       edgeRouters: await s.sharedEdgeRouters(session.identityId, session.serviceId, sessionEdgeRouterLimit),
     }));
   }
+}
+
+/**
+ * The cause a refused client is shown, as the reference words it: the failing policies and, per
+ * policy, each failing check's id and type only. What the checks expected and what the client
+ * reported stay in the failed-service-requests list, which only administrators read.
+ */
+export function postureRefusalCause(failures: PolicyPostureFailure[]): {
+  message: string;
+  data: Record<string, { id: string; typeId: string; isPassing: false }[]>;
+} {
+  return {
+    message: `Failed to pass posture checks for service policies: [${failures.map((f) => f.policyId).join(' ')}]`,
+    data: Object.fromEntries(
+      failures.map((f) => [
+        f.policyId,
+        f.checks.map((c) => ({ id: c.postureCheckId, typeId: c.postureCheckType, isPassing: false as const })),
+      ]),
+    ),
+  };
 }
 
 /**
