@@ -279,6 +279,46 @@ describe('management service reads', () => {
     expect((await admin({ path: '/services/nope' })).status).toBe(404);
   });
 
+  it('asIdentity (id or name) lists the services as that identity sees them; with a role filter every match, with its permissions; unknown → 404', async () => {
+    const name = uniqueName('as');
+    const viewer = await create('/identities', { name, type: 'User', isAdmin: false });
+    const own = await create('/services', { name: uniqueName('own'), encryptionRequired: true });
+    await create('/service-policies', {
+      name: uniqueName('own'),
+      type: 'Bind',
+      semantic: 'AnyOf',
+      identityRoles: [`@${viewer}`],
+      serviceRoles: [`@${own}`],
+    });
+    for (const as of [viewer, name]) {
+      const res = await admin({ path: `/services?asIdentity=${encodeURIComponent(as)}&limit=500` });
+      expect(res.status, res.text).toBe(200);
+      expect(res.json.data.map((s: ServiceItem) => [s.id, s.permissions])).toEqual([[own, ['Bind']]]);
+      expect(res.json.meta.pagination.totalCount).toBe(1);
+    }
+    // Without it the administrator's own view: every service, this one without a grant of its own.
+    const mine = await admin({ path: `/services?filter=${encodeURIComponent(`id = "${own}"`)}` });
+    expect(mine.json.data.map((s: ServiceItem) => s.permissions)).toEqual([['Invalid']]);
+    const filtered = await admin({ path: `/services?asIdentity=${viewer}&roleFilter=%23${attr.sy}&limit=100` });
+    expect(filtered.status, filtered.text).toBe(200);
+    expect(filtered.json.data.map((s: ServiceItem) => [s.id, s.permissions]).sort()).toEqual(
+      [
+        [n.s2, ['Invalid']],
+        [n.s4, ['Invalid']],
+      ].sort(),
+    );
+    const unknown = await admin({ path: '/services?asIdentity=nobody-by-that-name' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error).toMatchObject({
+      code: 'NOT_FOUND',
+      cause: { code: 'UNHANDLED', message: 'identity with id or name nobody-by-that-name not found' },
+    });
+    // The client API does not honour it: the caller's own view.
+    const client = await e.call('client', { path: `/services?asIdentity=${viewer}&limit=500`, token: user.token });
+    expect(client.status).toBe(200);
+    expect(client.json.data.map((s: ServiceItem) => s.id)).not.toContain(own);
+  });
+
   it('who may call: no token → 401 everywhere; a non-admin may not use the management reads', async () => {
     for (const [api, path] of [
       ['client', '/services'],

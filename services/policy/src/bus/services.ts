@@ -34,12 +34,12 @@ function configTypesOf(req: OperationRequest): string[] | undefined {
 export function serviceOperations(views: () => ServiceViewService): OperationHandlers {
   const list = async (req: OperationRequest) => {
     const roleFilter = roleFilterOf(req);
-    const page = await views().list(
-      viewerOf(req),
-      listInputOf(req),
-      configTypesOf(req),
-      roleFilter ? { roleFilter } : {},
-    );
+    // Undocumented on the management API and honoured there only (ZITI-FACTS §3.4); empty is absent.
+    const asIdentity = req.api === 'management' ? firstQueryValue(req.query.asIdentity) : undefined;
+    const page = await views().list(viewerOf(req), listInputOf(req), configTypesOf(req), {
+      ...(roleFilter ? { roleFilter } : {}),
+      ...(asIdentity ? { asIdentity } : {}),
+    });
     return pageReply(page, serviceViewDetail);
   };
   const detail = async (req: OperationRequest) =>

@@ -29,6 +29,12 @@ export interface GrantingPolicy {
 
 export interface ServiceListScope {
   roleFilter?: RoleFilter;
+  /**
+   * Management `/services?asIdentity=<id or name>` (ZITI-FACTS §3.4): the list as that identity sees
+   * it, its permissions, configs and overrides; with a role filter every matching service is listed,
+   * each with that identity's permissions, as the reference does.
+   */
+  asIdentity?: string;
   /** Only services that use this config (`/configs/{id}/services`). */
   configId?: string;
 }
@@ -40,6 +46,8 @@ export interface ServiceViewStore {
   get(viewer: Viewer, id: string): Promise<ServiceAccessRow | undefined>;
   /** The viewer's access to each of the services (none: false, false). */
   access(viewer: Viewer, serviceIds: string[]): Promise<Map<string, { dial: boolean; bind: boolean }>>;
+  /** A live identity by id, else by name. */
+  identityByIdOrName(idOrName: string): Promise<{ id: string; isAdmin: boolean } | undefined>;
   /** Ids of the config types named (by id or name); unknown ones are left out. */
   configTypeIds(idsOrNames: string[]): Promise<string[]>;
   configs(ids: string[]): Promise<ConfigState[]>;
@@ -103,12 +111,22 @@ export class ServiceViewService {
    * `configTypes` undefined: not asked for, so the API session's own (client API, ZITI-FACTS §3.4:
    * the request's override the session's).
    */
-  list(viewer: Viewer, input: ListInput, configTypes: string[] | undefined, scope: ServiceListScope = {}) {
+  list(caller: Viewer, input: ListInput, configTypes: string[] | undefined, scope: ServiceListScope = {}) {
     return this.read(async (s) => {
+      const viewer = scope.asIdentity === undefined ? caller : await this.masquerade(s, caller, scope);
       const page = await s.list(viewer, input, scope);
       const types = configTypes ?? (await this.sessionConfigTypes(s, viewer));
       return { ...page, items: await this.views(s, viewer, page.items, types) };
     });
+  }
+
+  /** The viewer `asIdentity` names, keeping the caller's API session (its posture, its config types). */
+  private async masquerade(s: ServiceViewStore, caller: Viewer, scope: ServiceListScope): Promise<Viewer> {
+    const name = scope.asIdentity ?? '';
+    const target = await s.identityByIdOrName(name);
+    if (!target)
+      throw new ApiError('NOT_FOUND', { code: 'UNHANDLED', message: `identity with id or name ${name} not found` });
+    return { ...caller, identityId: target.id, isAdmin: scope.roleFilter !== undefined || target.isAdmin };
   }
 
   /**

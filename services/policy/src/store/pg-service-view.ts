@@ -71,6 +71,17 @@ export class PgServiceView implements ServiceViewStore {
     return new Map(rows.map((r) => [r.service_id, { dial: r.dial, bind: r.bind }]));
   }
 
+  async identityByIdOrName(idOrName: string): Promise<{ id: string; isAdmin: boolean } | undefined> {
+    const [row] = await queryRows<{ id: string; is_admin: boolean }>(
+      this.db,
+      `select id, is_admin from identities where not deleted and (id = $1 or name = $1)
+        order by id = $1 desc limit 1`,
+      [idOrName],
+      { prepare: true },
+    );
+    return row ? { id: row.id, isAdmin: row.is_admin === true } : undefined;
+  }
+
   async configTypeIds(idsOrNames: string[]): Promise<string[]> {
     const rows = await queryRows<{ id: string }>(
       this.db,
