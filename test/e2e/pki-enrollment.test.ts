@@ -657,6 +657,23 @@ describe('CAs, ottca and CA auto-enrollment', () => {
     }
   });
 
+  it('a verification racing a PATCH keeps both: the CA verified and the patched field (verify locks the row too)', async () => {
+    for (let i = 0; i < 5; i++) {
+      const ca = await makeTestCa(`Racing${i}`);
+      const r = await createCa(ca);
+      const proof = await verificationCertificate(ca, r.verificationToken);
+      const [verified, patched] = await Promise.all([
+        mgmt(`/cas/${r.id}/verify`, { method: 'POST', rawBody: proof, headers: { 'content-type': 'text/plain' } }),
+        mgmt(`/cas/${r.id}`, { method: 'PATCH', body: { tags: { round: String(i) }, identityRoles: [`race${i}`] } }),
+      ]);
+      expect([verified.status, patched.status], `${verified.text} ${patched.text}`).toEqual([200, 200]);
+      const after = (await mgmt(`/cas/${r.id}`)).json.data;
+      expect(after.isVerified, `round ${i}`).toBe(true);
+      expect(after.identityRoles, `round ${i}`).toEqual([`race${i}`]);
+      expect(after.tags, `round ${i}`).toMatchObject({ round: String(i) });
+    }
+  });
+
   it('PUT replaces, PATCH merges; deleting the CA deletes the certificate authenticators it vouched for', async () => {
     const owned = await makeTestCa('Owned');
     const r = await createCa(owned, { isOttCaEnrollmentEnabled: true, isAuthEnabled: true });

@@ -178,7 +178,8 @@ export class CaService {
    */
   async verify(id: string, certificatePem: string): Promise<void> {
     await this.work(async (s) => {
-      const ca = await this.load(s, id);
+      // Locked like every read-modify-write (docs/adr/0018): a PATCH racing it would otherwise be undone.
+      const ca = await this.load(s, id, true);
       if (ca.isVerified)
         throw new ApiError('CA_ALREADY_VERIFIED', {
           code: 'CA_ALREADY_VERIFIED',
