@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type LocalCluster, startLocalCluster } from '../deploy/local-cluster.ts';
 
@@ -95,15 +95,28 @@ export function machine() {
 }
 
 /**
- * Writes bench/results/<date>-<scenario>.json (unless `record` is false), formatted as the repo's
- * Prettier wants it (`npm run lint` checks the results too), and returns the path.
+ * Where a run's result files go: `BENCH_RESULTS_DIR` (relative to the working directory), by default
+ * bench/results, which git ignores (results are the operator's, not the tree's; docs/BENCHMARKS.md
+ * records the figures). Created when missing.
+ */
+export function resultsDir(): string {
+  const dir = process.env.BENCH_RESULTS_DIR ? resolve(process.env.BENCH_RESULTS_DIR) : join(root, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** The file of one scenario's result: <results dir>/<date>-<scenario>.json, `date` an ISO timestamp. */
+export function resultPath(scenario: string, date: string): string {
+  return join(resultsDir(), `${date.slice(0, 19).replace(/:/g, '-')}-${scenario}.json`);
+}
+
+/**
+ * Writes <results dir>/<date>-<scenario>.json (unless `record` is false), formatted as the repo's
+ * Prettier wants it, and returns the path.
  */
 export async function recordResult(scenario: string, summary: object, record = true): Promise<string | undefined> {
   if (!record) return undefined;
-  const date = new Date().toISOString();
-  const dir = join(root, 'bench', 'results');
-  mkdirSync(dir, { recursive: true });
-  const path = join(dir, `${date.slice(0, 19).replace(/:/g, '-')}-${scenario}.json`);
+  const path = resultPath(scenario, new Date().toISOString());
   let text = `${JSON.stringify(summary, null, 2)}\n`;
   try {
     const prettier = await import('prettier');

@@ -14,16 +14,17 @@
  * (c) one `#all` service policy → its effect visible for one identity.
  *
  * Loopback only; every loop is bounded in count and time. Results go to
- * bench/results/<date>-policy.json and are summarised in docs/BENCHMARKS.md by hand.
+ * bench/results/<date>-policy.json (`BENCH_RESULTS_DIR`; ignored by git) and are summarised in
+ * docs/BENCHMARKS.md by hand.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { startLocalCluster } from '../deploy/local-cluster.ts';
+import { resultPath } from './common.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const api = '/edge/management/v1';
@@ -258,11 +259,7 @@ export async function benchPolicy() {
     concurrency,
   };
   const save = () => {
-    mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-    writeFileSync(
-      join(root, 'bench', 'results', `${(summary.date as string).slice(0, 19).replace(/:/g, '-')}-policy.json`),
-      `${JSON.stringify(summary, null, 2)}\n`,
-    );
+    writeFileSync(resultPath('policy', summary.date as string), `${JSON.stringify(summary, null, 2)}\n`);
   };
 
   const namespace = `bench_${Date.now().toString(36)}`;

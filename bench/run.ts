@@ -2,7 +2,8 @@
  * `npm run bench`: every scenario, `npm run bench -- <scenario> [<scenario>…]` some of them. Each
  * runs against the cluster on this machine's NATS, Redis and Postgres (separate processes) beside
  * its floor measured in the same run, prints its figures and records them in
- * bench/results/<date>-<scenario>.json; docs/BENCHMARKS.md summarises them by hand.
+ * bench/results/<date>-<scenario>.json (`BENCH_RESULTS_DIR`; ignored by git); docs/BENCHMARKS.md
+ * summarises them by hand.
  *
  * - `read` (issue 13 b, bench/read.ts): authenticated `GET /current-identity` at 64 connections
  *   beside bare Node https and an express hello-world;
@@ -16,12 +17,11 @@
  * Loopback only; every loop is bounded.
  */
 import 'reflect-metadata';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startLocalCluster } from '../deploy/local-cluster.ts';
 import { benchBulk } from './bulk.ts';
+import { resultPath } from './common.ts';
 import { benchEmitCost } from './emit-cost.ts';
 import { benchLists } from './lists.ts';
 import { benchLogin } from './login.ts';
@@ -31,7 +31,6 @@ import { benchSessions } from './sessions.ts';
 import { benchStartup } from './startup.ts';
 
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // loopback only, self-issued certificates
-const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** Scenarios: `npm run bench` runs all, `npm run bench -- <name>` one. */
 const scenarios = ['read', 'login', 'bulk', 'lists', 'startup', 'visibility', 'emit', 'policy', 'sessions'] as const;
@@ -44,9 +43,8 @@ const runs = (name: (typeof scenarios)[number]) => wanted.length === 0 || wanted
 if (runs('emit')) {
   const emit = await benchEmitCost();
   const date = new Date().toISOString();
-  mkdirSync(join(root, 'bench', 'results'), { recursive: true });
   writeFileSync(
-    join(root, 'bench', 'results', `${date.slice(0, 19).replace(/:/g, '-')}-emit.json`),
+    resultPath('emit', date),
     `${JSON.stringify({ date, scenario: 'emit', machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }, ...emit }, null, 2)}\n`,
   );
 }
@@ -170,11 +168,7 @@ async function benchVisibility() {
     row('same session: PATCH → visible in policy', summary.sameSessionWriteToVisible);
     row('other session: PATCH → visible in policy', summary.otherSessionWriteToVisible);
     console.log(`same-session reads that missed their own write: ${sameMisses} of ${rounds}`);
-    mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-    writeFileSync(
-      join(root, 'bench', 'results', `${summary.date.slice(0, 19).replace(/:/g, '-')}-visibility.json`),
-      `${JSON.stringify(summary, null, 2)}\n`,
-    );
+    writeFileSync(resultPath('visibility', summary.date), `${JSON.stringify(summary, null, 2)}\n`);
   } finally {
     await cluster.stop();
   }
