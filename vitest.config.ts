@@ -11,7 +11,12 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/unit/**/*.test.ts'],
+          include: [
+            'apps/*/test/**/*.test.ts',
+            'packages/*/test/**/*.test.ts',
+            'services/*/test/**/*.test.ts',
+            'test/unit/**/*.test.ts',
+          ],
           setupFiles: ['./test/setup-reflect.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,

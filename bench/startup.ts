@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- startup` (issue 13, start-up): `npm start` (packages/standalone) from a warm
+ * `npm run bench -- startup` (issue 13, start-up): `npm start` (apps/standalone) from a warm
  * install to the first 200 on `https://127.0.0.1:<port>/edge/client/v1/version`, on a fresh temp
  * ZITI_DATA_DIR (first start) and again on the same data dir (second start), with the RSS of its
  * processes once it answered; and each cluster service from spawn to ready (its `/readyz` on the
@@ -104,7 +104,7 @@ async function standaloneStart(dataDir: string, label: string) {
       ...p,
       rssMiB: rssMiB(p.pid),
     }));
-    // `npm start` runs packages/standalone/start.mjs (the bundled main.ts); tsx ran src/main.ts before.
+    // `npm start` runs apps/standalone/start.mjs (the bundled main.ts); tsx ran src/main.ts before.
     const controller = procs.find(
       (p) => /standalone\/(start\.mjs|src\/main\.ts)/.test(p.command) && !p.command.startsWith('sh'),
     );

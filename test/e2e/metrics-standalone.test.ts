@@ -44,7 +44,7 @@ describe('npm start serves /metrics on HEALTH_PORT', () => {
   it('with the series of every service in the one process, apart by their labels', async () => {
     const [port, healthPort] = [await freePort(), await freePort()];
     const password = uniqueName('pw');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'packages/standalone/src/main.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/standalone/src/main.ts'], {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? '',

@@ -23,7 +23,7 @@ async function freePort(): Promise<number> {
 function startController(dataDir: string, port: number) {
   // What `npm start` runs: the launcher, which runs main.ts from its ahead-of-time bundle (made or
   // remade here if the sources changed since).
-  const child = spawn(process.execPath, ['packages/standalone/start.mjs'], {
+  const child = spawn(process.execPath, ['apps/standalone/start.mjs'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',

@@ -20,7 +20,7 @@ async function freePort(): Promise<number> {
 
 /**
  * The embedded mode (`npm start`) inside the test process, with the same composition
- * (packages/standalone/src/compose.ts): one PGlite per service (in memory, or under `dataDir`), the in-process bus, in-memory
+ * (apps/standalone/src/compose.ts): one PGlite per service (in memory, or under `dataDir`), the in-process bus, in-memory
  * API sessions, the gateway on a loopback port. Driven over HTTPS like the cluster fixture, every
  * response validated against the specs.
  */

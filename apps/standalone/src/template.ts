@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * Where `npm start` keeps what it makes once per install: the ahead-of-time bundle
- * (packages/standalone/start.mjs) and the template database cluster. Under node_modules, so
+ * (apps/standalone/start.mjs) and the template database cluster. Under node_modules, so
  * `npm ci` starts it afresh and no linter, formatter or git sees it.
  */
 export const cacheDir = fileURLToPath(new URL('../../../node_modules/.cache/ziti-standalone/', import.meta.url));

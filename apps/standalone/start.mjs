@@ -1,4 +1,4 @@
-// `npm start`: runs packages/standalone/src/main.ts from an ahead-of-time JavaScript bundle instead of
+// `npm start`: runs apps/standalone/src/main.ts from an ahead-of-time JavaScript bundle instead of
 // compiling TypeScript through tsx at every start (about a second of a restart). The bundle is made
 // with esbuild (the one tsx uses) under node_modules/.cache/ziti-standalone and made again whenever
 // anything it was made from changed: every source file it bundles, the workspace manifests, the
@@ -16,13 +16,13 @@ import { URL, fileURLToPath, pathToFileURL } from 'node:url';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const cacheDir = join(root, 'node_modules', '.cache', 'ziti-standalone');
 const stampFile = join(cacheDir, 'bundle.json');
-const entries = { main: 'packages/standalone/src/main.ts', prepare: 'packages/standalone/src/prepare.ts' };
+const entries = { main: 'apps/standalone/src/main.ts', prepare: 'apps/standalone/src/prepare.ts' };
 const prepareOnly = process.argv.includes('--prepare');
 
 /** What the bundle depends on besides the sources it bundles: how they resolve and compile, and how it is made. */
 function manifests() {
-  const files = ['package.json', 'tsconfig.json', 'tsconfig.base.json', 'packages/standalone/start.mjs'];
-  for (const top of ['packages', 'services'])
+  const files = ['package.json', 'tsconfig.json', 'tsconfig.base.json', 'apps/standalone/start.mjs'];
+  for (const top of ['apps', 'packages', 'services'])
     for (const name of readdirSync(join(root, top)).sort())
       if (existsSync(join(root, top, name, 'package.json'))) files.push(`${top}/${name}/package.json`);
   return files;
