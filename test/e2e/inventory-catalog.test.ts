@@ -131,6 +131,40 @@ describe('configs', () => {
     expect(noData.json.error.cause.field).toBe('data');
   });
 
+  it('an empty name is present for the spec and refused by the model, as the reference does; a name is kept as given', async () => {
+    const emptyName = { name: '', configTypeId: 'g7cIWbcGg', data: interceptData };
+    const refused = await admin({ method: 'POST', path: '/configs', body: emptyName });
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.json.error).toMatchObject({
+      code: 'COULD_NOT_VALIDATE',
+      cause: { field: 'name', reason: 'name is required', value: '' },
+    });
+    // The reference trims nothing: surrounding spaces are part of the name.
+    const spaced = `  ${uniqueName('cfg')} `;
+    const id = await create('/configs', { ...emptyName, name: spaced });
+    expect((await admin({ path: `/configs/${id}` })).json.data.name).toBe(spaced);
+    const patched = await admin({ method: 'PATCH', path: `/configs/${id}`, body: { name: '' } });
+    expect(patched.status, patched.text).toBe(400);
+    expect(patched.json.error.cause).toMatchObject({ field: 'name', reason: 'name is required', value: '' });
+    expect((await admin({ path: `/configs/${id}` })).json.data.name).toBe(spaced);
+    for (const [path, body] of [
+      ['/services', { name: '', encryptionRequired: true }],
+      ['/identities', { name: '', type: 'User', isAdmin: false }],
+      ['/service-policies', { name: '', type: 'Dial', semantic: 'AnyOf' }],
+    ] as const) {
+      const res = await admin({ method: 'POST', path, body });
+      expect(res.status, `${path} ${res.text}`).toBe(400);
+      expect(res.json.error.cause, path).toMatchObject({ field: 'name', reason: 'name is required', value: '' });
+    }
+    // A missing name is the spec's refusal, before any model sees it.
+    const missing = await admin({
+      method: 'POST',
+      path: '/configs',
+      body: { configTypeId: 'g7cIWbcGg', data: interceptData },
+    });
+    expect(missing.json.error.cause).toMatchObject({ field: 'name', reason: 'name in body is required' });
+  });
+
   it('create, detail with its type, replace, patch, filter by type and data, list per type, delete', async () => {
     const name = uniqueName('c');
     const id = await create('/configs', { name, configTypeId: 'g7cIWbcGg', data: interceptData });

@@ -9,3 +9,4 @@ export * from './events.ts';
 export * from './maintenance.ts';
 export * from './router-enrollment.ts';
 export * from './links.ts';
+export * from './names.ts';

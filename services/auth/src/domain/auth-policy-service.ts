@@ -1,5 +1,5 @@
 import { emitAuthPolicy } from './credential-events.ts';
-import { ApiError, stringifyValue } from '@ziti/contracts';
+import { ApiError, requireName, stringifyValue } from '@ziti/contracts';
 import { base62Uuid } from '@ziti/platform';
 import { type AuthPolicy, defaultAuthPolicyId, normalizePrimary, normalizeSecondary } from './auth-policy.ts';
 import type { ListInput, ListPage } from './model.ts';
@@ -149,8 +149,7 @@ export class AuthPolicyService {
     base: Pick<AuthPolicy, 'id' | 'isSystem' | 'tags' | 'createdAt' | 'updatedAt'>,
     input: AuthPolicyInput,
   ): AuthPolicy {
-    const name = (input.name ?? '').trim();
-    if (!name) throw ApiError.field('name', 'name in body is required', input.name);
+    const name = requireName(input.name);
     return {
       ...base,
       name,

@@ -1,5 +1,5 @@
 import { X509Certificate, createHash } from 'node:crypto';
-import { ApiError } from '@ziti/contracts';
+import { ApiError, requireName } from '@ziti/contracts';
 
 /** An external JWT signer (seed §2.11, §5.1): a certificate with its kid, or a JWKS endpoint. */
 export interface ExternalJwtSigner {
@@ -97,7 +97,7 @@ export function applySignerInput(
 ): ExternalJwtSigner {
   const has = (k: keyof ExternalJwtSignerInput) => mode !== 'patch' || Object.hasOwn(input, k);
   const next: ExternalJwtSigner = { ...current };
-  if (has('name')) next.name = (input.name ?? '').trim();
+  if (has('name')) next.name = requireName(input.name);
   if (has('enabled')) next.enabled = input.enabled ?? false;
   if (has('issuer')) next.issuer = (input.issuer ?? '').trim();
   if (has('audience')) next.audience = blankToNull(input.audience);
@@ -111,7 +111,6 @@ export function applySignerInput(
   if (has('scopes')) next.scopes = [...new Set((input.scopes ?? []).filter((s) => s.trim() !== ''))];
   if (has('tags')) next.tags = input.tags ?? {};
 
-  if (!next.name) throw ApiError.field('name', 'name in body is required', input.name);
   if (!next.issuer) throw ApiError.field('issuer', 'issuer in body is required', input.issuer);
   if (next.certPem && next.jwksEndpoint) {
     throw ApiError.field('jwksEndpoint', 'a signer has either certPem or jwksEndpoint, not both', next.jwksEndpoint);

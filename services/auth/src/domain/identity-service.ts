@@ -1,4 +1,4 @@
-import { ApiError, type ApiSessionDeleteReason, type IdentityState, eventTypes } from '@ziti/contracts';
+import { ApiError, type ApiSessionDeleteReason, type IdentityState, eventTypes, requireName } from '@ziti/contracts';
 import { type ApiSessionRecord, shortId } from '@ziti/platform';
 import { emitApiSessionDeleted, emitMfa } from './api-session-events.ts';
 import { unknownAuthPolicy } from './auth-policy.ts';
@@ -148,8 +148,7 @@ export class IdentityService {
         message: 'creating an identity with an enrollment needs pki-enrollment',
       });
     }
-    const name = (input.name ?? '').trim();
-    if (!name) throw ApiError.field('name', 'name in body is required', input.name);
+    const name = requireName(input.name);
     const now = this.now();
     const identity: Identity = {
       id: shortId(),
@@ -202,11 +201,7 @@ export class IdentityService {
       const has = (k: keyof IdentityInput) => mode === 'replace' || Object.hasOwn(input, k);
       // A timed disable that passed ends with this change (the sweeper would record it otherwise).
       const next: Identity = { ...current, disabled: recordedDisabled(current, now), updatedAt: now };
-      if (has('name')) {
-        const name = (input.name ?? '').trim();
-        if (!name) throw ApiError.field('name', 'name in body is required', input.name);
-        next.name = name;
-      }
+      if (has('name')) next.name = requireName(input.name);
       if (has('type') && (mode === 'replace' || input.type != null))
         next.typeId = current.typeId === 'Router' ? 'Router' : this.typeIdOf(input.type);
       if (has('isAdmin')) next.isAdmin = current.isDefaultAdmin ? true : (input.isAdmin ?? false);

@@ -11,11 +11,7 @@ export function assertRoleAttributes(values: string[] | null | undefined, field 
   return [...new Set(list)].sort();
 }
 
-export function requireName(name: string | null | undefined, field = 'name'): string {
-  const trimmed = (name ?? '').trim();
-  if (!trimmed) throw ApiError.field(field, `${field} in body is required`, name);
-  return trimmed;
-}
+export { requireName } from '@ziti/contracts';
 
 /** `tags`/`appData` are objects; null clears them to `{}` (clients reject null maps, ZITI-FACTS §16). */
 export function mapOrEmpty(value: Record<string, unknown> | null | undefined): Record<string, unknown> {

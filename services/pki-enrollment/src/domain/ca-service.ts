@@ -1,4 +1,10 @@
-import { ApiError, type CaState, type VerifyClientCertificateResult, caEventTypes } from '@ziti/contracts';
+import {
+  ApiError,
+  type CaState,
+  type VerifyClientCertificateResult,
+  caEventTypes,
+  requireName,
+} from '@ziti/contracts';
 import { base62Uuid, shortId } from '@ziti/platform';
 import type { ControllerPkiService } from './controller-pki.ts';
 import type { EnrollmentJwtIssuer } from './enrollment-jwt.ts';
@@ -47,12 +53,6 @@ function assertIdentityRoles(values: string[] | null | undefined): string[] {
     }
   }
   return [...new Set(list)].sort();
-}
-
-function assertName(name: string | null | undefined): string {
-  const trimmed = (name ?? '').trim();
-  if (!trimmed) throw ApiError.field('name', 'name in body is required', name);
-  return trimmed;
 }
 
 /** Parses a CA's certPem: the first certificate must be a CA (ZITI-FACTS §8.3). */
@@ -108,7 +108,7 @@ export class CaService {
   }
 
   async create(input: CaInput): Promise<Ca> {
-    const name = assertName(input.name);
+    const name = requireName(input.name);
     const certs = parseCaCertificates(input.certPem);
     const now = this.now();
     const ca: Ca = {
@@ -141,7 +141,7 @@ export class CaService {
     await this.work(async (s) => {
       const current = await this.load(s, id, true);
       const next: Ca = { ...current, updatedAt: this.now() };
-      if (has('name')) next.name = assertName(input.name);
+      if (has('name')) next.name = requireName(input.name);
       if (has('isAutoCaEnrollmentEnabled')) next.isAutoCaEnrollmentEnabled = input.isAutoCaEnrollmentEnabled ?? false;
       if (has('isOttCaEnrollmentEnabled')) next.isOttCaEnrollmentEnabled = input.isOttCaEnrollmentEnabled ?? false;
       if (has('isAuthEnabled')) next.isAuthEnabled = input.isAuthEnabled ?? false;

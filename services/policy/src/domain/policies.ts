@@ -1,4 +1,4 @@
-import { ApiError, type EventDefinition, policyEventTypes } from '@ziti/contracts';
+import { ApiError, type EventDefinition, policyEventTypes, requireName } from '@ziti/contracts';
 import type { EventSink, LockOption } from '@ziti/platform';
 import { base62Uuid } from '@ziti/platform';
 import type { AccessDerivation, AccessLinks, PolicyKind } from './access.ts';
@@ -116,12 +116,6 @@ export const serviceEdgeRouterPolicyKind: PolicyKindSpec = {
   },
   store: (s) => s.serviceEdgeRouterPolicies,
 };
-
-function requireName(name: string | null | undefined): string {
-  const trimmed = (name ?? '').trim();
-  if (!trimmed) throw ApiError.field('name', 'name in body is required', name);
-  return trimmed;
-}
 
 function semanticOf(value: string | null | undefined): Semantic {
   if (!semantics.includes(value as Semantic)) {

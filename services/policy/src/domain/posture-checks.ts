@@ -1,4 +1,4 @@
-import { ApiError, policyEventTypes } from '@ziti/contracts';
+import { ApiError, policyEventTypes, requireName } from '@ziti/contracts';
 import type { EventSink, LockOption, RoleFilter } from '@ziti/platform';
 import { base62Uuid } from '@ziti/platform';
 import type { AccessDerivation, AccessLinks } from './access.ts';
@@ -106,12 +106,6 @@ export type PostureCheckUnitOfWork = <T>(fn: (stores: PostureCheckStores) => Pro
 type Body = Record<string, unknown>;
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : []);
 const has = (body: Body, key: string) => Object.hasOwn(body, key) && body[key] !== undefined && body[key] !== null;
-
-function requireName(name: unknown): string {
-  const trimmed = typeof name === 'string' ? name.trim() : '';
-  if (!trimmed) throw ApiError.field('name', 'name in body is required', name);
-  return trimmed;
-}
 
 /** Entity role attributes are plain strings without `#`/`@` (ZITI-FACTS §2.3); stored sorted and unique. */
 function roleAttributesOf(values: unknown): string[] {
