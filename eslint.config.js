@@ -15,23 +15,96 @@ export default tseslint.config(
     },
   },
   {
-    // The console walk (tools/console-walk): Node scripts that also run code in the browser page.
-    files: ['tools/console-walk/**/*.mjs'],
-    languageOptions: {
-      globals: {
-        process: 'readonly',
-        console: 'readonly',
-        setTimeout: 'readonly',
-        Buffer: 'readonly',
-        URL: 'readonly',
-        window: 'readonly',
-        document: 'readonly',
-        ng: 'readonly',
-        fetch: 'readonly',
-        $: 'readonly',
-      },
+    // Floor (issue 23): domain code is free of I/O. It imports contracts, its own ports and pure
+    // helpers only: not the platform barrel (it drags NATS, pg and ioredis into the domain's module
+    // graph), not a driver or a server, not the platform modules that run I/O (each listed: it, or
+    // a platform module it imports, imports nats, pg, ioredis, drizzle-orm, PGlite or node:net/http;
+    // db/migrations reads files and runs SQL), and not its service's stores, adapters, transports or
+    // composition root. Pure platform modules come by subpath: `@ziti/platform/ids`, `/event-sink`,
+    // `/list-page`, `/db/row-lock`, `/sessions/api-session-store`, `/secret-box`…
+    files: ['services/*/src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@ziti/platform',
+              message: 'Domain code imports the pure platform module that defines the name (@ziti/platform/<module>).',
+            },
+            ...[
+              'index',
+              'bus/nats-bus',
+              'db/database',
+              'db/list',
+              'db/migrations',
+              'db/outbox',
+              'db/read-model-rows',
+              'events/consumer',
+              'events/progress',
+              'maintenance',
+              'sessions/redis-api-session-store',
+              'service-host',
+              'service-main',
+              'service-runtime',
+              'http-drain',
+            ].map((module) => ({
+              name: `@ziti/platform/${module}`,
+              message: 'This platform module runs I/O: domain code is free of it (a port, implemented in the store).',
+            })),
+          ],
+          patterns: [
+            {
+              regex: '^(nats|ioredis|pg|drizzle-orm|@electric-sql/pglite|express)(/.*)?$',
+              message: 'Domain code is free of I/O: drivers and servers belong to stores, transports and app.ts.',
+            },
+            {
+              regex: '^(node:)?(net|http|https|tls)$',
+              message: 'Domain code is free of I/O: drivers and servers belong to stores, transports and app.ts.',
+            },
+            {
+              regex: '^(\\.\\./)+(store|bus|http|adapters)(/|$)',
+              message: 'Domain code depends on its ports (domain/ports.ts), not on stores, adapters or transports.',
+            },
+            {
+              regex: '^(\\.\\./)+(app|main)(\\.ts)?$',
+              message: 'Domain code does not import the composition root.',
+            },
+          ],
+        },
+      ],
     },
-    // Exploratory scripts, run by hand: imports kept for the next page to drive.
-    rules: { '@typescript-eslint/no-unused-vars': 'off', 'no-empty': 'off' },
+  },
+  {
+    // Floor (issue 23): transports do not read stores. A bus handler or HTTP route calls a domain
+    // service; the store behind the domain's port is wired in src/app.ts. So no store code
+    // (../store; the adapters are not stores: hashers, signers, TOTP, schema validation), no SQL
+    // driver, and no SQL run through the platform (queryRows, listRows).
+    files: ['services/*/src/bus/**/*.ts', 'services/gateway/src/http/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '@ziti/platform', importNames: ['queryRows', 'listRows'] },
+            { name: '@ziti/platform/db/database', importNames: ['queryRows'] },
+            { name: '@ziti/platform/db/list', importNames: ['listRows'] },
+          ].map((path) => ({
+            ...path,
+            message: 'Transports do not run SQL: put the read behind a domain service and its port.',
+          })),
+          patterns: [
+            {
+              regex: '^(\\.\\./)+store(/|$)',
+              message: 'Transports do not read stores: call a domain service (its store is wired in app.ts).',
+            },
+            {
+              regex: '^(pg|drizzle-orm|@electric-sql/pglite)(/.*)?$',
+              message: 'Transports do not read stores: SQL drivers belong to stores.',
+            },
+          ],
+        },
+      ],
+    },
   },
 );

@@ -5,7 +5,9 @@ import { BusEnrollmentPort } from './bus/pki-client.ts';
 import { CredentialService, type CredentialStores } from './domain/credential-service.ts';
 import { PgCredentialStore } from './store/pg-credential-store.ts';
 import { maintenanceCalls } from './bus/maintenance.ts';
-import { RouterIdentities, routerIdentityEventSubscription } from './bus/router-identity-events.ts';
+import { routerIdentityEventSubscription } from './bus/router-identity-events.ts';
+import { RouterIdentities } from './domain/router-identities.ts';
+import { PgRouterEventPositions } from './store/pg-router-event-positions.ts';
 import {
   OutboxRelay,
   createReader,
@@ -21,6 +23,7 @@ import { AuthenticationService } from './domain/authentication-service.ts';
 import { AuthenticatorService } from './domain/authenticator-service.ts';
 import { type AdminSeed, seedAuthData } from './domain/bootstrap.ts';
 import { IdentityService } from './domain/identity-service.ts';
+import { IdentityTypeService } from './domain/identity-type-service.ts';
 import type { AuthStores } from './domain/ports.ts';
 import { PgApiSessionQuery } from './store/pg-api-session-query.ts';
 import { PgAuthenticatorStore, PgIdentityStore, PgIdentityTypeStore } from './store/pg-stores.ts';
@@ -161,7 +164,7 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
       identities,
       authenticators,
       authentication,
-      work,
+      identityTypes: new IdentityTypeService(work),
       enrollments,
       authPolicies,
       signers,
@@ -184,7 +187,11 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
       [extJwtSecondaryCall]: async (payload) => authentication.verifySecondary(payload as ExtJwtSecondaryRequest),
     },
     subscriptions: [
-      routerIdentityEventSubscription(routerIdentities, routerIdentityStores, deps.logger),
+      routerIdentityEventSubscription(
+        routerIdentities,
+        (tx, events) => ({ ...routerIdentityStores(tx, events), positions: new PgRouterEventPositions(tx) }),
+        deps.logger,
+      ),
       caEventSubscription(credentials, (tx) => new PgCredentialStore(tx), deps.logger),
       // Merged with the one above: one durable consumer of pki-enrollment's events.
       enrollmentReadModelSubscription((tx) => new PgOutstandingEnrollments(tx), deps.logger),

@@ -98,7 +98,6 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
       terminators,
       identityServiceConfigs: new IdentityServiceConfigService(work, identities),
       maintenance,
-      work,
     }),
     subscriptions: [
       identityEventSubscription(

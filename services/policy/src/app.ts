@@ -8,6 +8,8 @@ import {
   createReader,
   createServiceRuntime,
   createUnitOfWork,
+  ownerEntityStates,
+  parkedEventResults,
   readMigrations,
 } from '@ziti/platform';
 import {
@@ -16,6 +18,8 @@ import {
   inventoryReadModelSubscription,
 } from './bus/read-model-events.ts';
 import { AccessDerivation } from './domain/access.ts';
+import { PolicyIntegrity } from './domain/policy-integrity.ts';
+import { RoleAttributeService, type RoleAttributeStores } from './domain/role-attributes.ts';
 import {
   PolicyService,
   type PolicyStores,
@@ -141,12 +145,34 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
     logger: deps.logger,
     migrations,
     relay,
-    calls: maintenanceCalls(deps.database, deps.bus),
+    calls: maintenanceCalls(
+      deps.database,
+      new PolicyIntegrity(
+        {
+          parkedEvents: () => parkedEventResults(deps.database.db),
+          ownerPages: (owner, type) => ownerEntityStates(deps.bus, owner, type),
+          readModels: {
+            identities: identities(deps.database.db),
+            services: services(deps.database.db),
+            edgeRouters: edgeRouters(deps.database.db),
+          },
+          // No relay kick, as before: the relay hears the outbox's NOTIFY (or polls) for a fix's events.
+          accessWork: createUnitOfWork(deps.database, undefined, 'policy', (tx, events) => ({
+            links: links(tx),
+            events,
+          })),
+        },
+        access,
+      ),
+    ),
     operations: policyOperations({
-      db: deps.database.db,
-      identities,
-      services,
-      edgeRouters,
+      roleAttributes: new RoleAttributeService(
+        createReader<RoleAttributeStores>(deps.database, (db) => ({
+          identities: identities(db),
+          services: services(db),
+          edgeRouters: edgeRouters(db),
+        })),
+      ),
       servicePolicies: policies(servicePolicyKind),
       edgeRouterPolicies: policies(edgeRouterPolicyKind),
       serviceEdgeRouterPolicies: policies(serviceEdgeRouterPolicyKind),

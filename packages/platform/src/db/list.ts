@@ -1,6 +1,7 @@
 import { ApiError } from '@ziti/contracts';
 import { type ListQueryInput, type QueryEntity, buildListQuery, filterableFields } from '@ziti/zitiql';
 import { type Db, queryRows } from './database.ts';
+import type { ListPage, RoleFilter } from '../list-page.ts';
 
 export interface ListedRows<R> {
   rows: R[];
@@ -103,27 +104,8 @@ export async function listRows<R = Record<string, unknown>>(
   return listed(strip(rows), Number(rows[0]?.list_total ?? 0));
 }
 
-/** What a list operation asks for (query parameters as received; ZitiQL rules in `buildListQuery`). */
-export interface ListInput {
-  filter?: string;
-  limit?: string | number;
-  offset?: string | number;
-  sort?: string;
-}
-
-/** One page of domain records, with what `meta.pagination` and `filterableFields` need. */
-export interface ListPage<T> {
-  items: T[];
-  totalCount: number;
-  pagination: { limit: number; offset: number };
-  filterableFields: string[];
-}
-
-/** `roleFilter`/`roleSemantic` of the management lists (ZITI-FACTS §6.4). */
-export interface RoleFilter {
-  roles: string[];
-  semantic: 'AllOf' | 'AnyOf';
-}
+/** The list shapes (`ListInput`, `ListPage`, `RoleFilter`) are pure: `../list-page.ts`. */
+export type { ListInput, ListPage, RoleFilter } from '../list-page.ts';
 
 /** A listed page mapped to domain records: what stores hand back to the domain. */
 export function toListPage<R, T>(listed: ListedRows<R>, map: (row: R) => T): ListPage<T> {

@@ -6,11 +6,10 @@ import type { Logger } from '../logger.ts';
 import { outboxMetrics } from '../metrics.ts';
 import type { Database, DatabaseSession, Db } from './database.ts';
 import { queryRows } from './database.ts';
+import type { EventSink } from '../event-sink.ts';
 
-/** The domain's port for emitting events inside the caller's transaction. */
-export interface EventSink {
-  emit(type: string, data: unknown, version?: number): Promise<void>;
-}
+/** The domain's port for emitting events inside the caller's transaction (pure: `../event-sink.ts`). */
+export type { EventSink } from '../event-sink.ts';
 
 interface PendingEvent {
   type: string;

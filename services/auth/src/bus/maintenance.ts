@@ -4,7 +4,7 @@ import { inEventTransaction, maintenanceHandlers, ownerEntityStates, readOnlyEve
 import { identityState } from '../domain/identity-service.ts';
 import type { Identity } from '../domain/model.ts';
 import type { IdentityStore } from '../domain/ports.ts';
-import { type RouterIdentities, type RouterIdentityStores, routerIdentityType } from './router-identity-events.ts';
+import { type RouterIdentities, type RouterIdentityStores, routerIdentityType } from '../domain/router-identities.ts';
 import { type CheckedOutstandingEnrollments, checkOutstandingEnrollments } from './enrollment-integrity.ts';
 
 /**

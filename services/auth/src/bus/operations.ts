@@ -10,8 +10,8 @@ import {
 import type { AuthenticationService } from '../domain/authentication-service.ts';
 import type { AuthenticatorInput, AuthenticatorService } from '../domain/authenticator-service.ts';
 import type { IdentityInput, IdentityService } from '../domain/identity-service.ts';
+import type { IdentityTypeService } from '../domain/identity-type-service.ts';
 import type { Authenticator, IdentityView, ListPage } from '../domain/model.ts';
-import type { UnitOfWork } from '../domain/ports.ts';
 import type { EnrollmentPort } from '../domain/credential-service.ts';
 import {
   apiSessionDetail,
@@ -26,7 +26,7 @@ export interface AuthOperationDeps {
   identities: IdentityService;
   authenticators: AuthenticatorService;
   authentication: AuthenticationService;
-  work: UnitOfWork;
+  identityTypes: IdentityTypeService;
   /** pki-enrollment's outstanding enrollments, shown in identity details. */
   enrollments?: EnrollmentPort;
   /**
@@ -48,7 +48,7 @@ const id = (req: OperationRequest) => req.params.id ?? '';
 
 /** The operations auth implements, keyed `<api>.<operationId>`; the rest answer 501. */
 export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperationDeps): OperationHandlers {
-  const { identities, authenticators, authentication, work } = deps;
+  const { identities, authenticators, authentication, identityTypes } = deps;
 
   /**
    * The details of identities read with what they show (`IdentityView`, one statement). Only the
@@ -228,12 +228,9 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
     },
 
     'management.listIdentityTypes': async (req: OperationRequest) =>
-      listPage(await work((s) => s.identityTypes.list(listInputOf(req))), (items) => items.map(identityTypeDetail)),
-    'management.detailIdentityType': async (req: OperationRequest) => {
-      const t = await work((s) => s.identityTypes.get(id(req)));
-      if (!t) throw ApiError.notFound('identityType', id(req));
-      return reply.ok(identityTypeDetail(t));
-    },
+      listPage(await identityTypes.list(listInputOf(req)), (items) => items.map(identityTypeDetail)),
+    'management.detailIdentityType': async (req: OperationRequest) =>
+      reply.ok(identityTypeDetail(await identityTypes.get(id(req)))),
   });
   Object.assign(
     handlers,

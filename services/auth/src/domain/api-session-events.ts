@@ -1,5 +1,6 @@
 import { type ApiSessionDeleteReason, type ApiSessionState, type MfaState, eventTypes } from '@ziti/contracts';
-import type { ApiSessionRecord, EventSink } from '@ziti/platform';
+import type { ApiSessionRecord } from '@ziti/platform/sessions/api-session-store';
+import type { EventSink } from '@ziti/platform/event-sink';
 import type { StoredMfa } from './ports.ts';
 
 /**

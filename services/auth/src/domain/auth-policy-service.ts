@@ -1,6 +1,6 @@
 import { emitAuthPolicy } from './credential-events.ts';
 import { ApiError, requireName, stringifyValue } from '@ziti/contracts';
-import { base62Uuid } from '@ziti/platform';
+import { base62Uuid } from '@ziti/platform/ids';
 import { type AuthPolicy, defaultAuthPolicyId, normalizePrimary, normalizeSecondary } from './auth-policy.ts';
 import type { ListInput, ListPage } from './model.ts';
 import type { AuthStores, UnitOfWork } from './ports.ts';

@@ -5,10 +5,10 @@ import {
   type ExtJwtSecondaryRequest,
   type ExtJwtSecondaryResult,
   type LiveApiSession,
-  cuid,
   liveSession,
   pendingAuthQueries,
-} from '@ziti/platform';
+} from '@ziti/platform/sessions/api-session-store';
+import { cuid } from '@ziti/platform/ids';
 import { emitApiSessionDeleted } from './api-session-events.ts';
 import { identityState } from './identity-service.ts';
 import { type AuthPolicy, allowsSigner, defaultAuthPolicyId } from './auth-policy.ts';

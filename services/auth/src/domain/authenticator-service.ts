@@ -1,6 +1,6 @@
 import { X509Certificate, createHash } from 'node:crypto';
 import { ApiError } from '@ziti/contracts';
-import { base62Uuid } from '@ziti/platform';
+import { base62Uuid } from '@ziti/platform/ids';
 import { assertPasswordMeetsPolicy } from './auth-policy.ts';
 import type { Authenticator, ListInput, ListPage } from './model.ts';
 import { passwordLimits, usernameLimits } from './password.ts';

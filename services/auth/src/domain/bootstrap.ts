@@ -1,7 +1,7 @@
 import { emitAuthenticator } from './credential-events.ts';
 import { type Authenticator, newIdentity } from './model.ts';
 import { ApiError } from '@ziti/contracts';
-import { base62Uuid, shortId } from '@ziti/platform';
+import { base62Uuid, shortId } from '@ziti/platform/ids';
 import { defaultAuthPolicyId, identityState } from './identity-service.ts';
 import { passwordLimits, usernameLimits } from './password.ts';
 import type { PasswordHasher, UnitOfWork } from './ports.ts';

@@ -1,5 +1,5 @@
 import { type AuthPolicyState, type AuthenticatorState, eventTypes } from '@ziti/contracts';
-import type { EventSink } from '@ziti/platform';
+import type { EventSink } from '@ziti/platform/event-sink';
 import type { AuthPolicy } from './auth-policy.ts';
 import type { Authenticator } from './model.ts';
 

@@ -10,7 +10,7 @@ import {
   type PendingEnrollment,
   eventTypes,
 } from '@ziti/contracts';
-import { shortId } from '@ziti/platform';
+import { shortId } from '@ziti/platform/ids';
 import { assertPasswordMeetsPolicy, normalizePrimary } from './auth-policy.ts';
 import { certificateFingerprint } from './authenticator-service.ts';
 import { assertRoleAttributes, defaultAuthPolicyId, identityState } from './identity-service.ts';

@@ -1,5 +1,5 @@
 import { ApiError, stringifyValue } from '@ziti/contracts';
-import { base62Uuid } from '@ziti/platform';
+import { base62Uuid } from '@ziti/platform/ids';
 import { type ExternalJwtSigner, type ExternalJwtSignerInput, applySignerInput } from './ext-jwt-signer.ts';
 import type { ListInput, ListPage } from './model.ts';
 import type { AuthStores, UnitOfWork } from './ports.ts';

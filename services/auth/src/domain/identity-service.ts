@@ -1,5 +1,6 @@
 import { ApiError, type ApiSessionDeleteReason, type IdentityState, eventTypes, requireName } from '@ziti/contracts';
-import { type ApiSessionRecord, shortId } from '@ziti/platform';
+import type { ApiSessionRecord } from '@ziti/platform/sessions/api-session-store';
+import { shortId } from '@ziti/platform/ids';
 import { emitApiSessionDeleted, emitMfa } from './api-session-events.ts';
 import { unknownAuthPolicy } from './auth-policy.ts';
 import type { Identity, IdentityView, ListInput, ListPage, RoleFilter } from './model.ts';

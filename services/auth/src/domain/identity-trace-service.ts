@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/contracts';
-import { shortId } from '@ziti/platform';
+import { shortId } from '@ziti/platform/ids';
 import type { IdentityTrace, UnitOfWork } from './ports.ts';
 
 export interface TraceSpecInput {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '@ziti/contracts';
-import { base62Uuid } from '@ziti/platform';
+import { base62Uuid } from '@ziti/platform/ids';
 import { emitMfa, emitMfaPassed } from './api-session-events.ts';
 import type { AuthStores, SessionStore, StoredMfa, UnitOfWork } from './ports.ts';
 

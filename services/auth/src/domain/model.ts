@@ -1,5 +1,5 @@
 /** The list shapes are the platform's: every service lists through the same ZitiQL mechanism. */
-import type { ListInput, ListPage, RoleFilter } from '@ziti/platform';
+import type { ListInput, ListPage, RoleFilter } from '@ziti/platform/list-page';
 export type { ListInput, ListPage, RoleFilter };
 
 /** Auth's entities as the domain sees them (no wire or storage shapes here). */

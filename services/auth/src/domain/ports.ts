@@ -1,5 +1,6 @@
-import type { ApiSessionStore } from '@ziti/platform';
-import type { EventSink, LockOption } from '@ziti/platform';
+import type { ApiSessionStore, LiveApiSession } from '@ziti/platform/sessions/api-session-store';
+import type { EventSink } from '@ziti/platform/event-sink';
+import type { LockOption } from '@ziti/platform/db/row-lock';
 import type { AuthPolicy } from './auth-policy.ts';
 import type { ExternalJwtSigner } from './ext-jwt-signer.ts';
 import type { Authenticator, Identity, IdentityView, ListInput, ListPage, NamedEntity, RoleFilter } from './model.ts';
@@ -155,8 +156,5 @@ export type SessionStore = ApiSessionStore;
 
 /** Filters API sessions (which live in Redis) with ZitiQL. */
 export interface ApiSessionQuery {
-  list(
-    sessions: import('@ziti/platform').LiveApiSession[],
-    input: ListInput,
-  ): Promise<ListPage<import('@ziti/platform').LiveApiSession>>;
+  list(sessions: LiveApiSession[], input: ListInput): Promise<ListPage<LiveApiSession>>;
 }

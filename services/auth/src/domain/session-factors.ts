@@ -1,4 +1,4 @@
-import type { RequiredExtJwtSigner } from '@ziti/platform';
+import type { RequiredExtJwtSigner } from '@ziti/platform/sessions/api-session-store';
 import type { AuthPolicy } from './auth-policy.ts';
 import type { ExternalJwtSigner } from './ext-jwt-signer.ts';
 import type { AuthStores, SessionStore, UnitOfWork } from './ports.ts';

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, infra, uniqueName, waitFor } from '../../../../test/support/infra.ts';
 import { JoseSignerKeys } from '../../src/adapters/jose-signer-keys.ts';
 import { OtplibTotp, PngQrCodes } from '../../src/adapters/otplib-totp.ts';
-import { RouterIdentities } from '../../src/bus/router-identity-events.ts';
+import { RouterIdentities } from '../../src/domain/router-identities.ts';
 import { AuthenticationService } from '../../src/domain/authentication-service.ts';
 import { AuthenticatorService } from '../../src/domain/authenticator-service.ts';
 import { IdentityService, identityState } from '../../src/domain/identity-service.ts';

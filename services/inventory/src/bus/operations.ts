@@ -5,7 +5,6 @@ import type { ConfigTypeInput, ConfigTypeService } from '../domain/config-types.
 import type { DatabaseMaintenance } from '../domain/database-maintenance.ts';
 import type { IdentityServiceConfigService, ServiceConfigPair } from '../domain/identity-service-configs.ts';
 import type { Config, ListPage, Router, RouterEnrollment, RouterKind, Terminator } from '../domain/model.ts';
-import type { UnitOfWork } from '../domain/ports.ts';
 import type { RouterInput, RouterService } from '../domain/routers.ts';
 import type { ServiceCatalog, ServiceInput } from '../domain/services.ts';
 import type { TerminatorInput, TerminatorService } from '../domain/terminators.ts';
@@ -27,7 +26,6 @@ export interface InventoryOperationDeps {
   terminators: TerminatorService;
   identityServiceConfigs: IdentityServiceConfigService;
   maintenance: DatabaseMaintenance;
-  work: UnitOfWork;
 }
 
 const body = <T>(req: OperationRequest) => (req.body ?? {}) as T;
@@ -35,7 +33,7 @@ const id = (req: OperationRequest) => req.params.id ?? '';
 
 /** The operations inventory implements, keyed `<api>.<operationId>`; the rest answer 501. */
 export function inventoryOperations(deps: InventoryOperationDeps = {} as InventoryOperationDeps): OperationHandlers {
-  const { configTypes, configs, services, routers, terminators, identityServiceConfigs, maintenance, work } = deps;
+  const { configTypes, configs, services, routers, terminators, identityServiceConfigs, maintenance } = deps;
 
   const listPage = async <T, W>(p: ListPage<T>, map: (items: T[]) => Promise<W[]> | W[]) =>
     reply.json(listEnvelope(await map(p.items), { ...p.pagination, totalCount: p.totalCount }, p.filterableFields));
@@ -46,17 +44,9 @@ export function inventoryOperations(deps: InventoryOperationDeps = {} as Invento
   }
 
   async function terminatorDetails(list: Terminator[]) {
-    const names = await work(async (s) => {
-      const svc = new Map(
-        (await s.services.getMany([...new Set(list.map((t) => t.serviceId))])).map((x) => [x.id, x.name]),
-      );
-      const rtr = new Map(
-        (await s.routers.names([...new Set(list.map((t) => t.routerId))])).map((x) => [x.id, x.name]),
-      );
-      return { svc, rtr };
-    });
+    const names = await terminators.referenceNames(list);
     return list.map((t) =>
-      terminatorDetail(t, { service: names.svc.get(t.serviceId), router: names.rtr.get(t.routerId) }),
+      terminatorDetail(t, { service: names.services.get(t.serviceId), router: names.routers.get(t.routerId) }),
     );
   }
 

@@ -1,5 +1,5 @@
 import { ApiError, type ConfigTypeState, inventoryEventTypes, stringifyValue } from '@ziti/contracts';
-import { base62Uuid } from '@ziti/platform';
+import { base62Uuid } from '@ziti/platform/ids';
 import { builtinConfigTypes } from './builtin-config-types.ts';
 import type { ConfigType, ListInput, ListPage } from './model.ts';
 import type { InventoryStores, SchemaValidator, UnitOfWork } from './ports.ts';

@@ -1,5 +1,5 @@
 import { ApiError, type ConfigState, inventoryEventTypes } from '@ziti/contracts';
-import { base62Uuid } from '@ziti/platform';
+import { base62Uuid } from '@ziti/platform/ids';
 import type { Config, ConfigType, ListInput, ListPage, Service } from './model.ts';
 import type { InventoryStores, SchemaValidator, UnitOfWork } from './ports.ts';
 import { mapOrEmpty, presentIn, requireName } from './rules.ts';

@@ -1,5 +1,5 @@
 import { ApiError, type IdentityServiceConfigsState, inventoryEventTypes } from '@ziti/contracts';
-import type { EventSink } from '@ziti/platform';
+import type { EventSink } from '@ziti/platform/event-sink';
 import type { Config, IdentityServiceConfig, Service } from './model.ts';
 import type { IdentityDirectory, IdentityServiceConfigStore, UnitOfWork } from './ports.ts';
 

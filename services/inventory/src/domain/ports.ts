@@ -1,5 +1,6 @@
 import type { FieldCause } from '@ziti/contracts';
-import type { EventSink, LockOption } from '@ziti/platform';
+import type { EventSink } from '@ziti/platform/event-sink';
+import type { LockOption } from '@ziti/platform/db/row-lock';
 import type {
   Config,
   ConfigType,

@@ -1,5 +1,5 @@
 import { ApiError, type EdgeRouterState, inventoryEventTypes } from '@ziti/contracts';
-import { shortId } from '@ziti/platform';
+import { shortId } from '@ziti/platform/ids';
 import type { ListInput, ListPage, RoleFilter, Router, RouterEnrollment, RouterKind } from './model.ts';
 import type { InventoryStores, UnitOfWork } from './ports.ts';
 import { assertRoleAttributes, assertUint16, mapOrEmpty, presentIn, requireName } from './rules.ts';

@@ -1,5 +1,5 @@
 import { ApiError, type ServiceState, inventoryEventTypes } from '@ziti/contracts';
-import { base62Uuid } from '@ziti/platform';
+import { base62Uuid } from '@ziti/platform/ids';
 import { emitIdentityServiceConfigs } from './identity-service-configs.ts';
 import type { ListInput, ListPage, RoleFilter, Service } from './model.ts';
 import type { InventoryStores, UnitOfWork } from './ports.ts';

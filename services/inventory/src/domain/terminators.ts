@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '@ziti/contracts';
-import { base62Uuid } from '@ziti/platform';
+import { base62Uuid } from '@ziti/platform/ids';
 import type { ListInput, ListPage, Precedence, Terminator } from './model.ts';
 import type { InventoryStores, UnitOfWork } from './ports.ts';
 import { assertUint16, mapOrEmpty, presentIn } from './rules.ts';
@@ -69,6 +69,19 @@ export class TerminatorService {
 
   get(id: string): Promise<Terminator> {
     return this.work((s) => loadTerminator(s, id));
+  }
+
+  /** The names of the services and routers the terminators refer to, by id (what their details show). */
+  referenceNames(list: Terminator[]): Promise<{ services: Map<string, string>; routers: Map<string, string> }> {
+    return this.work(async (s) => {
+      const services = new Map(
+        (await s.services.getMany([...new Set(list.map((t) => t.serviceId))])).map((x) => [x.id, x.name]),
+      );
+      const routers = new Map(
+        (await s.routers.names([...new Set(list.map((t) => t.routerId))])).map((x) => [x.id, x.name]),
+      );
+      return { services, routers };
+    });
   }
 
   private async checkReferences(s: InventoryStores, serviceId: string, routerId: string): Promise<void> {

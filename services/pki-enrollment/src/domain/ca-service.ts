@@ -1,11 +1,5 @@
-import {
-  ApiError,
-  type CaState,
-  type VerifyClientCertificateResult,
-  caEventTypes,
-  requireName,
-} from '@ziti/contracts';
-import { base62Uuid, shortId } from '@ziti/platform';
+import { ApiError, type CaState, type VerifyClientCertificateResult, caEventTypes, requireName } from '@ziti/contracts';
+import { base62Uuid, shortId } from '@ziti/platform/ids';
 import type { ControllerPkiService } from './controller-pki.ts';
 import type { EnrollmentJwtIssuer } from './enrollment-jwt.ts';
 import { type ExternalIdClaimInput, assertExternalIdClaim, extractExternalId } from './external-id.ts';

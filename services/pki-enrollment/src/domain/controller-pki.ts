@@ -1,4 +1,4 @@
-import type { SecretBox } from '@ziti/platform';
+import type { SecretBox } from '@ziti/platform/secret-box';
 import type { ServerIdentity } from '@ziti/contracts';
 import type { PkiMaterialStore, StoredMaterial } from './ports.ts';
 import { parsePemChain } from '@ziti/x509';

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { ApiError, type CreateAuthenticatorRequest } from '@ziti/contracts';
-import { shortId } from '@ziti/platform';
+import { shortId } from '@ziti/platform/ids';
 import type { CaService } from './ca-service.ts';
 import type { ControllerPkiService } from './controller-pki.ts';
 import { extractExternalId } from './external-id.ts';

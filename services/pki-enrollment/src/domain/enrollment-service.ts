@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, type PendingEnrollment } from '@ziti/contracts';
-import { base62Uuid, shortId } from '@ziti/platform';
+import { base62Uuid, shortId } from '@ziti/platform/ids';
 import type { EnrollmentJwtIssuer } from './enrollment-jwt.ts';
 import type { Enrollment, EnrollmentMethod, ListInput, ListPage } from './model.ts';
 import type { CredentialPort, PkiStores, UnitOfWork } from './ports.ts';

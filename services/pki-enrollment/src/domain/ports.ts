@@ -4,7 +4,8 @@ import type {
   CredentialAuthenticator,
   IdentitySummary,
 } from '@ziti/contracts';
-import type { EventSink, LockOption } from '@ziti/platform';
+import type { EventSink } from '@ziti/platform/event-sink';
+import type { LockOption } from '@ziti/platform/db/row-lock';
 import type { Ca, Enrollment, ListInput, ListPage, SessionCertificate } from './model.ts';
 
 /** A certificate (chain) with its private key encrypted at rest. */

@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/contracts';
-import { shortId } from '@ziti/platform';
+import { shortId } from '@ziti/platform/ids';
 import type { ControllerPkiService } from './controller-pki.ts';
 import type { ListInput, ListPage, SessionCertificate } from './model.ts';
 import { parsePemChain } from '@ziti/x509';

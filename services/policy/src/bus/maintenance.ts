@@ -1,12 +1,6 @@
-import { edgeRouterState, identityState, serviceState } from '@ziti/contracts';
-import type { Bus, Database } from '@ziti/platform';
-import { inEventTransaction, maintenanceHandlers, ownerEntityStates, parkedEventResults } from '@ziti/platform';
-import type { z } from 'zod';
-import type { EntityReadModel } from '../domain/ports.ts';
-import { AccessDerivation } from '../domain/access.ts';
-import { reconcileReadModel } from '../domain/read-model-integrity.ts';
-import { PgAccessLinks } from '../store/pg-access-links.ts';
-import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from '../store/pg-identity-read-model.ts';
+import type { Database } from '@ziti/platform';
+import { maintenanceHandlers } from '@ziti/platform';
+import type { PolicyIntegrity } from '../domain/policy-integrity.ts';
 
 /**
  * Service-wide maintenance calls used by inventory's fan-out operations (`/summary`,
@@ -23,72 +17,18 @@ export const summaryTables: Record<string, string> = {
   // API sessions live in Redis: auth counts them (policy knows only those it has heard of).
 };
 
-const parser =
-  <S>(schema: z.ZodType<S>) =>
-  (raw: Record<string, unknown>): S | null => {
-    const parsed = schema.safeParse(raw);
-    return parsed.success ? parsed.data : null;
-  };
-
 /**
- * policy's integrity check: each read model against its owner (identities → auth, services and
- * edge routers → inventory); fixing re-applies the owner's state.
+ * policy's maintenance calls; its integrity check (read models against their owners, then derived
+ * access) is the domain's `PolicyIntegrity`.
  */
 export function maintenanceCalls(
   database: Database,
-  bus?: Bus,
+  integrity?: Pick<PolicyIntegrity, 'check'>,
 ): Record<string, (payload: unknown) => Promise<unknown>> {
-  const check = async <S extends { id: string; name?: string }>(
-    entity: string,
-    owner: 'auth' | 'inventory',
-    type: 'identity' | 'service' | 'edgeRouter',
-    model: EntityReadModel<S>,
-    schema: z.ZodType<S>,
-    fix: boolean,
-  ) =>
-    reconcileReadModel({ entity, model, ownerPages: ownerEntityStates(bus!, owner, type), parse: parser(schema), fix });
   return maintenanceHandlers({
     service: 'policy',
     database,
     summaryTables,
-    ...(bus
-      ? {
-          integrity: async (fix: boolean) =>
-            [
-              ...(await parkedEventResults(database.db)),
-              ...(await check(
-                'identity',
-                'auth',
-                'identity',
-                new PgIdentityReadModel(database.db),
-                identityState,
-                fix,
-              )),
-              ...(await check(
-                'service',
-                'inventory',
-                'service',
-                new PgServiceReadModel(database.db),
-                serviceState,
-                fix,
-              )),
-              ...(await check(
-                'edge router',
-                'inventory',
-                'edgeRouter',
-                new PgEdgeRouterReadModel(database.db),
-                edgeRouterState,
-                fix,
-              )),
-            ]
-              .map((r) => ({ ...r, description: `read model: ${r.description}` }))
-              // After the read models: derived access against a computation from scratch (docs/adr/0009).
-              .concat(
-                await inEventTransaction(database, 'policy', undefined, (tx, events) =>
-                  new AccessDerivation().check(new PgAccessLinks(tx), events, fix),
-                ),
-              ),
-        }
-      : {}),
+    ...(integrity ? { integrity: (fix: boolean) => integrity.check(fix) } : {}),
   });
 }

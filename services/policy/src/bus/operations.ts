@@ -1,9 +1,9 @@
 import { listEnvelope } from '@ziti/contracts';
-import type { Db, OperationHandler, OperationHandlers } from '@ziti/platform';
+import type { OperationHandler, OperationHandlers } from '@ziti/platform';
 import { listInputOf, reply } from '@ziti/platform';
 import type { PolicyService } from '../domain/policies.ts';
 import type { RelationService } from '../domain/relations.ts';
-import type { EdgeRouterReadModel, EntityReadModel, IdentityReadModel, ServiceReadModel } from '../domain/ports.ts';
+import type { RoleAttributeService, RoleAttributeSource } from '../domain/role-attributes.ts';
 import { edgeRouterPolicyOperations } from './edge-router-policies.ts';
 import { edgeRouterRelationOperations } from './edge-router-relations.ts';
 import { identityRelationOperations } from './identity-relations.ts';
@@ -28,10 +28,7 @@ import type { PostureCheckService } from '../domain/posture-checks.ts';
 import type { PostureDataService } from '../domain/posture-data.ts';
 
 export interface PolicyOperationDeps {
-  db: Db;
-  identities: (db: Db) => IdentityReadModel;
-  services: (db: Db) => ServiceReadModel;
-  edgeRouters: (db: Db) => EdgeRouterReadModel;
+  roleAttributes: RoleAttributeService;
   servicePolicies: PolicyService;
   edgeRouterPolicies: PolicyService;
   serviceEdgeRouterPolicies: PolicyService;
@@ -46,25 +43,22 @@ export interface PolicyOperationDeps {
 }
 
 /** `/…-role-attributes`: the distinct attributes of the live entities of a read model (ZITI-FACTS §3.4). */
-function roleAttributes<S extends { id: string }>(
-  db: () => Db,
-  model: (db: Db) => EntityReadModel<S>,
-): OperationHandler {
+function roleAttributes(service: () => RoleAttributeService, of: RoleAttributeSource): OperationHandler {
   return async (req) => {
     const { filter } = listInputOf(req);
-    const page = await model(db()).roleAttributes(filter === undefined ? {} : { filter });
+    const page = await service().list(of, filter);
     return reply.json(listEnvelope(page.items, { ...page.pagination, totalCount: page.totalCount }));
   };
 }
 
 /** The operations this service implements, keyed `<api>.<operationId>`; the rest answer 501. */
 export function policyOperations(deps: PolicyOperationDeps = {} as PolicyOperationDeps): OperationHandlers {
-  const db = () => deps.db;
+  const attributes = () => deps.roleAttributes;
   const related = (): RelationDeps => deps;
   return {
-    'management.listIdentityRoleAttributes': roleAttributes(db, (d) => deps.identities(d)),
-    'management.listServiceRoleAttributes': roleAttributes(db, (d) => deps.services(d)),
-    'management.listEdgeRouterRoleAttributes': roleAttributes(db, (d) => deps.edgeRouters(d)),
+    'management.listIdentityRoleAttributes': roleAttributes(attributes, 'identities'),
+    'management.listServiceRoleAttributes': roleAttributes(attributes, 'services'),
+    'management.listEdgeRouterRoleAttributes': roleAttributes(attributes, 'edgeRouters'),
     ...servicePolicyOperations(() => deps.servicePolicies),
     ...edgeRouterPolicyOperations(() => deps.edgeRouterPolicies),
     ...serviceEdgeRouterPolicyOperations(() => deps.serviceEdgeRouterPolicies),

@@ -1,5 +1,5 @@
 import { type IntegrityResult, policyEventTypes } from '@ziti/contracts';
-import type { EventSink } from '@ziti/platform';
+import type { EventSink } from '@ziti/platform/event-sink';
 
 export type PolicyKind = 'service' | 'edgeRouter' | 'serviceEdgeRouter';
 

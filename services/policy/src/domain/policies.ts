@@ -1,6 +1,7 @@
 import { ApiError, type EventDefinition, policyEventTypes, requireName } from '@ziti/contracts';
-import type { EventSink, LockOption } from '@ziti/platform';
-import { base62Uuid } from '@ziti/platform';
+import type { EventSink } from '@ziti/platform/event-sink';
+import type { LockOption } from '@ziti/platform/db/row-lock';
+import { base62Uuid } from '@ziti/platform/ids';
 import type { AccessDerivation, AccessLinks, PolicyKind } from './access.ts';
 import type { ListInput, ListPage } from './ports.ts';
 import {

@@ -1,6 +1,6 @@
 import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
 /** The list shapes are the platform's: every service lists through the same ZitiQL mechanism. */
-import type { ListInput, ListPage } from '@ziti/platform';
+import type { ListInput, ListPage } from '@ziti/platform/list-page';
 export type { ListInput, ListPage };
 
 export interface ReadModelRow {

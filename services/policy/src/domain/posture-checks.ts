@@ -1,6 +1,8 @@
 import { ApiError, policyEventTypes, requireName } from '@ziti/contracts';
-import type { EventSink, LockOption, RoleFilter } from '@ziti/platform';
-import { base62Uuid } from '@ziti/platform';
+import type { EventSink } from '@ziti/platform/event-sink';
+import type { LockOption } from '@ziti/platform/db/row-lock';
+import type { RoleFilter } from '@ziti/platform/list-page';
+import { base62Uuid } from '@ziti/platform/ids';
 import type { AccessDerivation, AccessLinks } from './access.ts';
 import { type PolicyStore, policyState, servicePolicyKind } from './policies.ts';
 import type { ListInput, ListPage } from './ports.ts';

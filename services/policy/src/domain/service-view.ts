@@ -1,5 +1,5 @@
 import { ApiError, type ConfigState, type ServiceState } from '@ziti/contracts';
-import type { ListInput, ListPage, RoleFilter } from '@ziti/platform';
+import type { ListInput, ListPage, RoleFilter } from '@ziti/platform/list-page';
 import type { PolicyPostureResult, PostureEvaluator } from './posture-ports.ts';
 
 /** Whose view of the services a read is: the calling identity (ZITI-FACTS §6.3). */

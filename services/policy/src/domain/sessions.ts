@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, type ApiSessionState, type EdgeRouterState } from '@ziti/contracts';
-import { base62Uuid } from '@ziti/platform';
+import { base62Uuid } from '@ziti/platform/ids';
 import type { ListInput, ListPage } from './ports.ts';
 import type { PolicyPostureFailure, PostureEvaluator } from './posture-ports.ts';
 import type { ServiceAccessRow, Viewer } from './service-view.ts';
