@@ -7,7 +7,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { z } from 'zod';
+import { eventTypes } from '../packages/contracts/src/index.ts';
 import { createLogger, createUnitOfWork, migrate, openDatabase, queryRows } from '../packages/platform/src/index.ts';
+
+/** A test row travels as `identity.created`, with its own shape. */
+const rowCreated = { ...eventTypes.identityCreated, schema: z.looseObject({ id: z.string() }) };
 
 export async function benchEmitCost() {
   const total = Number(process.env.EMIT_TRANSACTIONS ?? 4000);
@@ -57,7 +62,7 @@ export async function benchEmitCost() {
     const positioned = await run('positioned', (id, n) =>
       work(async ({ tx, events }) => {
         await queryRows(tx, 'insert into rows (id, n) values ($1, $2)', [id, n]);
-        await events.emit('identity.created', { id, n });
+        await events.emit(rowCreated, { id, n });
       }),
     );
     console.log(`${writers} writers, ${total} transactions each way`);

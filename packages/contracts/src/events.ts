@@ -419,11 +419,17 @@ export const policyEventTypes = {
 } as const;
 
 /** One published event type: its name, current schema version and the schema of `data`. */
-export interface EventDefinition {
+export interface EventDefinition<S extends z.ZodType = z.ZodType> {
   type: string;
   version: number;
-  schema: z.ZodType;
+  schema: S;
 }
+
+/** The state an event of `D` carries as its emitter builds it (defaults may be left out). */
+export type EventState<D extends EventDefinition> = z.input<D['schema']>;
+
+/** The state an event of `D` carries as its consumer reads it, once decoded by its schema. */
+export type EventData<D extends EventDefinition> = z.output<D['schema']>;
 
 /**
  * Every event type each owner publishes, with its current version. A consumer parks an event whose

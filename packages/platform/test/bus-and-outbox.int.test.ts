@@ -1,5 +1,6 @@
-import { ApiError } from '@ziti/contracts';
+import { ApiError, eventTypes } from '@ziti/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { createTestDatabase, infra, uniqueName, waitFor } from '../../../test/support/infra.ts';
 import {
   type Bus,
@@ -16,6 +17,9 @@ import {
   queryRows,
   SourceConsumer,
 } from '../src/index.ts';
+
+/** A test row travels as `identity.created`, with its own shape. */
+const rowCreated = { ...eventTypes.identityCreated, schema: z.looseObject({ id: z.string() }) };
 
 const logger = createLogger('test', 'silent');
 
@@ -130,11 +134,11 @@ for (const [name, make] of Object.entries(setups)) {
       const id = uniqueName('thing');
       await work(async ({ tx, events }) => {
         await queryRows(tx, 'insert into things (id, name) values ($1, $2)', [id, 'one']);
-        await events.emit('identity.created', { id, name: 'one' });
+        await events.emit(rowCreated, { id, name: 'one' });
       });
       await expect(
         work(async ({ tx, events }) => {
-          await events.emit('identity.created', { id: 'rolled-back', name: 'never' });
+          await events.emit(rowCreated, { id: 'rolled-back', name: 'never' });
           await queryRows(tx, 'insert into things (id, name) values ($1, $2)', [id, 'duplicate key fails']);
         }),
       ).rejects.toThrow();

@@ -1,5 +1,6 @@
 import { eventTypes } from '@ziti/contracts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { createTestDatabase, infra, shuffle, uniqueName, waitFor } from '../../../test/support/infra.ts';
 import {
   type Bus,
@@ -37,6 +38,11 @@ const logger = createLogger('test', (process.env.TEST_LOG as never) ?? 'silent')
 const created = eventTypes.identityCreated.type;
 const updated = eventTypes.identityUpdated.type;
 const deleted = eventTypes.identityDeleted.type;
+/** The test's things travel under the identity event types, with their own shape. */
+const thingState = z.object({ id: z.string(), name: z.string(), version: z.number() });
+const thingCreated = { ...eventTypes.identityCreated, schema: thingState };
+const thingUpdated = { ...eventTypes.identityUpdated, schema: thingState };
+const thingDeleted = { ...eventTypes.identityDeleted, schema: thingState };
 
 interface Thing {
   id: string;
@@ -138,12 +144,12 @@ function ownerWrites(bed: Bed) {
            returning id, name, version`,
           [id, name],
         );
-        await events.emit(row!.version === 1 ? created : updated, row);
+        await events.emit(row!.version === 1 ? thingCreated : thingUpdated, row!);
       }),
     remove: (id: string) =>
       work(async ({ tx, events }) => {
         const [row] = await queryRows<Thing>(tx, 'delete from things where id = $1 returning id, name, version', [id]);
-        if (row) await events.emit(deleted, row);
+        if (row) await events.emit(thingDeleted, row);
       }),
   };
 }

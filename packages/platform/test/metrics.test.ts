@@ -1,5 +1,6 @@
-import { ApiError, subjects } from '@ziti/contracts';
+import { ApiError, eventTypes, subjects } from '@ziti/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import {
   type Bus,
   type Database,
@@ -21,6 +22,9 @@ import {
   watchApiSessions,
   watchPool,
 } from '../src/index.ts';
+
+/** A test row travels as `identity.created`, with its own shape. */
+const rowCreated = { ...eventTypes.identityCreated, schema: z.looseObject({ id: z.string() }) };
 
 const logger = createLogger('test', 'silent');
 
@@ -120,8 +124,8 @@ describe('outbox and consumer metrics (PGlite, in-process bus)', () => {
     const relay = new OutboxRelay(producer, flaky, 'auth', logger);
     const work = createUnitOfWork(producer, undefined, 'auth', (_tx, events) => events);
     await work(async (events) => {
-      await events.emit('identity.created', { id: 'a' });
-      await events.emit('identity.created', { id: 'b' });
+      await events.emit(rowCreated, { id: 'a' });
+      await events.emit(rowCreated, { id: 'b' });
     });
     publishFails = true;
     await expect(relay.flushAll()).rejects.toThrow(/stream is down/);

@@ -17,8 +17,8 @@ let position = 0;
 /** Every event the derivations emitted, in emission order (derivations run under one lock). */
 const emitted: { type: string; data: unknown }[] = [];
 const events: EventSink = {
-  emit: async (type, data) => {
-    emitted.push({ type, data });
+  emit: async (def, data) => {
+    emitted.push({ type: def.type, data });
   },
 };
 

@@ -1,4 +1,4 @@
-import type { Owner } from '@ziti/contracts';
+import type { EventDefinition, EventState, Owner } from '@ziti/contracts';
 import { subjects } from '@ziti/contracts';
 import type { Bus, EventEnvelope } from '../bus/bus.ts';
 import { outsideRequest, recordProduced } from '../causality.ts';
@@ -24,8 +24,8 @@ interface PendingEvent {
 export class BufferedEventSink implements EventSink {
   readonly events: PendingEvent[] = [];
 
-  async emit(type: string, data: unknown, version = 1): Promise<void> {
-    this.events.push({ type, version, data });
+  async emit<D extends EventDefinition>(def: D, state: EventState<D>): Promise<void> {
+    this.events.push({ type: def.type, version: def.version, data: state });
   }
 }
 
@@ -279,8 +279,8 @@ export function createUnitOfWork<S>(
 
 /** The sink of read-only contexts: emitting there is a programming error (changes go through a unit of work). */
 export const readOnlyEventSink: EventSink = {
-  emit: async (type) => {
-    throw new Error(`event ${type} emitted from a read-only context`);
+  emit: async (def) => {
+    throw new Error(`event ${def.type} emitted from a read-only context`);
   },
 };
 

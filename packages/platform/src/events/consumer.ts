@@ -1,4 +1,12 @@
-import { ApiError, type EntityStateType, type Owner, publishedEvent, subjects } from '@ziti/contracts';
+import {
+  ApiError,
+  type EntityStateType,
+  type EventDefinition,
+  type Owner,
+  publishedEvent,
+  subjects,
+} from '@ziti/contracts';
+import type { z } from 'zod';
 import type { Bus, Consumer, EventDelivery, EventEnvelope } from '../bus/bus.ts';
 import { RetryEvents } from '../bus/bus.ts';
 import type { Database, Db } from '../db/database.ts';
@@ -19,6 +27,27 @@ export interface EventHandler {
   versions?: number[];
   /** Runs in the consumer's transaction; events emitted on `events` leave with its commit. */
   handle(tx: Db, event: EventEnvelope, events: EventSink): Promise<void>;
+}
+
+/**
+ * The handler of one event type, declared through its definition: `handle` receives the event's
+ * data decoded by the definition's schema, or by `read` when the handler needs less than the whole
+ * state (fields that every version it accepts carries). Data that does not decode fails the
+ * delivery, and the consumer parks the event after its attempts, as for any failing handler.
+ */
+export function on<D extends EventDefinition, S extends z.ZodType = D['schema']>(
+  def: D,
+  handle: (tx: Db, data: z.output<S>, event: EventEnvelope, events: EventSink) => Promise<unknown>,
+  options: { versions?: number[]; read?: S } = {},
+): EventHandler {
+  const schema = (options.read ?? def.schema) as S;
+  return {
+    type: def.type,
+    ...(options.versions ? { versions: options.versions } : {}),
+    handle: async (tx, event, events) => {
+      await handle(tx, parseEventData(schema, event) as z.output<S>, event, events);
+    },
+  };
 }
 
 /** A read model kept from a source's events that can be rebuilt from its owner's current state. */

@@ -1,6 +1,6 @@
-import { caEventTypes, caState } from '@ziti/contracts';
+import { caEventTypes } from '@ziti/contracts';
 import type { Db, EventSubscription, Logger } from '@ziti/platform';
-import { parseEventData } from '@ziti/platform';
+import { on } from '@ziti/platform';
 import type { CredentialService, CredentialStore } from '../domain/credential-service.ts';
 
 /**
@@ -15,14 +15,10 @@ export function caEventSubscription(
   return {
     source: 'pki-enrollment',
     handlers: [
-      {
-        type: caEventTypes.caDeleted.type,
-        handle: async (tx, event, events) => {
-          const ca = parseEventData(caState, event);
-          const deleted = await credentials.deleteCertificatesOfCa({ credentials: store(tx), events }, ca);
-          if (deleted > 0) logger.info({ caId: ca.id, deleted }, 'certificate authenticators of a deleted CA removed');
-        },
-      },
+      on(caEventTypes.caDeleted, async (tx, ca, _event, events) => {
+        const deleted = await credentials.deleteCertificatesOfCa({ credentials: store(tx), events }, ca);
+        if (deleted > 0) logger.info({ caId: ca.id, deleted }, 'certificate authenticators of a deleted CA removed');
+      }),
     ],
   };
 }

@@ -1,6 +1,6 @@
 import { type EnrollmentState, enrollmentEventTypes, enrollmentState } from '@ziti/contracts';
 import type { Db, EventSubscription, Logger, RebuildableReadModel } from '@ziti/platform';
-import { parseEventData } from '@ziti/platform';
+import { on } from '@ziti/platform';
 
 /** One outstanding identity enrollment as the read model keeps it. */
 export interface OutstandingEnrollment {
@@ -61,13 +61,12 @@ export function enrollmentReadModelSubscription(
   };
   return {
     source: 'pki-enrollment',
-    handlers: [enrollmentCreated, enrollmentUpdated, enrollmentDeleted].map((def) => ({
-      type: def.type,
-      handle: async (tx: Db, event) => {
-        const row = rowOf(parseEventData(enrollmentState, event));
+    handlers: [enrollmentCreated, enrollmentUpdated, enrollmentDeleted].map((def) =>
+      on(def, async (tx, state, event) => {
+        const row = rowOf(state);
         if (row) await model(tx).apply(row, event.sequence, def === enrollmentDeleted);
-      },
-    })),
+      }),
+    ),
     readModels: [rebuild],
   };
 }

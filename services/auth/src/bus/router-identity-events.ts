@@ -1,6 +1,6 @@
-import { edgeRouterState, inventoryEventTypes } from '@ziti/contracts';
-import type { Db, EventEnvelope, EventSink, EventSubscription, Logger } from '@ziti/platform';
-import { parseEventData } from '@ziti/platform';
+import { type EdgeRouterState, inventoryEventTypes } from '@ziti/contracts';
+import type { Db, EventSink, EventSubscription, Logger } from '@ziti/platform';
+import { on } from '@ziti/platform';
 import type { RouterIdentities, RouterIdentityEventStores } from '../domain/router-identities.ts';
 
 /**
@@ -13,18 +13,15 @@ export function routerIdentityEventSubscription(
   stores: (tx: Db, events: EventSink) => RouterIdentityEventStores,
   logger: Logger,
 ): EventSubscription {
-  const handle = async (tx: Db, event: EventEnvelope, events: EventSink) => {
-    const router = parseEventData(edgeRouterState, event);
-    const deleted = event.type === inventoryEventTypes.edgeRouterDeleted.type;
-    const change = await routerIdentities.applyEvent(stores(tx, events), router, event.sequence, deleted);
+  const { edgeRouterCreated, edgeRouterUpdated, edgeRouterDeleted } = inventoryEventTypes;
+  const apply = async (tx: Db, router: EdgeRouterState, position: number, deleted: boolean, events: EventSink) => {
+    const change = await routerIdentities.applyEvent(stores(tx, events), router, position, deleted);
     if (change !== 'unchanged' && change !== 'stale') logger.info({ routerId: router.id, change }, 'router identity');
   };
   return {
     source: 'inventory',
-    handlers: [
-      inventoryEventTypes.edgeRouterCreated,
-      inventoryEventTypes.edgeRouterUpdated,
-      inventoryEventTypes.edgeRouterDeleted,
-    ].map((def) => ({ type: def.type, handle })),
+    handlers: [edgeRouterCreated, edgeRouterUpdated, edgeRouterDeleted].map((def) =>
+      on(def, (tx, router, event, events) => apply(tx, router, event.sequence, def === edgeRouterDeleted, events)),
+    ),
   };
 }

@@ -51,18 +51,18 @@ export async function emitApiSessionDeleted(
 ): Promise<void> {
   const t = eventTypes.apiSessionDeleted;
   const at = typeof endedAt === 'string' ? endedAt : endedAt.toISOString();
-  await events.emit(t.type, { ...apiSessionState(r), reason, endedAt: at }, t.version);
+  await events.emit(t, { ...apiSessionState(r), reason, endedAt: at });
 }
 
 export async function emitApiSessionExpired(events: EventSink, r: ApiSessionRecord, endedAt: string): Promise<void> {
   const t = eventTypes.apiSessionExpired;
-  await events.emit(t.type, { ...apiSessionState(r), endedAt }, t.version);
+  await events.emit(t, { ...apiSessionState(r), endedAt });
 }
 
 /** `apiSession.mfaPassed`: the session passed MFA at `at` (MFA posture checks count from it). */
 export async function emitMfaPassed(events: EventSink, apiSessionId: string, identityId: string, at: Date) {
   const t = eventTypes.apiSessionMfaPassed;
-  await events.emit(t.type, { id: apiSessionId, identityId, passedAt: at.toISOString() }, t.version);
+  await events.emit(t, { id: apiSessionId, identityId, passedAt: at.toISOString() });
 }
 
 type MfaFacts = Pick<StoredMfa, 'id' | 'identityId' | 'isVerified' | 'createdAt' | 'updatedAt'>;
@@ -84,5 +84,5 @@ export async function emitMfa(
   m: MfaFacts,
 ): Promise<void> {
   const t = eventTypes[kind];
-  await events.emit(t.type, mfaState(m), t.version);
+  await events.emit(t, mfaState(m));
 }

@@ -442,7 +442,7 @@ export class AuthenticationService {
       const next = { ...stored, envInfo, sdkInfo, updatedAt: this.now() };
       await s.identities.update(next);
       const t = eventTypes.identityUpdated;
-      await s.events.emit(t.type, identityState(next), t.version);
+      await s.events.emit(t, identityState(next));
       return next;
     });
   }

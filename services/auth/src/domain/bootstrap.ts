@@ -84,7 +84,7 @@ export async function seedAuthData(
         updatedAt: now,
       };
       await s.authenticators.insert(authenticator);
-      await s.events.emit(eventTypes.identityCreated.type, identityState(identity), eventTypes.identityCreated.version);
+      await s.events.emit(eventTypes.identityCreated, identityState(identity));
       await emitAuthenticator(s.events, 'authenticatorCreated', authenticator);
     });
   } catch (err) {

@@ -28,7 +28,7 @@ export async function emitAuthenticator(
   a: AuthenticatorFacts,
 ): Promise<void> {
   const t = eventTypes[kind];
-  await events.emit(t.type, authenticatorState(a), t.version);
+  await events.emit(t, authenticatorState(a));
 }
 
 export function authPolicyState(p: AuthPolicy): AuthPolicyState {
@@ -51,5 +51,5 @@ export async function emitAuthPolicy(
   p: AuthPolicy,
 ): Promise<void> {
   const t = eventTypes[kind];
-  await events.emit(t.type, authPolicyState(p), t.version);
+  await events.emit(t, authPolicyState(p));
 }

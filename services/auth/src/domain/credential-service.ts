@@ -285,7 +285,7 @@ export class CredentialService {
         if (input.caId) await s.credentials.setCa(a.id, input.caId);
         await emitAuthenticator(s.events, 'authenticatorCreated', a);
       }
-      await s.events.emit(eventTypes.identityCreated.type, identityState(identity), eventTypes.identityCreated.version);
+      await s.events.emit(eventTypes.identityCreated, identityState(identity));
       return { id: identity.id, name };
     });
   }

@@ -179,11 +179,7 @@ export class IdentityService {
       return await this.work(async (s) => {
         // The insert refuses an unknown auth policy itself (no read of the policy first).
         await s.identities.insert(identity);
-        await s.events.emit(
-          eventTypes.identityCreated.type,
-          identityState(identity),
-          eventTypes.identityCreated.version,
-        );
+        await s.events.emit(eventTypes.identityCreated, identityState(identity));
         return identity;
       });
     } catch (err) {
@@ -217,7 +213,7 @@ export class IdentityService {
       if (has('tags')) next.tags = input.tags ?? {};
       if (next.authPolicyId !== current.authPolicyId) await this.checkAuthPolicy(s, next.authPolicyId);
       await s.identities.update(next);
-      await s.events.emit(eventTypes.identityUpdated.type, identityState(next), eventTypes.identityUpdated.version);
+      await s.events.emit(eventTypes.identityUpdated, identityState(next));
     });
     if (
       mode === 'replace' ||
@@ -311,7 +307,7 @@ export class IdentityService {
       this.assertDeletable(current);
       const mfa = await s.mfa.getByIdentity(id, true);
       await s.identities.delete(id);
-      await s.events.emit(eventTypes.identityDeleted.type, identityState(current), eventTypes.identityDeleted.version);
+      await s.events.emit(eventTypes.identityDeleted, identityState(current));
       if (mfa) await emitMfa(s.events, 'mfaDeleted', mfa);
     });
   }
@@ -332,7 +328,7 @@ export class IdentityService {
         updatedAt: now,
       };
       await s.identities.update(next);
-      await s.events.emit(eventTypes.identityUpdated.type, identityState(next), eventTypes.identityUpdated.version);
+      await s.events.emit(eventTypes.identityUpdated, identityState(next));
     });
   }
 
@@ -342,7 +338,7 @@ export class IdentityService {
       const current = await this.load(s, id, true);
       const next: Identity = { ...current, disabled: false, disabledAt: null, disabledUntil: null, updatedAt: now };
       await s.identities.update(next);
-      await s.events.emit(eventTypes.identityUpdated.type, identityState(next), eventTypes.identityUpdated.version);
+      await s.events.emit(eventTypes.identityUpdated, identityState(next));
     });
   }
 }

@@ -68,7 +68,7 @@ export class RouterIdentities {
         createdAt: routerTime,
       });
       await s.identities.insert(identity);
-      await s.events.emit(eventTypes.identityCreated.type, identityState(identity), eventTypes.identityCreated.version);
+      await s.events.emit(eventTypes.identityCreated, identityState(identity));
       return 'created';
     }
     if (current.name === name) return 'unchanged';
@@ -80,7 +80,7 @@ export class RouterIdentities {
       updatedAt: routerTime > current.updatedAt ? routerTime : current.updatedAt,
     };
     await s.identities.update(next);
-    await s.events.emit(eventTypes.identityUpdated.type, identityState(next), eventTypes.identityUpdated.version);
+    await s.events.emit(eventTypes.identityUpdated, identityState(next));
     return 'renamed';
   }
 
@@ -112,7 +112,7 @@ export class RouterIdentities {
     const ended = await this.sessions.endByIdentity(identity.id, 'routerRemoved');
     const endedAt = new Date();
     await s.identities.delete(identity.id);
-    await s.events.emit(eventTypes.identityDeleted.type, identityState(identity), eventTypes.identityDeleted.version);
+    await s.events.emit(eventTypes.identityDeleted, identityState(identity));
     for (const session of ended) await emitApiSessionDeleted(s.events, session, 'routerRemoved', endedAt);
     return 'deleted';
   }

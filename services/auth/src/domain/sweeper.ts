@@ -111,11 +111,7 @@ export class ApiSessionSweeper {
     return this.work(async (s) => {
       const lapsed = await s.identities.endLapsedDisables(this.now(), this.batch);
       for (const identity of lapsed) {
-        await s.events.emit(
-          eventTypes.identityUpdated.type,
-          identityState(identity),
-          eventTypes.identityUpdated.version,
-        );
+        await s.events.emit(eventTypes.identityUpdated, identityState(identity));
       }
       result.enabled += lapsed.length;
       return lapsed.length;

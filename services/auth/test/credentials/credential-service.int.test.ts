@@ -1,5 +1,5 @@
 import { ApiError, type PendingEnrollment } from '@ziti/contracts';
-import { createUnitOfWork, openDatabase, queryRows } from '@ziti/platform';
+import { type EventSink, createUnitOfWork, openDatabase, queryRows } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signCsr } from '@ziti/x509';
 import { makeCsr, makeTestCa } from '../../../pki-enrollment/test/support.ts';
@@ -329,7 +329,7 @@ describe('credentials from enrollment', () => {
       certPem: (await keep.issueClient('CN=k')).certPem,
     });
     const announced: { type: string; data: unknown }[] = [];
-    const events = { emit: async (type: string, data: unknown) => void announced.push({ type, data }) };
+    const events: EventSink = { emit: async (def, data) => void announced.push({ type: def.type, data }) };
     const deleted = await bed.database.transaction((tx) =>
       credentials.deleteCertificatesOfCa(
         { credentials: new PgCredentialStore(tx), events },

@@ -1,6 +1,6 @@
 import { eventTypes, identityState } from '@ziti/contracts';
 import type { Db, EventSink, EventSubscription, Logger } from '@ziti/platform';
-import { parseEventData } from '@ziti/platform';
+import { on } from '@ziti/platform';
 import type { IdentityServiceConfigStore } from '../domain/ports.ts';
 
 /** A deleted identity loses its service config overrides (auth's `identity.deleted`; idempotent). */
@@ -11,15 +11,15 @@ export function identityEventSubscription(
   return {
     source: 'auth',
     handlers: [
-      {
-        type: eventTypes.identityDeleted.type,
-        handle: async (tx, event, events) => {
-          const { id } = parseEventData(identityState.pick({ id: true }), event);
+      on(
+        eventTypes.identityDeleted,
+        async (tx, { id }, _event, events) => {
           const removed = await store(tx, events).deleteByIdentity(id);
           if (removed > 0)
             logger.info({ identityId: id, removed }, 'removed the service configs of a deleted identity');
         },
-      },
+        { read: identityState.pick({ id: true }) },
+      ),
     ],
   };
 }

@@ -33,7 +33,7 @@ export async function emitConfigTypeEvent(
       : what === 'updated'
         ? inventoryEventTypes.configTypeUpdated
         : inventoryEventTypes.configTypeDeleted;
-  await s.events.emit(def.type, configTypeState(type), def.version);
+  await s.events.emit(def, configTypeState(type));
 }
 
 /** `all` asks for every config type in `configTypes` lists, so no type may be named that. */

@@ -35,7 +35,7 @@ export async function emitConfigEvent(
       : what === 'updated'
         ? inventoryEventTypes.configUpdated
         : inventoryEventTypes.configDeleted;
-  await s.events.emit(def.type, configState(config), def.version);
+  await s.events.emit(def, configState(config));
 }
 
 /** Configs: data of a config type, validated against the type's JSON schema; changes are announced (`config.*`). */

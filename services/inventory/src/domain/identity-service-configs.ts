@@ -54,7 +54,7 @@ export async function emitIdentityServiceConfigs(
   const def = inventoryEventTypes.identityServiceConfigsUpdated;
   for (const id of [...new Set(identityIds)].sort(bytewise)) {
     const links = await s.identityServiceConfigs.listByIdentity(id);
-    await s.events.emit(def.type, identityServiceConfigsState(id, links), def.version);
+    await s.events.emit(def, identityServiceConfigsState(id, links));
   }
 }
 

@@ -66,7 +66,7 @@ export async function emitEdgeRouterEvent(
       : what === 'updated'
         ? inventoryEventTypes.edgeRouterUpdated
         : inventoryEventTypes.edgeRouterDeleted;
-  await s.events.emit(def.type, edgeRouterState(router), def.version);
+  await s.events.emit(def, edgeRouterState(router));
 }
 
 const entityName: Record<RouterKind, string> = { edge: 'edgeRouter', transit: 'router' };

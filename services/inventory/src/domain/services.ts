@@ -45,7 +45,7 @@ export async function emitServiceEvent(
       : what === 'updated'
         ? inventoryEventTypes.serviceUpdated
         : inventoryEventTypes.serviceDeleted;
-  await s.events.emit(def.type, serviceState(service), def.version);
+  await s.events.emit(def, serviceState(service));
 }
 
 export async function loadService(s: InventoryStores, id: string, forUpdate = false): Promise<Service> {

@@ -1,6 +1,6 @@
 import { eventTypes, identityState } from '@ziti/contracts';
-import type { Db, EventEnvelope, EventSink, EventSubscription } from '@ziti/platform';
-import { parseEventData } from '@ziti/platform';
+import type { Db, EventSink, EventSubscription } from '@ziti/platform';
+import { on } from '@ziti/platform';
 import { z } from 'zod';
 import type { EnrollmentStore, SessionCertificateStore } from '../domain/ports.ts';
 
@@ -17,23 +17,25 @@ export function authEventSubscription(
     source: 'auth',
     handlers: [
       // Only the session's id is read, which every version carries.
-      ...[eventTypes.apiSessionDeleted, eventTypes.apiSessionExpired].map((def) => ({
-        type: def.type,
-        versions: [1, 2],
-        handle: async (tx: Db, event: EventEnvelope, events: EventSink) => {
-          await stores(tx, events).sessionCertificates.deleteBySession(parseEventData(apiSessionRef, event).id);
-        },
-      })),
-      {
-        type: eventTypes.identityDeleted.type,
-        // The enrollments' deletions are published with this consumer's commit (enrollment.deleted).
-        handle: async (tx, event, events) => {
-          const { id } = parseEventData(identityState.pick({ id: true }), event);
+      ...[eventTypes.apiSessionDeleted, eventTypes.apiSessionExpired].map((def) =>
+        on(
+          def,
+          async (tx, session, _event, events) => {
+            await stores(tx, events).sessionCertificates.deleteBySession(session.id);
+          },
+          { versions: [1, 2], read: apiSessionRef },
+        ),
+      ),
+      // The enrollments' deletions are published with this consumer's commit (enrollment.deleted).
+      on(
+        eventTypes.identityDeleted,
+        async (tx, { id }, _event, events) => {
           const s = stores(tx, events);
           await s.enrollments.deleteByIdentity(id);
           await s.sessionCertificates.deleteByIdentity(id);
         },
-      },
+        { read: identityState.pick({ id: true }) },
+      ),
     ],
   };
 }

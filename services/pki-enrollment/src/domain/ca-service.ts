@@ -124,7 +124,7 @@ export class CaService {
     };
     return this.work(async (s) => {
       await s.cas.insert(ca);
-      await s.events.emit(caEventTypes.caCreated.type, caState(ca), caEventTypes.caCreated.version);
+      await s.events.emit(caEventTypes.caCreated, caState(ca));
       return ca;
     });
   }
@@ -149,7 +149,7 @@ export class CaService {
       }
       if (has('tags')) next.tags = input.tags ?? {};
       await s.cas.update(next);
-      await s.events.emit(caEventTypes.caUpdated.type, caState(next), caEventTypes.caUpdated.version);
+      await s.events.emit(caEventTypes.caUpdated, caState(next));
     });
   }
 
@@ -158,11 +158,7 @@ export class CaService {
     await this.work(async (s) => {
       const current = await this.load(s, id, true);
       await s.cas.delete(id);
-      await s.events.emit(
-        caEventTypes.caDeleted.type,
-        caState({ ...current, updatedAt: this.now() }),
-        caEventTypes.caDeleted.version,
-      );
+      await s.events.emit(caEventTypes.caDeleted, caState({ ...current, updatedAt: this.now() }));
     });
   }
 
@@ -207,7 +203,7 @@ export class CaService {
       }
       const next: Ca = { ...ca, isVerified: true, updatedAt: this.now() };
       await s.cas.update(next);
-      await s.events.emit(caEventTypes.caUpdated.type, caState(next), caEventTypes.caUpdated.version);
+      await s.events.emit(caEventTypes.caUpdated, caState(next));
     });
   }
 

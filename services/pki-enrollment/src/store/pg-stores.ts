@@ -175,7 +175,7 @@ export class PgEnrollmentStore implements EnrollmentStore {
     def: (typeof enrollmentEventTypes)[keyof typeof enrollmentEventTypes],
     states: EnrollmentState[],
   ) {
-    for (const state of states) await this.events.emit(def.type, state, def.version);
+    for (const state of states) await this.events.emit(def, state);
   }
 
   private async deleted(rows: Row[]): Promise<string[]> {

@@ -1,13 +1,11 @@
-import { type EventDefinition, apiSessionDeletedV1State, apiSessionDeletedState, eventTypes } from '@ziti/contracts';
+import { apiSessionDeletedV1State, eventTypes } from '@ziti/contracts';
 import type { Db, EventHandler } from '@ziti/platform';
-import { parseEventData } from '@ziti/platform';
+import { on } from '@ziti/platform';
+import { z } from 'zod';
 import type { ApiSessionLifecycle, ApiSessionRecords } from '../domain/sessions.ts';
 
-const handler = (def: EventDefinition, handle: EventHandler['handle'], versions?: number[]): EventHandler => ({
-  type: def.type,
-  ...(versions ? { versions } : {}),
-  handle,
-});
+/** `apiSession.deleted` as this consumer reads it: v1 (`{id, identityId}`) or v2, whose `endedAt` it uses. */
+const apiSessionEnd = apiSessionDeletedV1State.extend({ endedAt: z.string().optional() });
 
 /**
  * auth's API-session facts as policy needs them: a start (for MFA posture and to know the session),
@@ -20,28 +18,14 @@ export function apiSessionHandlers(
 ): EventHandler[] {
   const t = eventTypes;
   return [
-    handler(t.apiSessionCreated, async (tx, event) => {
-      const s = parseEventData(t.apiSessionCreated.schema, event);
-      await lifecycle.started(records(tx), s);
-    }),
-    handler(t.apiSessionMfaPassed, async (tx, event) => {
-      const s = parseEventData(t.apiSessionMfaPassed.schema, event);
-      await lifecycle.mfaPassed(records(tx), s.id, s.identityId, s.passedAt);
-    }),
-    handler(
+    on(t.apiSessionCreated, (tx, s) => lifecycle.started(records(tx), s)),
+    on(t.apiSessionMfaPassed, (tx, s) => lifecycle.mfaPassed(records(tx), s.id, s.identityId, s.passedAt)),
+    on(
       t.apiSessionDeleted,
-      async (tx, event) => {
-        const s =
-          event.version === 1
-            ? { ...parseEventData(apiSessionDeletedV1State, event), endedAt: event.occurredAt }
-            : parseEventData(apiSessionDeletedState, event);
-        await lifecycle.ended(records(tx), s.id, s.identityId, s.endedAt);
-      },
-      [1, 2],
+      // A v1 event carries no end time: the time it was written is when the session ended.
+      (tx, s, event) => lifecycle.ended(records(tx), s.id, s.identityId, s.endedAt ?? event.occurredAt),
+      { versions: [1, 2], read: apiSessionEnd },
     ),
-    handler(t.apiSessionExpired, async (tx, event) => {
-      const s = parseEventData(t.apiSessionExpired.schema, event);
-      await lifecycle.ended(records(tx), s.id, s.identityId, s.endedAt);
-    }),
+    on(t.apiSessionExpired, (tx, s) => lifecycle.ended(records(tx), s.id, s.identityId, s.endedAt)),
   ];
 }

@@ -14,7 +14,7 @@ import {
   serviceState,
 } from '@ziti/contracts';
 import type { Db, EventSink, EventSubscription, Logger, RebuildableReadModel } from '@ziti/platform';
-import { parseEventData } from '@ziti/platform';
+import { on } from '@ziti/platform';
 import type { z } from 'zod';
 import type { EdgeRouterReadModel, EntityReadModel, IdentityReadModel, ServiceReadModel } from '../domain/ports.ts';
 import { applyOwnerPage } from '../domain/read-model-integrity.ts';
@@ -58,13 +58,16 @@ function readModelFeed<S extends { id: string }>(
   return {
     handlers: [o.created, o.updated, o.deleted]
       .filter((d) => d !== undefined)
-      .map((def) => ({
-        type: def.type,
-        handle: async (tx, event, events) => {
-          const state = parseEventData(o.schema, event);
-          if (await o.model(tx).apply(state, event.sequence, def === o.deleted)) await o.changed(tx, state.id, events);
-        },
-      })),
+      .map((def) =>
+        on(
+          def,
+          async (tx, state, event, events) => {
+            if (await o.model(tx).apply(state, event.sequence, def === o.deleted))
+              await o.changed(tx, state.id, events);
+          },
+          { read: o.schema },
+        ),
+      ),
     readModels: [rebuild],
   };
 }

@@ -192,11 +192,7 @@ export class AccessDerivation {
       const def = policyEventTypes.identityAccessBulkChanged;
       for (let i = 0; i < changed.identityIds.length; i += bulkEventIdentityLimit) {
         const identityIds = changed.identityIds.slice(i, i + bulkEventIdentityLimit);
-        await events.emit(
-          def.type,
-          def.schema.parse({ identityIds, pairs: changed.pairs, policyId: policyId ?? null }),
-          def.version,
-        );
+        await events.emit(def, def.schema.parse({ identityIds, pairs: changed.pairs, policyId: policyId ?? null }));
       }
       return;
     }
@@ -209,7 +205,7 @@ export class AccessDerivation {
     const def = policyEventTypes.identityAccessChanged;
     for (const [id, list] of byIdentity) {
       const services = list.map((c) => ({ serviceId: c.serviceId, dial: c.dial, bind: c.bind }));
-      await events.emit(def.type, def.schema.parse({ id, identityId: id, services }), def.version);
+      await events.emit(def, def.schema.parse({ id, identityId: id, services }));
     }
   }
 

@@ -255,6 +255,6 @@ export class PolicyService {
   private async changed(s: PolicyStores, what: 'created' | 'updated' | 'deleted', policy: Policy): Promise<void> {
     await this.access.policyChanged(s.links, s.events, this.spec.kind, policy.id);
     const def = this.spec.events[what];
-    await s.events.emit(def.type, def.schema.parse(policyState(this.spec, policy)), def.version);
+    await s.events.emit(def, def.schema.parse(policyState(this.spec, policy)));
   }
 }

@@ -371,7 +371,7 @@ export class PostureCheckService {
         const policy = await s.servicePolicies.get(policyId);
         if (!policy) continue;
         const def = servicePolicyKind.events.updated;
-        await s.events.emit(def.type, def.schema.parse(policyState(servicePolicyKind, policy)), def.version);
+        await s.events.emit(def, def.schema.parse(policyState(servicePolicyKind, policy)));
       }
       await this.changed(s, 'deleted', { ...current, updatedAt: at });
     });
@@ -390,6 +390,6 @@ export class PostureCheckService {
       updated: policyEventTypes.postureCheckUpdated,
       deleted: policyEventTypes.postureCheckDeleted,
     }[what];
-    await s.events.emit(def.type, def.schema.parse(postureCheckState(check)), def.version);
+    await s.events.emit(def, def.schema.parse(postureCheckState(check)));
   }
 }
