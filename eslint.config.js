@@ -40,6 +40,7 @@ export default tseslint.config(
               'db/migrations',
               'db/outbox',
               'db/read-model-rows',
+              'db/state-pages',
               'events/consumer',
               'events/progress',
               'maintenance',

@@ -21,6 +21,8 @@ export * from './maintenance.ts';
 export * from './db/unique.ts';
 export * from './db/row-lock.ts';
 export * from './db/read-model-rows.ts';
+export * from './db/row-decode.ts';
+export * from './db/state-pages.ts';
 export * from './service-main.ts';
 export * from './causality.ts';
 export * from './call.ts';

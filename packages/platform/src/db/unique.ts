@@ -12,6 +12,18 @@ export function pgErrorOf(
   return undefined;
 }
 
+/** The constraint a Postgres error of SQLSTATE `code` names ('' when it names none); undefined for any other error. */
+function violated(err: unknown, code: string): string | undefined {
+  const pg = pgErrorOf(err);
+  return pg?.code === code ? (pg.constraint ?? pg.constraint_name ?? '') : undefined;
+}
+
+/** The constraint behind a unique violation (23505), if that is what `err` is. */
+export const uniqueViolation = (err: unknown): string | undefined => violated(err, '23505');
+
+/** The constraint behind a foreign-key violation (23503), if that is what `err` is. */
+export const foreignKeyViolation = (err: unknown): string | undefined => violated(err, '23503');
+
 export interface UniqueField {
   field: string;
   store: string;
@@ -27,19 +39,31 @@ export async function withUniqueFields<T>(write: () => Promise<T>, fields: Recor
   try {
     return await write();
   } catch (err) {
-    const pg = pgErrorOf(err);
-    if (pg?.code === '23505') {
-      const constraint = pg.constraint ?? pg.constraint_name ?? '';
-      const hit = fields[constraint];
-      if (hit) {
-        if (hit.error) throw hit.error(hit.value);
-        throw new ApiError('COULD_NOT_VALIDATE', {
-          field: hit.field,
-          reason: `duplicate value '${String(hit.value)}' in unique index on ${hit.store} store`,
-          value: String(hit.value),
-        });
-      }
+    const constraint = uniqueViolation(err);
+    const hit = constraint === undefined ? undefined : fields[constraint];
+    if (hit) {
+      if (hit.error) throw hit.error(hit.value);
+      throw new ApiError('COULD_NOT_VALIDATE', {
+        field: hit.field,
+        reason: `duplicate value '${String(hit.value)}' in unique index on ${hit.store} store`,
+        value: String(hit.value),
+      });
     }
+    throw err;
+  }
+}
+
+/**
+ * Runs a write and turns a foreign-key violation of a known constraint (a row that refers to one
+ * that is not there, or a delete of a row others refer to) into that constraint's error.
+ */
+export async function withForeignKeys<T>(write: () => Promise<T>, errors: Record<string, () => ApiError>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    const constraint = foreignKeyViolation(err);
+    const error = constraint === undefined ? undefined : errors[constraint];
+    if (error) throw error();
     throw err;
   }
 }

@@ -2,6 +2,9 @@ import { ApiError } from '@ziti/contracts';
 import {
   type Db,
   type LockOption,
+  date,
+  dateOrNull,
+  json,
   listRows,
   lockClause,
   lockedRows,
@@ -27,21 +30,18 @@ import { authPolicyQuery, externalJwtSignerQuery } from './authentication-query-
 import { authPolicies } from './schema.ts';
 
 type Row = Record<string, unknown>;
-const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
-const dateOrNull = (v: unknown) => (v === null || v === undefined ? null : date(v));
-const json = <T>(v: unknown, fallback: T): T =>
-  v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
 
+/** Maps a raw (snake_case) auth_policies row: every read of a policy is SQL (`authPolicyColumns`, lists, the login row). */
 export function policyFromRow(r: Row): AuthPolicy {
   return {
     id: String(r.id),
     name: String(r.name),
-    isSystem: Boolean(r.is_system ?? r.isSystem),
+    isSystem: Boolean(r.is_system),
     primary: normalizePrimary(json(r.primary, {})),
     secondary: normalizeSecondary(json(r.secondary, {})),
     tags: json(r.tags, {}),
-    createdAt: date(r.created_at ?? r.createdAt),
-    updatedAt: date(r.updated_at ?? r.updatedAt),
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { AuthenticatorFacts } from '../domain/credential-events.ts';
 import { ApiError } from '@ziti/contracts';
-import { type Db, pgErrorOf, queryRows } from '@ziti/platform';
+import { type Db, date, queryRows, uniqueViolation } from '@ziti/platform';
 import type { CertificateState, CredentialStore } from '../domain/credential-service.ts';
 
 /**
@@ -54,7 +54,7 @@ export class PgCredentialStore implements CredentialStore {
       );
       return rows.length > 0;
     } catch (err) {
-      if (pgErrorOf(err)?.code === '23505') {
+      if (uniqueViolation(err) !== undefined) {
         throw new ApiError('CERT_IN_USE', { message: 'the certificate is already in use', data: { fingerprint } });
       }
       throw err;
@@ -99,8 +99,8 @@ export class PgCredentialStore implements CredentialStore {
       method: r.method as AuthenticatorFacts['method'],
       username: r.username,
       certFingerprint: r.cert_fingerprint,
-      createdAt: new Date(r.created_at),
-      updatedAt: new Date(r.updated_at),
+      createdAt: date(r.created_at),
+      updatedAt: date(r.updated_at),
     }));
   }
 }

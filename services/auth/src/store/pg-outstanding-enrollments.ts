@@ -1,4 +1,4 @@
-import { type Db, ReadModelRows, queryRows } from '@ziti/platform';
+import { type Db, ReadModelRows, date, queryRows } from '@ziti/platform';
 
 /** What the read model keeps of one of pki-enrollment's identity enrollments (never its token or JWT). */
 export interface OutstandingEnrollmentRow {
@@ -59,7 +59,7 @@ export class PgOutstandingEnrollments {
     return rows.map((r) => ({
       id: r.id,
       identityId: r.identity_id,
-      expiresAt: new Date(r.expires_at).toISOString(),
+      expiresAt: date(r.expires_at).toISOString(),
       position: Number(r.p),
     }));
   }

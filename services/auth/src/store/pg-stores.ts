@@ -2,12 +2,15 @@ import { ApiError } from '@ziti/contracts';
 import {
   type Db,
   type LockOption,
+  date,
+  dateOrNull,
+  json,
   listRows,
   lockClause,
   lockedRows,
-  pgErrorOf,
   queryRows,
   roleFilterScope,
+  withForeignKeys,
   withUniqueFields,
   toListPage,
 } from '@ziti/platform';
@@ -29,10 +32,6 @@ import { authenticatorQuery, identityQuery, identityTypeQuery } from './query-en
 import { authenticators, identities, identityTypes } from './schema.ts';
 
 type Row = Record<string, unknown>;
-const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
-const dateOrNull = (v: unknown) => (v === null || v === undefined ? null : date(v));
-const json = <T>(v: unknown, fallback: T): T =>
-  v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
 
 /** Maps a raw (snake_case) identities row, as list queries return it. */
 function identityFromRow(r: Row): Identity {
@@ -217,16 +216,13 @@ export class PgIdentityStore implements IdentityStore {
   }
 
   async insert(i: Identity): Promise<void> {
-    await withUniqueFields(async () => {
-      try {
-        await queryRows(this.db, insertIdentity, identityValues(i), { prepare: true });
-      } catch (err) {
-        const pg = pgErrorOf(err);
-        if (pg?.code === '23503' && (pg.constraint ?? pg.constraint_name) === 'identities_auth_policy_id_fkey')
-          throw unknownAuthPolicy(i.authPolicyId);
-        throw err;
-      }
-    }, this.unique(i));
+    await withUniqueFields(
+      () =>
+        withForeignKeys(() => queryRows(this.db, insertIdentity, identityValues(i), { prepare: true }), {
+          identities_auth_policy_id_fkey: () => unknownAuthPolicy(i.authPolicyId),
+        }),
+      this.unique(i),
+    );
   }
 
   async update(i: Identity): Promise<void> {

@@ -1,9 +1,8 @@
 import type { IntegrityResult } from '@ziti/contracts';
-import { type Db, queryRows } from '@ziti/platform';
+import { type Db, dateOrNull, json, queryRows } from '@ziti/platform';
 import type { IntegrityJobState, IntegrityJobStore, RateLimitStore } from '../domain/database-maintenance.ts';
 
 type Row = Record<string, unknown>;
-const dateOrNull = (v: unknown) => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
 
 /** The `integrity_job` row: replicas take it in turn with a lease (now() of the database, one clock). */
 export class PgIntegrityJobStore implements IntegrityJobStore {
@@ -48,12 +47,6 @@ export class PgIntegrityJobStore implements IntegrityJobStore {
       'select *, (lease_until is not null and lease_until < now()) as lease_expired from integrity_job where id = 1',
     );
     const r = rows[0] ?? {};
-    const results =
-      r.results === undefined || r.results === null
-        ? []
-        : typeof r.results === 'string'
-          ? JSON.parse(r.results)
-          : r.results;
     return {
       inProgress: Boolean(r.in_progress),
       fixingErrors: Boolean(r.fixing),
@@ -61,7 +54,7 @@ export class PgIntegrityJobStore implements IntegrityJobStore {
       startTime: dateOrNull(r.started_at),
       endTime: dateOrNull(r.ended_at),
       error: (r.error as string | null | undefined) ?? null,
-      results: results as IntegrityResult[],
+      results: json<IntegrityResult[]>(r.results, []),
       leaseExpired: Boolean(r.lease_expired),
     };
   }

@@ -2,11 +2,16 @@ import { ApiError } from '@ziti/contracts';
 import {
   type Db,
   type LockOption,
+  date,
+  entityStatesPage,
+  json,
   listRows,
   lockClause,
-  pgErrorOf,
   queryRows,
   roleFilterScope,
+  statesPageRows,
+  strOrNull,
+  withForeignKeys,
   withUniqueFields,
   toListPage,
 } from '@ziti/platform';
@@ -42,10 +47,6 @@ import {
 } from './query-entities.ts';
 
 type Row = Record<string, unknown>;
-const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
-const json = <T>(v: unknown, fallback: T): T =>
-  v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
-const strOrNull = (v: unknown) => (v === null || v === undefined ? null : String(v));
 
 function roleScope(filter: RoleFilter | undefined, alias: string): { sql: string; params: unknown[] } | undefined {
   if (!filter || filter.roles.length === 0) return undefined;
@@ -68,37 +69,6 @@ function combine(
 }
 
 const listOptions = (scope: { sql: string; params: unknown[] } | undefined) => (scope ? { scope } : {});
-
-/** A row insert that violates `constraint` (a foreign key) becomes `error`. */
-async function withForeignKey<T>(write: () => Promise<T>, constraint: string, error: () => ApiError): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    const pg = pgErrorOf(err);
-    if (pg?.code === '23503' && (pg.constraint ?? pg.constraint_name) === constraint) throw error();
-    throw err;
-  }
-}
-
-/**
- * One page of a table keyed by `id` for owners' state pages: the rows with `ids`, or the next
- * `limit` after `after`, in bytewise id order. `table` is a name written in code, never input.
- */
-async function statePage(
-  db: Db,
-  table: 'configs' | 'config_types',
-  after: string | undefined,
-  limit: number,
-  ids?: string[],
-): Promise<Row[]> {
-  return ids
-    ? queryRows<Row>(db, `select * from ${table} where id = any($1::text[]) order by id collate "C"`, [ids])
-    : queryRows<Row>(
-        db,
-        `select * from ${table} where ($1::text is null or id collate "C" > $1) order by id collate "C" limit $2`,
-        [after ?? null, limit],
-      );
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -173,15 +143,16 @@ export class PgConfigTypeStore implements ConfigTypeStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    return withForeignKey(
+    return withForeignKeys(
       async () => (await queryRows(this.db, 'delete from config_types where id = $1 returning id', [id])).length > 0,
-      'configs_config_type_fkey',
-      () =>
-        new ApiError('CAN_NOT_DELETE_REFERENCED_ENTITY', {
-          field: 'type',
-          reason: `entity type configTypes referenced by configs`,
-          value: id,
-        }),
+      {
+        configs_config_type_fkey: () =>
+          new ApiError('CAN_NOT_DELETE_REFERENCED_ENTITY', {
+            field: 'type',
+            reason: `entity type configTypes referenced by configs`,
+            value: id,
+          }),
+      },
     );
   }
 
@@ -199,7 +170,8 @@ export class PgConfigTypeStore implements ConfigTypeStore {
   }
 
   async page(after: string | undefined, limit: number, ids?: string[]): Promise<ConfigType[]> {
-    return (await statePage(this.db, 'config_types', after, limit, ids)).map(configTypeFromRow);
+    const page = entityStatesPage({ type: 'configType', after, limit, ids });
+    return (await statesPageRows<Row>(this.db, { columns: '*', from: 'config_types' }, page)).map(configTypeFromRow);
   }
 }
 
@@ -259,15 +231,16 @@ export class PgConfigStore implements ConfigStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    return withForeignKey(
+    return withForeignKeys(
       async () => (await queryRows(this.db, 'delete from configs where id = $1 returning id', [id])).length > 0,
-      'identity_service_configs_config_fkey',
-      () =>
-        new ApiError('CAN_NOT_DELETE_REFERENCED_ENTITY', {
-          field: 'configs',
-          reason: `config ${id} is in use by identity service configs`,
-          value: id,
-        }),
+      {
+        identity_service_configs_config_fkey: () =>
+          new ApiError('CAN_NOT_DELETE_REFERENCED_ENTITY', {
+            field: 'configs',
+            reason: `config ${id} is in use by identity service configs`,
+            value: id,
+          }),
+      },
     );
   }
 
@@ -294,7 +267,8 @@ export class PgConfigStore implements ConfigStore {
   }
 
   async page(after: string | undefined, limit: number, ids?: string[]): Promise<Config[]> {
-    return (await statePage(this.db, 'configs', after, limit, ids)).map(configFromRow);
+    const page = entityStatesPage({ type: 'config', after, limit, ids });
+    return (await statesPageRows<Row>(this.db, { columns: '*', from: 'configs' }, page)).map(configFromRow);
   }
 }
 
@@ -430,18 +404,9 @@ export class PgServiceStore implements ServiceStore {
   }
 
   async page(after: string | undefined, limit: number, ids?: string[]): Promise<Service[]> {
-    const rows = ids
-      ? await queryRows<Row>(
-          this.db,
-          `select ${serviceColumns} from services s where s.id = any($1::text[]) order by s.id collate "C"`,
-          [ids],
-        )
-      : await queryRows<Row>(
-          this.db,
-          `select ${serviceColumns} from services s where ($1::text is null or s.id collate "C" > $1) order by s.id collate "C" limit $2`,
-          [after ?? null, limit],
-        );
-    return rows.map(serviceFromRow);
+    const page = entityStatesPage({ type: 'service', after, limit, ids }, 's.id');
+    const source = { columns: serviceColumns, from: 'services s', key: 's.id' };
+    return (await statesPageRows<Row>(this.db, source, page)).map(serviceFromRow);
   }
 }
 
@@ -583,18 +548,9 @@ export class PgRouterStore implements RouterStore {
   }
 
   async page(kind: RouterKind, after: string | undefined, limit: number, ids?: string[]): Promise<Router[]> {
-    const rows = ids
-      ? await queryRows<Row>(
-          this.db,
-          'select * from routers where kind = $1 and id = any($2::text[]) order by id collate "C"',
-          [kind, ids],
-        )
-      : await queryRows<Row>(
-          this.db,
-          'select * from routers where kind = $1 and ($2::text is null or id collate "C" > $2) order by id collate "C" limit $3',
-          [kind, after ?? null, limit],
-        );
-    return rows.map(routerFromRow);
+    const page = entityStatesPage({ type: 'edgeRouter', after, limit, ids });
+    const source = { columns: '*', from: 'routers', scope: { sql: 'kind = $1', params: [kind] } };
+    return (await statesPageRows<Row>(this.db, source, page)).map(routerFromRow);
   }
 }
 
@@ -736,21 +692,15 @@ export class PgIdentityServiceConfigStore implements IdentityServiceConfigStore 
     ).length;
   }
 
+  /** The identities with overrides, one page of them: what `identityServiceConfigs` states are built from. */
   async identityIds(after: string | undefined, limit: number, ids?: string[]): Promise<string[]> {
-    const rows = ids
-      ? await queryRows<{ id: string }>(
-          this.db,
-          `select distinct identity_id collate "C" as id from identity_service_configs where identity_id = any($1::text[])
-           order by 1`,
-          [ids],
-        )
-      : await queryRows<{ id: string }>(
-          this.db,
-          `select distinct identity_id collate "C" as id from identity_service_configs where ($1::text is null or identity_id collate "C" > $1)
-           order by 1 limit $2`,
-          [after ?? null, limit],
-        );
-    return rows.map((r) => r.id);
+    const page = entityStatesPage({ type: 'identityServiceConfigs', after, limit, ids }, 'identity_id');
+    const source = {
+      columns: 'distinct identity_id collate "C" as id',
+      from: 'identity_service_configs',
+      key: 'identity_id',
+    };
+    return (await statesPageRows<{ id: string }>(this.db, source, page)).map((r) => r.id);
   }
 
   async countByConfig(configId: string): Promise<number> {

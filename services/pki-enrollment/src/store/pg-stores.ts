@@ -4,14 +4,19 @@ import {
   type Db,
   type EventSink,
   type LockOption,
-  lockedRows,
   type SecretBox,
+  date,
+  json,
   listRows,
-  pgErrorOf,
+  lockClause,
   queryRows,
+  statesPageRows,
+  strOrNull,
   toListPage,
+  uniqueViolation,
+  withUniqueFields,
 } from '@ziti/platform';
-import { and, asc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, lte, sql } from 'drizzle-orm';
 import type {
   Ca,
   Enrollment,
@@ -27,61 +32,48 @@ import { caQuery, enrollmentQuery, sessionCertificateQuery } from './query-entit
 import { apiSessionCertificates, cas, enrollments } from './schema.ts';
 
 type Row = Record<string, unknown>;
-const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
-const json = <T>(v: unknown, fallback: T): T =>
-  v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
-
-/** The constraint behind a Postgres unique violation, if that is what `err` is. */
-export function uniqueViolation(err: unknown): string | undefined {
-  const pg = pgErrorOf(err);
-  return pg?.code === '23505' ? (pg.constraint ?? pg.constraint_name ?? '') : undefined;
-}
 
 // ------------------------------------------------------------------------------------------- CAs
 
+/**
+ * Maps a raw (snake_case) cas row. Every read of a CA is SQL (`queryRows`, `listRows`), so rows
+ * come in one shape; drizzle writes them.
+ */
 function caFromRow(r: Row): Ca {
   return {
     id: String(r.id),
     name: String(r.name),
     fingerprint: String(r.fingerprint),
-    certPem: String(r.cert_pem ?? r.certPem),
-    isVerified: Boolean(r.is_verified ?? r.isVerified),
-    verificationToken: String(r.verification_token ?? r.verificationToken),
-    isAutoCaEnrollmentEnabled: Boolean(r.is_auto_ca_enrollment_enabled ?? r.isAutoCaEnrollmentEnabled),
-    isOttCaEnrollmentEnabled: Boolean(r.is_ott_ca_enrollment_enabled ?? r.isOttCaEnrollmentEnabled),
-    isAuthEnabled: Boolean(r.is_auth_enabled ?? r.isAuthEnabled),
-    identityRoles: ((r.identity_roles ?? r.identityRoles) as string[] | null) ?? [],
-    identityNameFormat: String(r.identity_name_format ?? r.identityNameFormat),
-    externalIdClaim: json<ExternalIdClaim | null>(r.external_id_claim ?? r.externalIdClaim, null),
+    certPem: String(r.cert_pem),
+    isVerified: Boolean(r.is_verified),
+    verificationToken: String(r.verification_token),
+    isAutoCaEnrollmentEnabled: Boolean(r.is_auto_ca_enrollment_enabled),
+    isOttCaEnrollmentEnabled: Boolean(r.is_ott_ca_enrollment_enabled),
+    isAuthEnabled: Boolean(r.is_auth_enabled),
+    identityRoles: (r.identity_roles as string[] | null) ?? [],
+    identityNameFormat: String(r.identity_name_format),
+    externalIdClaim: json<ExternalIdClaim | null>(r.external_id_claim, null),
     tags: json(r.tags, {}),
-    createdAt: date(r.created_at ?? r.createdAt),
-    updatedAt: date(r.updated_at ?? r.updatedAt),
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
   };
 }
 
-function caUnique(err: unknown, ca: Ca): never {
-  const constraint = uniqueViolation(err);
-  if (constraint === 'cas_name_key') {
-    throw ApiError.field('name', `duplicate value '${ca.name}' in unique index on cas store`, ca.name);
-  }
-  if (constraint === 'cas_fingerprint_key') {
-    throw ApiError.field('certPem', `duplicate value '${ca.fingerprint}' in unique index on cas store`, ca.fingerprint);
-  }
-  throw err;
-}
+const caUnique = (ca: Ca) => ({
+  cas_name_key: { field: 'name', store: 'cas', value: ca.name },
+  cas_fingerprint_key: { field: 'certPem', store: 'cas', value: ca.fingerprint },
+});
 
 export class PgCaStore implements CaStore {
   constructor(private readonly db: Db) {}
 
   async get(id: string, options: LockOption = {}): Promise<Ca | null> {
-    const query = this.db.select().from(cas).where(eq(cas.id, id));
-    const rows = await lockedRows(query, options);
-    return rows[0] ? caFromRow(rows[0] as unknown as Row) : null;
+    const [row] = await queryRows<Row>(this.db, `select * from cas where id = $1${lockClause(options)}`, [id]);
+    return row ? caFromRow(row) : null;
   }
 
   async all(): Promise<Ca[]> {
-    const rows = await this.db.select().from(cas).orderBy(asc(cas.createdAt), asc(cas.id));
-    return rows.map((r) => caFromRow(r as unknown as Row));
+    return (await queryRows<Row>(this.db, 'select * from cas order by created_at, id')).map(caFromRow);
   }
 
   async list(input: ListInput): Promise<ListPage<Ca>> {
@@ -89,19 +81,12 @@ export class PgCaStore implements CaStore {
   }
 
   async insert(ca: Ca): Promise<void> {
-    await this.db
-      .insert(cas)
-      .values(ca)
-      .catch((err) => caUnique(err, ca));
+    await withUniqueFields(() => this.db.insert(cas).values(ca), caUnique(ca));
   }
 
   async update(ca: Ca): Promise<void> {
     const { id, createdAt: _c, ...rest } = ca;
-    await this.db
-      .update(cas)
-      .set(rest)
-      .where(eq(cas.id, id))
-      .catch((err) => caUnique(err, ca));
+    await withUniqueFields(() => this.db.update(cas).set(rest).where(eq(cas.id, id)), caUnique(ca));
   }
 
   async delete(id: string): Promise<boolean> {
@@ -128,14 +113,13 @@ const stateColumns =
 
 /** An enrollment's published state from a row of `stateColumns` (never the token or JWT columns). */
 function stateFromRow(r: Row): EnrollmentState {
-  const nullable = (v: unknown) => (v === null || v === undefined ? null : String(v));
   return {
     id: String(r.id),
     method: String(r.method),
-    identityId: nullable(r.identity_id),
-    edgeRouterId: nullable(r.edge_router_id),
-    transitRouterId: nullable(r.transit_router_id),
-    caId: nullable(r.ca_id),
+    identityId: strOrNull(r.identity_id),
+    edgeRouterId: strOrNull(r.edge_router_id),
+    transitRouterId: strOrNull(r.transit_router_id),
+    caId: strOrNull(r.ca_id),
     expiresAt: date(r.expires_at).toISOString(),
     createdAt: date(r.created_at).toISOString(),
     updatedAt: date(r.updated_at).toISOString(),
@@ -150,12 +134,7 @@ export async function enrollmentStatesPage(
   db: Db,
   page: { where: string; params: unknown[]; limit: number },
 ): Promise<EnrollmentState[]> {
-  const rows = await queryRows<Row>(
-    db,
-    `select ${stateColumns} from enrollments where ${page.where} order by id collate "C" limit ${Number(page.limit)}`,
-    page.params,
-  );
-  return rows.map(stateFromRow);
+  return (await statesPageRows<Row>(db, { columns: stateColumns, from: 'enrollments' }, page)).map(stateFromRow);
 }
 
 /**
@@ -183,24 +162,23 @@ export class PgEnrollmentStore implements EnrollmentStore {
     return rows.map((r) => String(r.id));
   }
 
+  /** Maps a raw (snake_case) enrollments row: every read of an enrollment is SQL. */
   private fromRow(r: Row): Enrollment {
     const id = String(r.id);
     return {
       id,
       method: String(r.method) as EnrollmentMethod,
-      token: this.box.decryptString(String(r.token_encrypted ?? r.tokenEncrypted), {
-        context: `enrollment:${id}:token`,
-      }),
-      jwt: this.box.decryptString(String(r.jwt_encrypted ?? r.jwtEncrypted), { context: `enrollment:${id}:jwt` }),
-      identityId: ((r.identity_id ?? r.identityId) as string | null) ?? null,
-      edgeRouterId: ((r.edge_router_id ?? r.edgeRouterId) as string | null) ?? null,
-      transitRouterId: ((r.transit_router_id ?? r.transitRouterId) as string | null) ?? null,
-      caId: ((r.ca_id ?? r.caId) as string | null) ?? null,
+      token: this.box.decryptString(String(r.token_encrypted), { context: `enrollment:${id}:token` }),
+      jwt: this.box.decryptString(String(r.jwt_encrypted), { context: `enrollment:${id}:jwt` }),
+      identityId: (r.identity_id as string | null) ?? null,
+      edgeRouterId: (r.edge_router_id as string | null) ?? null,
+      transitRouterId: (r.transit_router_id as string | null) ?? null,
+      caId: (r.ca_id as string | null) ?? null,
       username: (r.username as string | null) ?? null,
-      expiresAt: date(r.expires_at ?? r.expiresAt),
+      expiresAt: date(r.expires_at),
       tags: json(r.tags, {}),
-      createdAt: date(r.created_at ?? r.createdAt),
-      updatedAt: date(r.updated_at ?? r.updatedAt),
+      createdAt: date(r.created_at),
+      updatedAt: date(r.updated_at),
     };
   }
 
@@ -223,6 +201,7 @@ export class PgEnrollmentStore implements EnrollmentStore {
     };
   }
 
+  /** Any unique key of enrollments but the token's: an identity's one enrollment of a method, a router's one enrollment. */
   private unique(err: unknown, e: Enrollment): never {
     const constraint = uniqueViolation(err);
     if (constraint?.startsWith('enrollments_') && constraint !== 'enrollments_token_hash_key') {
@@ -236,9 +215,8 @@ export class PgEnrollmentStore implements EnrollmentStore {
   }
 
   async get(id: string, options: LockOption = {}): Promise<Enrollment | null> {
-    const query = this.db.select().from(enrollments).where(eq(enrollments.id, id));
-    const rows = await lockedRows(query, options);
-    return rows[0] ? this.fromRow(rows[0] as unknown as Row) : null;
+    const [row] = await queryRows<Row>(this.db, `select * from enrollments where id = $1${lockClause(options)}`, [id]);
+    return row ? this.fromRow(row) : null;
   }
 
   async findByToken(token: string): Promise<Enrollment | null> {
@@ -289,12 +267,12 @@ export class PgEnrollmentStore implements EnrollmentStore {
   async listByIdentities(identityIds: string[]): Promise<Enrollment[]> {
     const unique = [...new Set(identityIds)];
     if (unique.length === 0) return [];
-    const rows = await this.db
-      .select()
-      .from(enrollments)
-      .where(inArray(enrollments.identityId, unique))
-      .orderBy(asc(enrollments.createdAt));
-    return rows.map((r) => this.fromRow(r as unknown as Row));
+    const rows = await queryRows<Row>(
+      this.db,
+      'select * from enrollments where identity_id = any($1::text[]) order by created_at',
+      [unique],
+    );
+    return rows.map((r) => this.fromRow(r));
   }
 
   async insert(e: Enrollment): Promise<void> {
@@ -338,19 +316,20 @@ export class PgEnrollmentStore implements EnrollmentStore {
 
 // ------------------------------------------------------------------------ API session certificates
 
+/** Maps a raw (snake_case) api_session_certificates row: every read of one is SQL. */
 function sessionCertificateFromRow(r: Row): SessionCertificate {
   return {
     id: String(r.id),
-    apiSessionId: String(r.api_session_id ?? r.apiSessionId),
-    identityId: String(r.identity_id ?? r.identityId),
+    apiSessionId: String(r.api_session_id),
+    identityId: String(r.identity_id),
     subject: String(r.subject),
     fingerprint: String(r.fingerprint),
-    certPem: String(r.cert_pem ?? r.certPem),
-    validFrom: date(r.valid_from ?? r.validFrom),
-    validTo: date(r.valid_to ?? r.validTo),
+    certPem: String(r.cert_pem),
+    validFrom: date(r.valid_from),
+    validTo: date(r.valid_to),
     tags: json(r.tags, {}),
-    createdAt: date(r.created_at ?? r.createdAt),
-    updatedAt: date(r.updated_at ?? r.updatedAt),
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
   };
 }
 
@@ -361,17 +340,12 @@ export class PgSessionCertificateStore implements SessionCertificateStore {
   ) {}
 
   async get(id: string, apiSessionId: string): Promise<SessionCertificate | null> {
-    const rows = await this.db
-      .select()
-      .from(apiSessionCertificates)
-      .where(
-        and(
-          eq(apiSessionCertificates.id, id),
-          eq(apiSessionCertificates.apiSessionId, apiSessionId),
-          gt(apiSessionCertificates.validTo, this.now()),
-        ),
-      );
-    return rows[0] ? sessionCertificateFromRow(rows[0] as unknown as Row) : null;
+    const [row] = await queryRows<Row>(
+      this.db,
+      'select * from api_session_certificates where id = $1 and api_session_id = $2 and valid_to > $3',
+      [id, apiSessionId, this.now().toISOString()],
+    );
+    return row ? sessionCertificateFromRow(row) : null;
   }
 
   async list(input: ListInput, apiSessionId: string): Promise<ListPage<SessionCertificate>> {
@@ -396,18 +370,15 @@ export class PgSessionCertificateStore implements SessionCertificateStore {
   }
 
   async insert(c: SessionCertificate): Promise<void> {
-    await this.db
-      .insert(apiSessionCertificates)
-      .values(c)
-      .catch((err) => {
-        if (uniqueViolation(err) === 'api_session_certificates_fingerprint_key') {
-          throw new ApiError('CERT_IN_USE', {
-            message: 'the certificate is already in use',
-            data: { fingerprint: c.fingerprint },
-          });
-        }
-        throw err;
-      });
+    await withUniqueFields(() => this.db.insert(apiSessionCertificates).values(c), {
+      api_session_certificates_fingerprint_key: {
+        field: 'certPem',
+        store: 'apiSessionCertificates',
+        value: c.fingerprint,
+        error: (fingerprint) =>
+          new ApiError('CERT_IN_USE', { message: 'the certificate is already in use', data: { fingerprint } }),
+      },
+    });
   }
 
   async delete(id: string, apiSessionId: string): Promise<boolean> {

@@ -1,12 +1,12 @@
 import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
-import { type Db, listRows, queryRows, toListPage } from '@ziti/platform';
+import { type Db, json, listRows, queryRows, toListPage } from '@ziti/platform';
 import type { AdviceStore, Reachability } from '../domain/advice.ts';
 import type { ClientEdgeRouterStore } from '../domain/client-edge-routers.ts';
 import type { ListInput, ListPage } from '../domain/ports.ts';
 import { edgeRouterQuery } from './read-model-query-entities.ts';
 
 type Row = { state: unknown };
-const stateOf = <S>(r: Row): S => (typeof r.state === 'string' ? JSON.parse(r.state) : r.state) as S;
+const stateOf = <S>(r: Row): S => json<S>(r.state);
 
 /** Ids of the live edge routers an identity reaches through its edge-router policies. */
 const identityRouters = (param: string) =>
@@ -59,13 +59,12 @@ export class PgAccessReads implements AdviceStore, ClientEdgeRouterStore {
       [identityId, serviceId],
     );
     const row = rows[0]!;
-    const common = typeof row.common === 'string' ? JSON.parse(row.common) : row.common;
     return {
       dial: row.dial === true,
       bind: row.bind === true,
       identityRouterCount: row.identity_routers,
       serviceRouterCount: row.service_routers,
-      commonRouters: common as EdgeRouterState[],
+      commonRouters: json<EdgeRouterState[]>(row.common),
     };
   }
 

@@ -1,6 +1,8 @@
 import {
   type Db,
   type LockOption,
+  date,
+  json,
   listRows,
   lockClause,
   queryRows,
@@ -14,9 +16,6 @@ import type { RoleField, RoleTarget, RoleTargets } from '../domain/roles.ts';
 import { edgeRouterPolicyQuery, serviceEdgeRouterPolicyQuery, servicePolicyQuery } from './policy-query-entities.ts';
 
 type Row = Record<string, unknown>;
-const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
-const json = <T>(v: unknown, fallback: T): T =>
-  v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
 
 /** One policy table: its name, role columns, optional columns, unique name index and filter entity. */
 interface PolicyTable {

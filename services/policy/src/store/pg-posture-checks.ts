@@ -2,6 +2,8 @@ import {
   type Db,
   type LockOption,
   type RoleFilter,
+  date,
+  json,
   listRows,
   lockClause,
   queryRows,
@@ -24,9 +26,6 @@ import { roleAttributesOf } from './pg-read-model.ts';
 import { postureCheckQuery, postureCheckTypeQuery } from './read-model-query-entities.ts';
 
 type Row = Record<string, unknown>;
-const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
-const json = <T>(v: unknown, fallback: T): T =>
-  v === null || v === undefined ? fallback : typeof v === 'string' ? (JSON.parse(v) as T) : (v as T);
 
 export const postureCheckFromRow = (r: Row): PostureCheck => ({
   id: String(r.id),

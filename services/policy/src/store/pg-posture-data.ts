@@ -1,4 +1,4 @@
-import { type Db, queryRows } from '@ziti/platform';
+import { type Db, date, dateOrNull, json, queryRows } from '@ziti/platform';
 import type { PostureCheck } from '../domain/posture-checks.ts';
 import type {
   ApiSessionPosture,
@@ -12,8 +12,6 @@ import type { GrantingServicePolicy, PostureEvaluationStore } from '../domain/po
 import { postureCheckFromRow } from './pg-posture-checks.ts';
 
 type Row = Record<string, unknown>;
-const date = (v: unknown) => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
-const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
 
 /**
  * Forgets what belongs to one API session (its endpoint state) once it ended; the identity's OS,
@@ -66,7 +64,7 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
       const reported = {
         postureCheckId: String(r.posture_check_id),
         apiSessionId: String(r.api_session_id),
-        reportedAt: date(r.reported_at)!,
+        reportedAt: date(r.reported_at),
       };
       const data = json<Record<string, unknown>>(r.data);
       switch (r.kind) {
@@ -114,13 +112,13 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
     for (const r of sessions) {
       const s = session(r.id);
       s.live = true;
-      s.mfaPassedAt = date(r.mfa_passed_at);
+      s.mfaPassedAt = dateOrNull(r.mfa_passed_at);
     }
     for (const r of states) {
       const s = session(r.api_session_id);
-      s.wokenAt = date(r.woken_at);
-      s.unlockedAt = date(r.unlocked_at);
-      s.endpointStateAt = date(r.updated_at);
+      s.wokenAt = dateOrNull(r.woken_at);
+      s.unlockedAt = dateOrNull(r.unlocked_at);
+      s.endpointStateAt = dateOrNull(r.updated_at);
     }
     return pd;
   }

@@ -1,4 +1,4 @@
-import { type Db, ReadModelRows, listRows, queryRows, toListPage } from '@ziti/platform';
+import { type Db, ReadModelRows, json, listRows, queryRows, toListPage } from '@ziti/platform';
 import { defineQueryEntity, scalar } from '@ziti/zitiql';
 import type { EntityReadModel, ListInput, ListPage, ReadModelRow } from '../domain/ports.ts';
 
@@ -120,7 +120,7 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
     );
     return rows.map((r) => ({
       id: r.id,
-      state: (typeof r.state === 'string' ? JSON.parse(r.state) : r.state) as Record<string, unknown>,
+      state: json<Record<string, unknown>>(r.state),
     }));
   }
 

@@ -1,5 +1,5 @@
 import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
-import { type Db, listRows, queryRows, toListPage } from '@ziti/platform';
+import { type Db, json, listRows, queryRows, toListPage } from '@ziti/platform';
 import type { QueryEntity } from '@ziti/zitiql';
 import type { PolicyKind } from '../domain/access.ts';
 import type { Policy } from '../domain/policies.ts';
@@ -72,7 +72,7 @@ const linkOf: Partial<Record<Target, Partial<Record<RelationSource, Link>>>> = {
 };
 
 type Row = { state: unknown };
-const stateOf = <S>(r: Row): S => (typeof r.state === 'string' ? JSON.parse(r.state) : r.state) as S;
+const stateOf = <S>(r: Row): S => json<S>(r.state);
 
 /** The association lists over the derived tables, filtered and paged by ZitiQL on the related rows. */
 export class PgRelations implements RelationStore {

@@ -1,19 +1,16 @@
 import type { ConfigState, ServiceState } from '@ziti/contracts';
-import { type Db, listRows, queryRows, roleFilterScope, toListPage } from '@ziti/platform';
+import { type Db, date, json, listRows, queryRows, roleFilterScope, toListPage } from '@ziti/platform';
 import type { ServiceAccessRow, ServiceListScope, ServiceViewStore, Viewer } from '../domain/service-view.ts';
 import type { ListInput, ListPage } from '../domain/ports.ts';
 import { serviceQuery } from './read-model-query-entities.ts';
 
-type Json = unknown;
-const parse = <S>(v: Json): S => (typeof v === 'string' ? JSON.parse(v) : v) as S;
-
 interface AccessRow {
-  state: Json;
+  state: unknown;
   dial: boolean | null;
   bind: boolean | null;
 }
 const accessRow = (r: AccessRow): ServiceAccessRow => ({
-  service: parse<ServiceState>(r.state),
+  service: json<ServiceState>(r.state),
   dial: r.dial === true,
   bind: r.bind === true,
 });
@@ -94,13 +91,13 @@ export class PgServiceView implements ServiceViewStore {
 
   async configs(ids: string[]): Promise<ConfigState[]> {
     if (ids.length === 0) return [];
-    const rows = await queryRows<{ state: Json }>(
+    const rows = await queryRows<{ state: unknown }>(
       this.db,
       'select state from configs where not deleted and id = any($1::text[])',
       [ids],
       { prepare: true },
     );
-    return rows.map((r) => parse<ConfigState>(r.state));
+    return rows.map((r) => json<ConfigState>(r.state));
   }
 
   async configTypeNames(ids: string[]): Promise<Map<string, string>> {
@@ -115,14 +112,14 @@ export class PgServiceView implements ServiceViewStore {
   }
 
   async overrides(identityId: string): Promise<{ serviceId: string; configId: string }[]> {
-    const [row] = await queryRows<{ state: Json }>(
+    const [row] = await queryRows<{ state: unknown }>(
       this.db,
       'select state from identity_service_configs where id = $1 and not deleted',
       [identityId],
       { prepare: true },
     );
     if (!row) return [];
-    return parse<{ serviceConfigs: { serviceId: string; configId: string }[] }>(row.state).serviceConfigs;
+    return json<{ serviceConfigs: { serviceId: string; configId: string }[] }>(row.state).serviceConfigs;
   }
 
   /** Whether any posture check exists in the whole system (ZITI-FACTS §6.3 precision). */
@@ -144,7 +141,7 @@ export class PgServiceView implements ServiceViewStore {
       [identityId, isAdmin, '*'],
       { prepare: true },
     );
-    return row?.at ? new Date(row.at) : undefined;
+    return row?.at ? date(row.at) : undefined;
   }
 
   async apiSessionConfigTypes(apiSessionId: string): Promise<string[]> {
@@ -164,6 +161,6 @@ export class PgServiceView implements ServiceViewStore {
       [identityId],
       { prepare: true },
     );
-    return row?.at ? new Date(row.at) : undefined;
+    return row?.at ? date(row.at) : undefined;
   }
 }

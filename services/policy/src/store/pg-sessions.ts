@@ -1,5 +1,5 @@
 import type { EdgeRouterState, ServiceState } from '@ziti/contracts';
-import { type Db, listRows, pgErrorOf, queryRows, toListPage } from '@ziti/platform';
+import { type Db, date, json, listRows, pgErrorOf, queryRows, toListPage } from '@ziti/platform';
 import { defineQueryEntity, map, scalar } from '@ziti/zitiql';
 import { PgAccessReads } from './pg-access-reads.ts';
 import { PgPostureData } from './pg-posture-data.ts';
@@ -50,7 +50,6 @@ interface SessionRow {
  * column would make Postgres refuse a statement prepared before it).
  */
 const sessionColumns = 'id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at';
-const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
 const sessionOf = (r: SessionRow): Session => ({
   id: r.id,
   token: r.token,
@@ -59,8 +58,8 @@ const sessionOf = (r: SessionRow): Session => ({
   serviceId: r.service_id,
   type: r.type,
   tags: json<Record<string, unknown>>(r.tags) ?? {},
-  createdAt: new Date(r.created_at),
-  updatedAt: new Date(r.updated_at),
+  createdAt: date(r.created_at),
+  updatedAt: date(r.updated_at),
 });
 
 export class PgSessions implements SessionStore {
@@ -248,7 +247,7 @@ export class PgSessions implements SessionStore {
       serviceName: r.service_name,
       sessionType: r.session_type,
       policyFailures: json(r.policy_failures),
-      when: new Date(r.created_at),
+      when: date(r.created_at),
     }));
   }
 
