@@ -26,7 +26,9 @@ import { IdentityService } from './domain/identity-service.ts';
 import { IdentityTypeService } from './domain/identity-type-service.ts';
 import type { AuthStores } from './domain/ports.ts';
 import { PgApiSessionQuery } from './store/pg-api-session-query.ts';
-import { PgAuthenticatorStore, PgIdentityStore, PgIdentityTypeStore } from './store/pg-stores.ts';
+import { PgAuthenticatorStore } from './store/pg-authenticator-store.ts';
+import { PgIdentityStore } from './store/pg-identity-store.ts';
+import { PgIdentityTypeStore } from './store/pg-identity-type-store.ts';
 import { type ExtJwtSecondaryRequest, SecretBox, extJwtSecondaryCall } from '@ziti/platform';
 import { verifyChain } from '@ziti/x509';
 import { JoseSignerKeys } from './adapters/jose-signer-keys.ts';
@@ -39,13 +41,11 @@ import { IdentityTraceService } from './domain/identity-trace-service.ts';
 import { MfaService } from './domain/mfa-service.ts';
 import { SessionFactorSync } from './domain/session-factors.ts';
 import { ApiSessionSweeper } from './domain/sweeper.ts';
-import {
-  PgAuthPolicyStore,
-  PgExternalJwtSignerStore,
-  PgIdentityTraceStore,
-  PgLoginAttemptStore,
-  PgMfaStore,
-} from './store/pg-authentication-stores.ts';
+import { PgAuthPolicyStore } from './store/pg-auth-policy-store.ts';
+import { PgExternalJwtSignerStore } from './store/pg-external-jwt-signer-store.ts';
+import { PgIdentityTraceStore } from './store/pg-identity-trace-store.ts';
+import { PgLoginAttemptStore } from './store/pg-login-attempt-store.ts';
+import { PgMfaStore } from './store/pg-mfa-store.ts';
 import { PgControllerQuery } from './store/pg-controller-query.ts';
 import { PgOutstandingEnrollments } from './store/pg-outstanding-enrollments.ts';
 

@@ -27,15 +27,13 @@ import { type RouterEnrollments, RouterService } from './domain/routers.ts';
 import { ServiceCatalog } from './domain/services.ts';
 import { TerminatorService } from './domain/terminators.ts';
 import { PgIntegrityJobStore, PgRateLimitStore } from './store/pg-maintenance-stores.ts';
-import {
-  PgConfigStore,
-  PgConfigTypeStore,
-  PgIdentityServiceConfigStore,
-  PgRouterStore,
-  PgSeedStore,
-  PgServiceStore,
-  PgTerminatorStore,
-} from './store/pg-stores.ts';
+import { PgConfigStore } from './store/pg-config-store.ts';
+import { PgConfigTypeStore } from './store/pg-config-type-store.ts';
+import { PgIdentityServiceConfigStore } from './store/pg-identity-service-config-store.ts';
+import { PgRouterStore } from './store/pg-router-store.ts';
+import { PgSeedStore } from './store/pg-seed-store.ts';
+import { PgServiceStore } from './store/pg-service-store.ts';
+import { PgTerminatorStore } from './store/pg-terminator-store.ts';
 
 export interface InventoryServiceDeps {
   database: Database;

@@ -11,15 +11,13 @@ import {
 import { createTestDatabase } from '../../../test/support/infra.ts';
 import { migrations } from '../src/app.ts';
 import type { IdentityDirectory, InventoryStores, UnitOfWork } from '../src/domain/ports.ts';
-import {
-  PgConfigStore,
-  PgConfigTypeStore,
-  PgIdentityServiceConfigStore,
-  PgRouterStore,
-  PgSeedStore,
-  PgServiceStore,
-  PgTerminatorStore,
-} from '../src/store/pg-stores.ts';
+import { PgConfigStore } from '../src/store/pg-config-store.ts';
+import { PgConfigTypeStore } from '../src/store/pg-config-type-store.ts';
+import { PgIdentityServiceConfigStore } from '../src/store/pg-identity-service-config-store.ts';
+import { PgRouterStore } from '../src/store/pg-router-store.ts';
+import { PgSeedStore } from '../src/store/pg-seed-store.ts';
+import { PgServiceStore } from '../src/store/pg-service-store.ts';
+import { PgTerminatorStore } from '../src/store/pg-terminator-store.ts';
 
 /** inventory's stores bound to a transaction (as app.ts binds them). */
 export function bindStores(tx: Db, events: EventSink): InventoryStores {

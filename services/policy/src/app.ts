@@ -50,7 +50,8 @@ import {
 } from './store/pg-identity-read-model.ts';
 import { ServiceViewService } from './domain/service-view.ts';
 import { type ApiSessionRecords, ApiSessionLifecycle, SessionService } from './domain/sessions.ts';
-import { PgApiSessions, PgSessions, SessionCreationBatcher } from './store/pg-sessions.ts';
+import { SessionCreationBatcher } from './store/pg-session-creation-batcher.ts';
+import { PgApiSessions, PgSessions } from './store/pg-sessions.ts';
 import { apiSessionHandlers } from './bus/api-session-events.ts';
 import type { PostureEvaluator } from './domain/posture-ports.ts';
 import { PgServiceView } from './store/pg-service-view.ts';

@@ -5,7 +5,8 @@ import { AccessDerivation } from '../src/domain/access.ts';
 import type { ApiSessionStart, Session } from '../src/domain/sessions.ts';
 import { PgAccessLinks } from '../src/store/pg-access-links.ts';
 import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from '../src/store/pg-identity-read-model.ts';
-import { PgApiSessions, PgSessions, SessionCreationBatcher } from '../src/store/pg-sessions.ts';
+import { SessionCreationBatcher } from '../src/store/pg-session-creation-batcher.ts';
+import { PgApiSessions, PgSessions } from '../src/store/pg-sessions.ts';
 import { identityFixture, policyTestDatabase, routerFixture, serviceFixture } from './support.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { type Db, listRows } from '@ziti/platform';
 import type { ControllerQuery, ControllerRecord } from '../domain/controller-service.ts';
 import type { ListInput, ListPage } from '../domain/model.ts';
-import { controllerQuery } from './authentication-query-entities.ts';
+import { controllerQuery } from './query-entities.ts';
 
 /** Controller records are not stored: they are queried as a JSON record set, like API sessions. */
 export class PgControllerQuery implements ControllerQuery {

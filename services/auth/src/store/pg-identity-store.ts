@@ -1,4 +1,3 @@
-import { ApiError } from '@ziti/contracts';
 import {
   type Db,
   type LockOption,
@@ -7,7 +6,6 @@ import {
   json,
   listRows,
   lockClause,
-  lockedRows,
   queryRows,
   roleFilterScope,
   withForeignKeys,
@@ -16,25 +14,15 @@ import {
 } from '@ziti/platform';
 import { eq } from 'drizzle-orm';
 import { unknownAuthPolicy } from '../domain/auth-policy.ts';
-import type {
-  Authenticator,
-  AuthenticatorSummary,
-  Identity,
-  IdentityView,
-  ListInput,
-  ListPage,
-  NamedEntity,
-  RoleFilter,
-} from '../domain/model.ts';
-import type { AuthenticatorStore, IdentityStore, IdentityTypeStore, PasswordLoginRead } from '../domain/ports.ts';
-import { authPolicyColumns, policyFromRow } from './pg-authentication-stores.ts';
-import { authenticatorQuery, identityQuery, identityTypeQuery } from './query-entities.ts';
-import { authenticators, identities, identityTypes } from './schema.ts';
+import type { AuthenticatorSummary, Identity, IdentityView, ListInput, ListPage, RoleFilter } from '../domain/model.ts';
+import type { IdentityStore } from '../domain/ports.ts';
+import { identityQuery } from './query-entities.ts';
+import { identities } from './schema.ts';
 
 type Row = Record<string, unknown>;
 
 /** Maps a raw (snake_case) identities row, as list queries return it. */
-function identityFromRow(r: Row): Identity {
+export function identityFromRow(r: Row): Identity {
   return {
     id: String(r.id),
     name: String(r.name),
@@ -61,7 +49,7 @@ function identityFromRow(r: Row): Identity {
 }
 
 /** The columns of an identity, named (not `*`: a prepared statement keeps its result shape). */
-const identityColumns = `i.id, i.name, i.type_id, i.is_admin, i.is_default_admin, i.role_attributes, i.external_id,
+export const identityColumns = `i.id, i.name, i.type_id, i.is_admin, i.is_default_admin, i.role_attributes, i.external_id,
   i.auth_policy_id, i.disabled, i.disabled_at, i.disabled_until, i.default_hosting_precedence,
   i.default_hosting_cost, i.service_hosting_costs, i.service_hosting_precedences, i.app_data, i.env_info,
   i.sdk_info, i.tags, i.created_at, i.updated_at`;
@@ -133,22 +121,6 @@ function viewFromRow(r: Row): IdentityView {
     })),
     isMfaEnabled: Boolean(r.mfa_enabled),
     hasOutstandingEnrollment: Boolean(r.enrolling),
-  };
-}
-
-function authenticatorFromRow(r: Row): Authenticator {
-  return {
-    id: String(r.id),
-    identityId: String(r.identity_id),
-    method: r.method as Authenticator['method'],
-    username: (r.username as string | null) ?? null,
-    passwordHash: (r.password_hash as string | null) ?? null,
-    salt: (r.salt as string | null) ?? null,
-    certFingerprint: (r.cert_fingerprint as string | null) ?? null,
-    certPem: (r.cert_pem as string | null) ?? null,
-    tags: json(r.tags, {}),
-    createdAt: date(r.created_at),
-    updatedAt: date(r.updated_at),
   };
 }
 
@@ -254,159 +226,5 @@ export class PgIdentityStore implements IdentityStore {
     const scope =
       roleFilter && roleFilter.roles.length > 0 ? roleFilterScope(roleFilter, 'i.role_attributes', 'i.id') : undefined;
     return toListPage(await listRows<Row>(this.db, identityQuery, input, scope ? { scope } : {}), identityFromRow);
-  }
-}
-
-const authenticatorColumns = `id, identity_id, method, username, password_hash, salt, cert_fingerprint, cert_pem, tags,
-  created_at, updated_at`;
-/** Logins look authenticators up by these (prepared). */
-const authenticatorByUsername = `select ${authenticatorColumns} from authenticators where username = $1 and method = 'updb'`;
-/** `alias.column as alias_column` for each of `columns`: one row can carry several tables' columns. */
-const prefixedColumns = (alias: string, columns: string) =>
-  columns
-    .split(',')
-    .map((c) => c.trim().replace(/^\w+\./, ''))
-    .map((c) => `${alias}.${c} as ${alias}_${c.replace(/"/g, '')}`)
-    .join(', ');
-/**
- * Per alias, the password login row's `<alias>_<column>` keys and their unprefixed names: the
- * statement's columns never change, so they are worked out once (`passwordLogin` is the only
- * statement read this way).
- */
-const loginRowKeys = new Map<string, [string, string][]>();
-
-/** One entity's columns of the password login row, unprefixed; null when the join found none. */
-function loginRowPart(r: Row, alias: 'a' | 'i' | 'p'): Row | null {
-  if (r[`${alias}_id`] === null || r[`${alias}_id`] === undefined) return null;
-  const p = `${alias}_`;
-  let keys = loginRowKeys.get(p);
-  if (!keys) {
-    keys = Object.keys(r)
-      .filter((k) => k.startsWith(p))
-      .map((k): [string, string] => [k, k.slice(p.length)]);
-    loginRowKeys.set(p, keys);
-  }
-  const out: Row = {};
-  for (const [from, to] of keys) out[to] = r[from];
-  return out;
-}
-/** A password login's reads as one prepared statement (see `findPasswordLogin`). */
-const passwordLogin = `select ${prefixedColumns('a', authenticatorColumns)}, ${prefixedColumns('i', identityColumns)},
-    ${prefixedColumns('p', authPolicyColumns)},
-    exists (select from mfa m where m.identity_id = i.id and m.is_verified) as mfa_verified
-  from (select 1) as one
-  left join authenticators a on a.username = $1 and a.method = 'updb'
-  left join identities i on i.id = a.identity_id
-  left join auth_policies p on p.id = coalesce(i.auth_policy_id, $2)`;
-const authenticatorByFingerprint = `select ${authenticatorColumns} from authenticators
-  where cert_fingerprint = $1 and method = 'cert'`;
-
-export class PgAuthenticatorStore implements AuthenticatorStore {
-  constructor(private readonly db: Db) {}
-
-  async get(id: string, options: LockOption = {}): Promise<Authenticator | null> {
-    const query = this.db.select().from(authenticators).where(eq(authenticators.id, id));
-    const rows = await lockedRows(query, options);
-    return rows[0] ?? null;
-  }
-
-  private unique(a: Authenticator) {
-    return {
-      authenticators_username_key: { field: 'username', store: 'authenticators', value: a.username },
-      authenticators_cert_fingerprint_key: {
-        field: 'certPem',
-        store: 'authenticators',
-        value: a.certFingerprint,
-        error: (v: unknown) =>
-          new ApiError('CERT_IN_USE', { message: 'the certificate is already in use', data: { fingerprint: v } }),
-      },
-      authenticators_identity_method_key: {
-        field: 'method',
-        store: 'authenticators',
-        value: a.method,
-        error: (v: unknown) =>
-          new ApiError('MAX_AUTHENTICATOR_METHODS_REACHED', {
-            field: 'method',
-            reason: `identity already has a ${String(v)} authenticator`,
-            value: String(v),
-          }),
-      },
-    };
-  }
-
-  async insert(a: Authenticator): Promise<void> {
-    await withUniqueFields(() => this.db.insert(authenticators).values(a), this.unique(a));
-  }
-
-  async update(a: Authenticator): Promise<void> {
-    const { id, createdAt: _c, ...rest } = a;
-    await withUniqueFields(
-      () => this.db.update(authenticators).set(rest).where(eq(authenticators.id, id)),
-      this.unique(a),
-    );
-  }
-
-  async delete(id: string): Promise<boolean> {
-    return (
-      (await this.db.delete(authenticators).where(eq(authenticators.id, id)).returning({ id: authenticators.id }))
-        .length > 0
-    );
-  }
-
-  async listByIdentity(identityId: string): Promise<Authenticator[]> {
-    return this.db.select().from(authenticators).where(eq(authenticators.identityId, identityId));
-  }
-
-  async findByUsername(username: string): Promise<Authenticator | null> {
-    const [row] = await queryRows<Row>(this.db, authenticatorByUsername, [username], { prepare: true });
-    return row ? authenticatorFromRow(row) : null;
-  }
-
-  async findPasswordLogin(username: string, fallbackPolicyId: string): Promise<PasswordLoginRead> {
-    const [row] = await queryRows<Row>(this.db, passwordLogin, [username, fallbackPolicyId], { prepare: true });
-    const a = row && loginRowPart(row, 'a');
-    const i = row && loginRowPart(row, 'i');
-    const p = row && loginRowPart(row, 'p');
-    return {
-      authenticator: a ? authenticatorFromRow(a) : null,
-      identity: i ? identityFromRow(i) : null,
-      policy: p ? policyFromRow(p) : null,
-      mfaVerified: row?.mfa_verified === true,
-    };
-  }
-
-  async findByFingerprint(fingerprint: string): Promise<Authenticator | null> {
-    const [row] = await queryRows<Row>(this.db, authenticatorByFingerprint, [fingerprint], { prepare: true });
-    return row ? authenticatorFromRow(row) : null;
-  }
-
-  async list(input: ListInput, identityId?: string): Promise<ListPage<Authenticator>> {
-    const scope = identityId ? { sql: 'a.identity_id = $1', params: [identityId] } : undefined;
-    return toListPage(
-      await listRows<Row>(this.db, authenticatorQuery, input, scope ? { scope } : {}),
-      authenticatorFromRow,
-    );
-  }
-}
-
-export class PgIdentityTypeStore implements IdentityTypeStore {
-  constructor(private readonly db: Db) {}
-
-  async get(id: string): Promise<NamedEntity | null> {
-    const rows = await this.db.select().from(identityTypes).where(eq(identityTypes.id, id));
-    return rows[0] ?? null;
-  }
-
-  async list(input: ListInput): Promise<ListPage<NamedEntity>> {
-    return toListPage(await listRows<Row>(this.db, identityTypeQuery, input), (r) => ({
-      id: String(r.id),
-      name: String(r.name),
-      createdAt: date(r.created_at),
-      updatedAt: date(r.updated_at),
-    }));
-  }
-
-  async insertIfAbsent(t: NamedEntity): Promise<void> {
-    await this.db.insert(identityTypes).values(t).onConflictDoNothing();
   }
 }

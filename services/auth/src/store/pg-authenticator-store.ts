@@ -1,0 +1,169 @@
+import { ApiError } from '@ziti/contracts';
+import {
+  type Db,
+  type LockOption,
+  date,
+  json,
+  listRows,
+  lockedRows,
+  queryRows,
+  withUniqueFields,
+  toListPage,
+} from '@ziti/platform';
+import { eq } from 'drizzle-orm';
+import type { Authenticator, ListInput, ListPage } from '../domain/model.ts';
+import type { AuthenticatorStore, PasswordLoginRead } from '../domain/ports.ts';
+import { authPolicyColumns, policyFromRow } from './pg-auth-policy-store.ts';
+import { identityColumns, identityFromRow } from './pg-identity-store.ts';
+import { authenticatorQuery } from './query-entities.ts';
+import { authenticators } from './schema.ts';
+
+type Row = Record<string, unknown>;
+
+function authenticatorFromRow(r: Row): Authenticator {
+  return {
+    id: String(r.id),
+    identityId: String(r.identity_id),
+    method: r.method as Authenticator['method'],
+    username: (r.username as string | null) ?? null,
+    passwordHash: (r.password_hash as string | null) ?? null,
+    salt: (r.salt as string | null) ?? null,
+    certFingerprint: (r.cert_fingerprint as string | null) ?? null,
+    certPem: (r.cert_pem as string | null) ?? null,
+    tags: json(r.tags, {}),
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
+  };
+}
+
+const authenticatorColumns = `id, identity_id, method, username, password_hash, salt, cert_fingerprint, cert_pem, tags,
+  created_at, updated_at`;
+/** Logins look authenticators up by these (prepared). */
+const authenticatorByUsername = `select ${authenticatorColumns} from authenticators where username = $1 and method = 'updb'`;
+/** `alias.column as alias_column` for each of `columns`: one row can carry several tables' columns. */
+const prefixedColumns = (alias: string, columns: string) =>
+  columns
+    .split(',')
+    .map((c) => c.trim().replace(/^\w+\./, ''))
+    .map((c) => `${alias}.${c} as ${alias}_${c.replace(/"/g, '')}`)
+    .join(', ');
+/**
+ * Per alias, the password login row's `<alias>_<column>` keys and their unprefixed names: the
+ * statement's columns never change, so they are worked out once (`passwordLogin` is the only
+ * statement read this way).
+ */
+const loginRowKeys = new Map<string, [string, string][]>();
+
+/** One entity's columns of the password login row, unprefixed; null when the join found none. */
+function loginRowPart(r: Row, alias: 'a' | 'i' | 'p'): Row | null {
+  if (r[`${alias}_id`] === null || r[`${alias}_id`] === undefined) return null;
+  const p = `${alias}_`;
+  let keys = loginRowKeys.get(p);
+  if (!keys) {
+    keys = Object.keys(r)
+      .filter((k) => k.startsWith(p))
+      .map((k): [string, string] => [k, k.slice(p.length)]);
+    loginRowKeys.set(p, keys);
+  }
+  const out: Row = {};
+  for (const [from, to] of keys) out[to] = r[from];
+  return out;
+}
+/** A password login's reads as one prepared statement (see `findPasswordLogin`). */
+const passwordLogin = `select ${prefixedColumns('a', authenticatorColumns)}, ${prefixedColumns('i', identityColumns)},
+    ${prefixedColumns('p', authPolicyColumns)},
+    exists (select from mfa m where m.identity_id = i.id and m.is_verified) as mfa_verified
+  from (select 1) as one
+  left join authenticators a on a.username = $1 and a.method = 'updb'
+  left join identities i on i.id = a.identity_id
+  left join auth_policies p on p.id = coalesce(i.auth_policy_id, $2)`;
+const authenticatorByFingerprint = `select ${authenticatorColumns} from authenticators
+  where cert_fingerprint = $1 and method = 'cert'`;
+
+export class PgAuthenticatorStore implements AuthenticatorStore {
+  constructor(private readonly db: Db) {}
+
+  async get(id: string, options: LockOption = {}): Promise<Authenticator | null> {
+    const query = this.db.select().from(authenticators).where(eq(authenticators.id, id));
+    const rows = await lockedRows(query, options);
+    return rows[0] ?? null;
+  }
+
+  private unique(a: Authenticator) {
+    return {
+      authenticators_username_key: { field: 'username', store: 'authenticators', value: a.username },
+      authenticators_cert_fingerprint_key: {
+        field: 'certPem',
+        store: 'authenticators',
+        value: a.certFingerprint,
+        error: (v: unknown) =>
+          new ApiError('CERT_IN_USE', { message: 'the certificate is already in use', data: { fingerprint: v } }),
+      },
+      authenticators_identity_method_key: {
+        field: 'method',
+        store: 'authenticators',
+        value: a.method,
+        error: (v: unknown) =>
+          new ApiError('MAX_AUTHENTICATOR_METHODS_REACHED', {
+            field: 'method',
+            reason: `identity already has a ${String(v)} authenticator`,
+            value: String(v),
+          }),
+      },
+    };
+  }
+
+  async insert(a: Authenticator): Promise<void> {
+    await withUniqueFields(() => this.db.insert(authenticators).values(a), this.unique(a));
+  }
+
+  async update(a: Authenticator): Promise<void> {
+    const { id, createdAt: _c, ...rest } = a;
+    await withUniqueFields(
+      () => this.db.update(authenticators).set(rest).where(eq(authenticators.id, id)),
+      this.unique(a),
+    );
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (
+      (await this.db.delete(authenticators).where(eq(authenticators.id, id)).returning({ id: authenticators.id }))
+        .length > 0
+    );
+  }
+
+  async listByIdentity(identityId: string): Promise<Authenticator[]> {
+    return this.db.select().from(authenticators).where(eq(authenticators.identityId, identityId));
+  }
+
+  async findByUsername(username: string): Promise<Authenticator | null> {
+    const [row] = await queryRows<Row>(this.db, authenticatorByUsername, [username], { prepare: true });
+    return row ? authenticatorFromRow(row) : null;
+  }
+
+  async findPasswordLogin(username: string, fallbackPolicyId: string): Promise<PasswordLoginRead> {
+    const [row] = await queryRows<Row>(this.db, passwordLogin, [username, fallbackPolicyId], { prepare: true });
+    const a = row && loginRowPart(row, 'a');
+    const i = row && loginRowPart(row, 'i');
+    const p = row && loginRowPart(row, 'p');
+    return {
+      authenticator: a ? authenticatorFromRow(a) : null,
+      identity: i ? identityFromRow(i) : null,
+      policy: p ? policyFromRow(p) : null,
+      mfaVerified: row?.mfa_verified === true,
+    };
+  }
+
+  async findByFingerprint(fingerprint: string): Promise<Authenticator | null> {
+    const [row] = await queryRows<Row>(this.db, authenticatorByFingerprint, [fingerprint], { prepare: true });
+    return row ? authenticatorFromRow(row) : null;
+  }
+
+  async list(input: ListInput, identityId?: string): Promise<ListPage<Authenticator>> {
+    const scope = identityId ? { sql: 'a.identity_id = $1', params: [identityId] } : undefined;
+    return toListPage(
+      await listRows<Row>(this.db, authenticatorQuery, input, scope ? { scope } : {}),
+      authenticatorFromRow,
+    );
+  }
+}
