@@ -17,7 +17,9 @@ import { ExtensionService } from './domain/extension-service.ts';
 import type { PkiStores } from './domain/ports.ts';
 import { SessionCertificateService } from './domain/session-certificate-service.ts';
 import { PgPkiMaterialStore } from './store/pg-pki-material-store.ts';
-import { PgCaStore, PgEnrollmentStore, PgSessionCertificateStore, enrollmentStatesPage } from './store/pg-stores.ts';
+import { PgCaStore } from './store/pg-ca-store.ts';
+import { PgEnrollmentStore, enrollmentStatesPage } from './store/pg-enrollment-store.ts';
+import { PgSessionCertificateStore } from './store/pg-session-certificate-store.ts';
 
 export interface PkiServiceDeps {
   config: PkiConfig;

@@ -11,7 +11,9 @@ import { EnrollmentService } from '../src/domain/enrollment-service.ts';
 import type { PkiStores, UnitOfWork } from '../src/domain/ports.ts';
 import { type RouterDirectory, RouterEnrollmentService, type RouterKind } from '../src/domain/router-enrollment.ts';
 import { PgPkiMaterialStore } from '../src/store/pg-pki-material-store.ts';
-import { PgCaStore, PgEnrollmentStore, PgSessionCertificateStore } from '../src/store/pg-stores.ts';
+import { PgCaStore } from '../src/store/pg-ca-store.ts';
+import { PgEnrollmentStore } from '../src/store/pg-enrollment-store.ts';
+import { PgSessionCertificateStore } from '../src/store/pg-session-certificate-store.ts';
 import { FakeCredentials } from './fake-credentials.ts';
 import { makeCsr } from './support.ts';
 

@@ -14,7 +14,9 @@ import type { PkiStores } from '../src/domain/ports.ts';
 import { SessionCertificateService } from '../src/domain/session-certificate-service.ts';
 import { parsePemChain, signCsr, verifyChain, verifyEnrollmentJwt } from '@ziti/x509';
 import { PgPkiMaterialStore } from '../src/store/pg-pki-material-store.ts';
-import { PgCaStore, PgEnrollmentStore, PgSessionCertificateStore } from '../src/store/pg-stores.ts';
+import { PgCaStore } from '../src/store/pg-ca-store.ts';
+import { PgEnrollmentStore } from '../src/store/pg-enrollment-store.ts';
+import { PgSessionCertificateStore } from '../src/store/pg-session-certificate-store.ts';
 import { FakeCredentials } from './fake-credentials.ts';
 import { type TestCa, makeCsr, makeTestCa, verificationCertificate } from './support.ts';
 

@@ -14,94 +14,14 @@ import {
   strOrNull,
   toListPage,
   uniqueViolation,
-  withUniqueFields,
 } from '@ziti/platform';
-import { and, eq, gt, inArray, lte, sql } from 'drizzle-orm';
-import type {
-  Ca,
-  Enrollment,
-  EnrollmentMethod,
-  ExternalIdClaim,
-  ListInput,
-  ListPage,
-  SessionCertificate,
-} from '../domain/model.ts';
-import type { CaStore, EnrollmentStore, SessionCertificateStore } from '../domain/ports.ts';
+import { eq } from 'drizzle-orm';
+import type { Enrollment, EnrollmentMethod, ListInput, ListPage } from '../domain/model.ts';
+import type { EnrollmentStore } from '../domain/ports.ts';
 import { enrollmentState } from '../domain/enrollment-events.ts';
-import { caQuery, enrollmentQuery, sessionCertificateQuery } from './query-entities.ts';
-import { apiSessionCertificates, cas, enrollments } from './schema.ts';
-
-type Row = Record<string, unknown>;
-
-// ------------------------------------------------------------------------------------------- CAs
-
-/**
- * Maps a raw (snake_case) cas row. Every read of a CA is SQL (`queryRows`, `listRows`), so rows
- * come in one shape; drizzle writes them.
- */
-function caFromRow(r: Row): Ca {
-  return {
-    id: String(r.id),
-    name: String(r.name),
-    fingerprint: String(r.fingerprint),
-    certPem: String(r.cert_pem),
-    isVerified: Boolean(r.is_verified),
-    verificationToken: String(r.verification_token),
-    isAutoCaEnrollmentEnabled: Boolean(r.is_auto_ca_enrollment_enabled),
-    isOttCaEnrollmentEnabled: Boolean(r.is_ott_ca_enrollment_enabled),
-    isAuthEnabled: Boolean(r.is_auth_enabled),
-    identityRoles: (r.identity_roles as string[] | null) ?? [],
-    identityNameFormat: String(r.identity_name_format),
-    externalIdClaim: json<ExternalIdClaim | null>(r.external_id_claim, null),
-    tags: json(r.tags, {}),
-    createdAt: date(r.created_at),
-    updatedAt: date(r.updated_at),
-  };
-}
-
-const caUnique = (ca: Ca) => ({
-  cas_name_key: { field: 'name', store: 'cas', value: ca.name },
-  cas_fingerprint_key: { field: 'certPem', store: 'cas', value: ca.fingerprint },
-});
-
-export class PgCaStore implements CaStore {
-  constructor(private readonly db: Db) {}
-
-  async get(id: string, options: LockOption = {}): Promise<Ca | null> {
-    const [row] = await queryRows<Row>(this.db, `select * from cas where id = $1${lockClause(options)}`, [id]);
-    return row ? caFromRow(row) : null;
-  }
-
-  async all(): Promise<Ca[]> {
-    return (await queryRows<Row>(this.db, 'select * from cas order by created_at, id')).map(caFromRow);
-  }
-
-  async list(input: ListInput): Promise<ListPage<Ca>> {
-    return toListPage(await listRows<Row>(this.db, caQuery, input), caFromRow);
-  }
-
-  async insert(ca: Ca): Promise<void> {
-    await withUniqueFields(() => this.db.insert(cas).values(ca), caUnique(ca));
-  }
-
-  async update(ca: Ca): Promise<void> {
-    const { id, createdAt: _c, ...rest } = ca;
-    await withUniqueFields(() => this.db.update(cas).set(rest).where(eq(cas.id, id)), caUnique(ca));
-  }
-
-  async delete(id: string): Promise<boolean> {
-    return (await this.db.delete(cas).where(eq(cas.id, id)).returning({ id: cas.id })).length > 0;
-  }
-
-  async names(ids: string[]): Promise<Map<string, string>> {
-    const unique = [...new Set(ids)];
-    if (unique.length === 0) return new Map();
-    const rows = await this.db.select({ id: cas.id, name: cas.name }).from(cas).where(inArray(cas.id, unique));
-    return new Map(rows.map((r) => [r.id, r.name]));
-  }
-}
-
-// ------------------------------------------------------------------------------------ enrollments
+import type { Row } from './pg-store-helpers.ts';
+import { enrollmentQuery } from './query-entities.ts';
+import { enrollments } from './schema.ts';
 
 export function tokenHash(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
@@ -311,105 +231,5 @@ export class PgEnrollmentStore implements EnrollmentStore {
       [identityId, ids ?? null],
     );
     return this.deleted(rows);
-  }
-}
-
-// ------------------------------------------------------------------------ API session certificates
-
-/** Maps a raw (snake_case) api_session_certificates row: every read of one is SQL. */
-function sessionCertificateFromRow(r: Row): SessionCertificate {
-  return {
-    id: String(r.id),
-    apiSessionId: String(r.api_session_id),
-    identityId: String(r.identity_id),
-    subject: String(r.subject),
-    fingerprint: String(r.fingerprint),
-    certPem: String(r.cert_pem),
-    validFrom: date(r.valid_from),
-    validTo: date(r.valid_to),
-    tags: json(r.tags, {}),
-    createdAt: date(r.created_at),
-    updatedAt: date(r.updated_at),
-  };
-}
-
-export class PgSessionCertificateStore implements SessionCertificateStore {
-  constructor(
-    private readonly db: Db,
-    private readonly now: () => Date = () => new Date(),
-  ) {}
-
-  async get(id: string, apiSessionId: string): Promise<SessionCertificate | null> {
-    const [row] = await queryRows<Row>(
-      this.db,
-      'select * from api_session_certificates where id = $1 and api_session_id = $2 and valid_to > $3',
-      [id, apiSessionId, this.now().toISOString()],
-    );
-    return row ? sessionCertificateFromRow(row) : null;
-  }
-
-  async list(input: ListInput, apiSessionId: string): Promise<ListPage<SessionCertificate>> {
-    const scope = {
-      sql: 's.api_session_id = $1 and s.valid_to > $2',
-      params: [apiSessionId, this.now().toISOString()],
-    };
-    return toListPage(
-      await listRows<Row>(this.db, sessionCertificateQuery, input, { scope }),
-      sessionCertificateFromRow,
-    );
-  }
-
-  async countBySession(apiSessionId: string): Promise<number> {
-    const rows = await this.db
-      .select({ n: sql<number>`count(*)::int` })
-      .from(apiSessionCertificates)
-      .where(
-        and(eq(apiSessionCertificates.apiSessionId, apiSessionId), gt(apiSessionCertificates.validTo, this.now())),
-      );
-    return Number(rows[0]?.n ?? 0);
-  }
-
-  async insert(c: SessionCertificate): Promise<void> {
-    await withUniqueFields(() => this.db.insert(apiSessionCertificates).values(c), {
-      api_session_certificates_fingerprint_key: {
-        field: 'certPem',
-        store: 'apiSessionCertificates',
-        value: c.fingerprint,
-        error: (fingerprint) =>
-          new ApiError('CERT_IN_USE', { message: 'the certificate is already in use', data: { fingerprint } }),
-      },
-    });
-  }
-
-  async delete(id: string, apiSessionId: string): Promise<boolean> {
-    const rows = await this.db
-      .delete(apiSessionCertificates)
-      .where(and(eq(apiSessionCertificates.id, id), eq(apiSessionCertificates.apiSessionId, apiSessionId)))
-      .returning({ id: apiSessionCertificates.id });
-    return rows.length > 0;
-  }
-
-  async deleteBySession(apiSessionId: string): Promise<number> {
-    const rows = await this.db
-      .delete(apiSessionCertificates)
-      .where(eq(apiSessionCertificates.apiSessionId, apiSessionId))
-      .returning({ id: apiSessionCertificates.id });
-    return rows.length;
-  }
-
-  async deleteByIdentity(identityId: string): Promise<number> {
-    const rows = await this.db
-      .delete(apiSessionCertificates)
-      .where(eq(apiSessionCertificates.identityId, identityId))
-      .returning({ id: apiSessionCertificates.id });
-    return rows.length;
-  }
-
-  async deleteExpired(now: Date): Promise<number> {
-    const rows = await this.db
-      .delete(apiSessionCertificates)
-      .where(lte(apiSessionCertificates.validTo, now))
-      .returning({ id: apiSessionCertificates.id });
-    return rows.length;
   }
 }
