@@ -1,23 +1,31 @@
-import { operations } from '@ziti/contracts';
+import { type Owner, operations } from '@ziti/contracts';
 import { authOperations } from '@ziti/auth/bus/operations';
 import { inventoryOperations } from '@ziti/inventory/bus/operations';
 import { pkiOperations } from '@ziti/pki-enrollment/bus/operations';
 import { routerEnrollmentOperations } from '@ziti/pki-enrollment/bus/router-enrollment';
 import { policyOperations } from '@ziti/policy/bus/operations';
+import { type OperationHandlers, notImplemented } from '@ziti/platform';
 
 /**
- * The operations each service has a handler for. Handler maps are built from their factories
- * with inert dependencies: building a map only creates closures, it calls nothing.
+ * Each service's operation table, built from its factories with inert dependencies: building a
+ * table only creates closures, it calls nothing.
  */
-export function implementedOperationKeys(): Set<string> {
+export function operationTables(): Record<Exclude<Owner, 'gateway'>, OperationHandlers> {
   const inert = new Proxy({}, { get: () => () => undefined }) as never;
-  const keys = new Set<string>([
-    ...Object.keys(authOperations(inert)),
-    ...Object.keys(pkiOperations(inert)),
-    ...Object.keys(routerEnrollmentOperations(inert, inert)),
-    ...Object.keys(policyOperations(inert)),
-    ...Object.keys(inventoryOperations(inert)),
-  ]);
+  return {
+    auth: authOperations(inert),
+    'pki-enrollment': { ...pkiOperations(inert), ...routerEnrollmentOperations(inert, inert) },
+    policy: policyOperations(inert),
+    inventory: inventoryOperations(inert),
+  };
+}
+
+/** The operations each service has a handler for (not those it lists as `notImplemented`). */
+export function implementedOperationKeys(): Set<string> {
+  const keys = new Set<string>();
+  for (const table of Object.values(operationTables())) {
+    for (const [key, handler] of Object.entries(table)) if (handler !== notImplemented) keys.add(key);
+  }
   for (const op of operations) if (op.owner === 'gateway') keys.add(`${op.api}.${op.operationId}`);
   return keys;
 }

@@ -1,6 +1,6 @@
 import { operations } from '@ziti/contracts';
 import { describe, expect, it } from 'vitest';
-import { implementedOperationKeys } from '../support/coverage.ts';
+import { implementedOperationKeys, operationTables } from '../support/coverage.ts';
 
 describe('operation coverage', () => {
   it('every handler belongs to an operation of the table, and the rest are reported', () => {
@@ -14,5 +14,12 @@ describe('operation coverage', () => {
       `operations implemented: ${operations.length - missing.length}/${operations.length}; still 501: ${missing.length} ${JSON.stringify(byOwner)}`,
     );
     expect(operations).toHaveLength(242);
+  });
+
+  it("every service's table names exactly the operations it owns (the unimplemented ones as notImplemented)", () => {
+    for (const [owner, table] of Object.entries(operationTables())) {
+      const owned = operations.filter((o) => o.owner === owner).map((o) => `${o.api}.${o.operationId}`);
+      expect(Object.keys(table).sort(), owner).toEqual(owned.sort());
+    }
   });
 });

@@ -16,6 +16,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'yaml';
+import { readsRawBody } from '../src/validation.ts';
 
 type ApiName = 'client' | 'management';
 const apis: ApiName[] = ['client', 'management'];
@@ -652,6 +653,30 @@ const isJson = (mediaType: string) => {
   return base === 'application/json' || base.endsWith('+json');
 };
 
+/**
+ * The JSON success answer of an operation: the `data` of its envelope, or the body itself
+ * (`bare`), as the zod schema the table holds and as its TypeScript type.
+ */
+function responseOf(
+  op: Operation,
+  defs: Record<string, Schema>,
+): { schema: string; type: string; bare: boolean } | undefined {
+  const success = op.successSchema;
+  if (!success?.$ref || !op.produces.some(isJson)) return undefined;
+  const name = refName(success.$ref);
+  const def = defs[name]!;
+  if (def.properties?.data && def.properties?.meta) {
+    const data = def.properties.data as Schema;
+    if (data.$ref) {
+      const dataName = refName(data.$ref);
+      return { schema: `s.${dataName}`, type: `s.${typeName(dataName)}`, bare: false };
+    }
+    if (!(def.required ?? []).includes('data')) throw new Error(`inline optional data in ${name}`);
+    return { schema: `s.${name}.shape.data`, type: `s.${typeName(name)}['data']`, bare: false };
+  }
+  return { schema: `s.${name}`, type: `s.${typeName(name)}`, bare: true };
+}
+
 function renderOperations(
   ops: Operation[],
   tsv: Map<string, TsvRow>,
@@ -738,22 +763,10 @@ function renderOperations(
       lines.push(`bodyRequired: ${body.required === true}`);
     }
 
-    const success = op.successSchema;
-    if (success?.$ref) {
-      const name = refName(success.$ref);
-      const def = defs[name]!;
-      const json = op.produces.some(isJson);
-      if (json && def.properties?.data && def.properties?.meta) {
-        const data = def.properties.data as Schema;
-        if (data.$ref) lines.push(`response: s.${refName(data.$ref)}`);
-        else {
-          if (!(def.required ?? []).includes('data')) throw new Error(`inline optional data in ${name}`);
-          lines.push(`response: s.${name}.shape.data`);
-        }
-      } else if (json) {
-        lines.push(`response: s.${name}`);
-        lines.push('bareResponse: true');
-      }
+    const response = responseOf(op, defs);
+    if (response) {
+      lines.push(`response: ${response.schema}`);
+      if (response.bare) lines.push('bareResponse: true');
     }
     rows.push(`  {\n${lines.map((l) => `${i}${l},`).join('\n')}\n  },`);
   }
@@ -768,6 +781,125 @@ function renderOperations(
     'export const operations: OperationDef[] = [',
     ...rows,
     '];',
+    '',
+  ].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Types of each operation's decoded input and answer
+
+/**
+ * The TypeScript type of what the Emitter's zod schema for `schema` parses to (`z.infer`), for the
+ * few schemas an operation writes inline (query parameters, a body that is not a definition):
+ * definitions are referred to by their generated type (`s.<Name>`).
+ */
+function tsType(schema: Schema): string {
+  let out: string;
+  if (schema.$ref) out = `s.${typeName(refName(schema.$ref))}`;
+  else if (schema.allOf) throw new Error(`inline allOf is unsupported: ${JSON.stringify(schema)}`);
+  else if (Array.isArray(schema.enum)) out = schema.enum.map((v: unknown) => str(String(v))).join(' | ');
+  else {
+    const type = schema.type ?? (schema.properties || schema.additionalProperties ? 'object' : undefined);
+    switch (type) {
+      case 'string':
+        out = 'string';
+        break;
+      case 'integer':
+      case 'number':
+        out = 'number';
+        break;
+      case 'boolean':
+        out = 'boolean';
+        break;
+      case 'array':
+        out = `Array<${schema.items ? tsType(schema.items) : 'unknown'}>`;
+        break;
+      case 'object':
+        if (schema.properties) {
+          const required: string[] = schema.required ?? [];
+          const props = Object.entries(schema.properties as Record<string, Schema>).map(([name, prop]) =>
+            required.includes(name) ? `${key(name)}: ${tsType(prop)}` : `${key(name)}?: ${tsType(prop)} | undefined`,
+          );
+          out = props.length === 0 ? 'Record<string, never>' : `{ ${props.join('; ')} }`;
+        } else if (schema.additionalProperties === true) out = 'Record<string, unknown>';
+        else if (schema.additionalProperties && typeof schema.additionalProperties === 'object')
+          out = `Record<string, ${tsType(schema.additionalProperties)}>`;
+        else out = 'unknown';
+        break;
+      case undefined:
+        out = 'unknown';
+        break;
+      default:
+        throw new Error(`unsupported type ${type}`);
+    }
+  }
+  return schema['x-nullable'] === true ? `${out} | null` : out;
+}
+
+/** The type of an operation's query as the table's `z.looseObject` parses it; undeclared parameters pass as they came. */
+function queryType(op: Operation, indent: string): string {
+  const params = op.parameters.filter((p) => p.in === 'query');
+  if (params.length === 0) return 'Record<string, unknown>';
+  const lines = params.map((p) => {
+    const type = tsType(p.type === 'array' ? { type: 'array', items: p.items ?? { type: 'string' } } : p);
+    return `${indent}  ${key(p.name)}${p.required ? '' : '?'}: ${type}${p.required ? '' : ' | undefined'};`;
+  });
+  if (params.some((p) => p.name === 'filter') && !params.some((p) => p.name === 'sort')) {
+    lines.push(`${indent}  sort?: string | undefined;`);
+  }
+  lines.push(`${indent}  [key: string]: unknown;`);
+  return `{\n${lines.join('\n')}\n${indent}}`;
+}
+
+const ownerTypeName = (owner: string) =>
+  `${owner.replace(/(^|-)([a-z])/g, (_, __, c: string) => c.toUpperCase())}OperationKey`;
+
+function renderOperationTypes(ops: Operation[], tsv: Map<string, TsvRow>, defs: Record<string, Schema>): string {
+  const entries: string[] = [];
+  const byOwner = new Map<string, string[]>();
+  for (const op of ops) {
+    const opKey = `${op.api}.${op.operationId}`;
+    const { owner } = tsv.get(`${op.api} ${op.method} ${op.path}`)!;
+    byOwner.set(owner, [...(byOwner.get(owner) ?? []), opKey]);
+    const body = op.parameters.find((p) => p.in === 'body');
+    const i = '    ';
+    const lines = [
+      `owner: '${owner}';`,
+      `body: ${body ? tsType(body.schema!) : 'undefined'};`,
+      `bodyRequired: ${Boolean(body?.required) && !readsRawBody(op)};`,
+      `query: ${queryType(op, i)};`,
+      `reply: ${responseOf(op, defs)?.type ?? 'undefined'};`,
+    ];
+    entries.push(`  ${str(opKey)}: {\n${lines.map((l) => `${i}${l}`).join('\n')}\n  };`);
+  }
+  const owners = [...byOwner.keys()].sort();
+  return [
+    header("Types of every operation's decoded input and answer, by key `<api>.<operationId>`, and each owner's keys."),
+    "import type * as s from './schemas.ts';",
+    '',
+    '/**',
+    " * What an operation's owner receives and answers, as the table's schemas decode it:",
+    " * `body` is the body schema's type (`undefined`: the operation declares none) and `bodyRequired`",
+    ' * whether every request carries it decoded (a required JSON body that may not come as raw text);',
+    ' * `query` the query as validated and coerced (undeclared parameters pass as they came); `reply`',
+    ' * the success data (`undefined`: the answer is not JSON).',
+    ' */',
+    'export interface OperationTypes {',
+    ...entries,
+    '}',
+    '',
+    ...owners.flatMap((owner) => [
+      `/** The operations ${owner} owns. */`,
+      `export type ${ownerTypeName(owner)} =\n${byOwner
+        .get(owner)!
+        .map((k) => `  | ${str(k)}`)
+        .join('\n')};`,
+      '',
+    ]),
+    "/** Every owner's operation keys. */",
+    'export interface OperationKeysByOwner {',
+    ...owners.map((owner) => `  ${key(owner)}: ${ownerTypeName(owner)};`),
+    '}',
     '',
   ].join('\n');
 }
@@ -809,10 +941,12 @@ export function renderGeneratedFiles(): { files: Record<string, string>; summary
   for (const name of names) {
     if (disc.has(name) && names.has(`${name}Base`)) throw new Error(`name clash: ${name}Base is a definition`);
   }
+  const tsvRows = indexTsv(tsv, ops);
   return {
     files: {
       'schemas.ts': renderSchemas(defs, names, disc),
-      'operations.ts': renderOperations(ops, indexTsv(tsv, ops), defs, disc),
+      'operations.ts': renderOperations(ops, tsvRows, defs, disc),
+      'operation-types.ts': renderOperationTypes(ops, tsvRows, defs),
     },
     summary: `${names.size} schemas and ${ops.length} operations (client ${count('client')}, management ${count('management')})`,
   };

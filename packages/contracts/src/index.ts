@@ -10,3 +10,5 @@ export * from './maintenance.ts';
 export * from './router-enrollment.ts';
 export * from './links.ts';
 export * from './names.ts';
+export * from './typed-operations.ts';
+export * from './service-calls.ts';

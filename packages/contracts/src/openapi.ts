@@ -195,7 +195,7 @@ function simpleParameters(schema: JsonSchema | undefined, location: 'path' | 'qu
   return Object.entries(properties).map(([name, property]) => {
     const parameter: SwaggerParameter = { name, in: location, required: location === 'path' || required.has(name) };
     for (const k of ['description', 'type', 'format', 'enum', 'items', 'minimum', 'maximum'] as const) {
-      if (property[k] !== undefined) (parameter as unknown as JsonSchema)[k] = property[k];
+      if (property[k] !== undefined) Object.assign(parameter, { [k]: property[k] });
     }
     parameter.type ??= 'string';
     if (parameter.type === 'array') parameter.collectionFormat = 'multi';

@@ -99,7 +99,7 @@ const namePattern =
  */
 const rawBodyOperations = new Set(['client.enrollOtt', 'client.enrollOttCa', 'client.enrollUpdb', 'client.enrollCa']);
 
-export function readsRawBody(op: OperationDef): boolean {
+export function readsRawBody(op: Pick<OperationDef, 'api' | 'operationId' | 'consumes'>): boolean {
   return (
     rawBodyOperations.has(`${op.api}.${op.operationId}`) ||
     op.consumes.some((type) => !/^application\/(.+\+)?json$/i.test(type.split(';')[0]!.trim()))
@@ -317,7 +317,7 @@ function issueToApiError(
 
 /** The type name a reason uses: the swagger type in a body, the Go type go-swagger binds a query parameter to. */
 function typeNameAt(root: z.ZodType, path: Segment[], input: unknown, location: InputLocation): string | undefined {
-  const leaf = schemaAt(root as unknown as z.core.$ZodType, path, input);
+  const leaf = schemaAt(root, path, input);
   if (!leaf) return undefined;
   const def = leaf._zod.def as z.core.$ZodTypeDef & { format?: string };
   switch (def.type) {

@@ -1,4 +1,12 @@
-import { ApiError, type Owner, subjects } from '@ziti/contracts';
+import {
+  ApiError,
+  type CallAnswer,
+  type CallContract,
+  type CallPayload,
+  type CallReply,
+  type CallRequest,
+  subjects,
+} from '@ziti/contracts';
 import type { Bus } from './bus/bus.ts';
 import { NoRespondersError, RequestTimeoutError } from './bus/bus.ts';
 
@@ -6,30 +14,62 @@ import { NoRespondersError, RequestTimeoutError } from './bus/bus.ts';
 export const defaultCallTimeoutMs = 8_000;
 
 /**
- * A call to another service (`ziti.rpc.<owner>.call.<action>`): a down or slow owner becomes the
- * API's 503 codes, never a 500; a result that does not match the contract's `schema` is UNHANDLED;
- * the event positions the callee's writes produced are recorded for the current request
- * (docs/adr/0008).
+ * A call to another service (`ziti.rpc.<owner>.call.<action>`) as its contract declares it
+ * (packages/contracts/src/service-calls.ts): a down or slow owner becomes the API's 503 codes,
+ * never a 500; a reply that does not match the contract is UNHANDLED; the event positions the
+ * callee's writes produced are recorded for the current request (docs/adr/0008).
  */
-export async function callService<T = unknown>(
+export async function callService<C extends CallContract>(
   bus: Bus,
-  owner: Exclude<Owner, 'gateway'>,
-  action: string,
-  payload: unknown,
-  options: { timeoutMs?: number; schema?: ReplySchema<T> } = {},
-): Promise<T> {
+  owner: C['servedBy'][number],
+  contract: C,
+  request: CallRequest<C>,
+  options: { timeoutMs?: number } = {},
+): Promise<CallReply<C>> {
   let result: unknown;
   try {
-    result = await bus.request(subjects.call(owner, action), payload, {
+    result = await bus.request(subjects.call(owner, contract.action), request, {
       timeoutMs: options.timeoutMs ?? defaultCallTimeoutMs,
     });
   } catch (err) {
-    throw busFailureError(err, owner, action);
+    throw busFailureError(err, owner, contract.action);
   }
-  if (!options.schema) return result as T;
-  const parsed = options.schema.safeParse(result);
-  if (!parsed.success) throw new ApiError('UNHANDLED', `${owner}.${action} answered an unexpected shape`);
-  return parsed.data;
+  const parsed = contract.reply.safeParse(result);
+  if (!parsed.success) throw new ApiError('UNHANDLED', `${owner}.${contract.action} answered an unexpected shape`);
+  // `C['reply']` parses to `CallReply<C>`; TypeScript does not resolve zod's output of a type parameter.
+  return parsed.data as CallReply<C>;
+}
+
+/** The calls a service serves, by action, as `serveCalls` dispatches them. */
+export type CallTable = Record<string, (payload: unknown) => Promise<unknown>>;
+
+/** The handler of one call: its request as the contract's schema parsed it, and the answer it declares. */
+export type CallHandler<C extends CallContract> = (request: CallPayload<C>) => Promise<CallAnswer<C>>;
+
+/**
+ * The table of the calls `contracts` declares, one handler each (the compiler checks none is
+ * missing), each parsing its request with its contract's schema: a malformed request is
+ * COULD_NOT_VALIDATE, with the first problem.
+ */
+export function callHandlers<T extends Record<string, CallContract>>(
+  contracts: T,
+  handlers: { [K in keyof T]: CallHandler<T[K]> },
+): CallTable {
+  const table: CallTable = {};
+  for (const [name, contract] of Object.entries(contracts)) {
+    const handle = handlers[name as keyof T] as (request: unknown) => Promise<unknown>;
+    table[contract.action] = async (payload) => {
+      const parsed = contract.request.safeParse(payload);
+      if (!parsed.success) {
+        throw new ApiError('COULD_NOT_VALIDATE', {
+          code: 'COULD_NOT_VALIDATE',
+          message: `malformed ${contract.action} request: ${parsed.error.issues[0]?.message ?? ''}`,
+        });
+      }
+      return handle(parsed.data);
+    };
+  }
+  return table;
 }
 
 /**
@@ -44,9 +84,4 @@ export function busFailureError(err: unknown, owner: string, action: string): un
   if (err instanceof RequestTimeoutError)
     return new ApiError('TIMEOUT', { code: 'TIMEOUT', message: `${owner} did not answer ${action} in time` });
   return err;
-}
-
-/** The contract schema of a call's result (a zod schema, structurally). */
-export interface ReplySchema<T> {
-  safeParse(value: unknown): { success: true; data: T } | { success: false };
 }

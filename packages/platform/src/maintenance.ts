@@ -7,18 +7,13 @@ import {
   type EntityStatesRequest,
   type IntegrityResult,
   type Owner,
-  entityStatesReplySchema,
-  eventPositionReplySchema,
-  entityStatesRequestSchema,
-  integrityCheckRequestSchema,
-  maintenanceActions,
-  snapshotRequestSchema,
+  maintenanceCallContracts,
 } from '@ziti/contracts';
 import type { Bus } from './bus/bus.ts';
 import type { Database, Db } from './db/database.ts';
 import { queryRows } from './db/database.ts';
 import { currentEventPosition } from './db/outbox.ts';
-import { callService } from './call.ts';
+import { type CallTable, callHandlers, callService } from './call.ts';
 
 /**
  * A service's answer to one page of `entityStates`, read through `tx`: a read-only REPEATABLE READ
@@ -135,38 +130,21 @@ export async function snapshotDatabase(
   return target;
 }
 
-function parse<T>(
-  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
-  payload: unknown,
-): T {
-  const parsed = schema.safeParse(payload);
-  if (!parsed.success)
-    throw new ApiError('COULD_NOT_VALIDATE', { code: 'UNHANDLED', message: 'malformed maintenance request' });
-  return parsed.data;
-}
-
 /**
- * The maintenance calls a service serves (see `maintenanceActions`): summary counts, its integrity
- * check, a snapshot of its database, and the states of the entities it owns.
+ * The maintenance calls a service serves (see `maintenanceCallContracts`): summary counts, its
+ * integrity check, a snapshot of its database, and the states of the entities it owns.
  */
-export function maintenanceHandlers(o: MaintenanceOptions): Record<string, (payload: unknown) => Promise<unknown>> {
+export function maintenanceHandlers(o: MaintenanceOptions): CallTable {
   const dir = o.snapshotDir ?? snapshotDirFromEnv();
-  return {
-    [maintenanceActions.summaryCounts]: async () => ({
+  return callHandlers(maintenanceCallContracts, {
+    summaryCounts: async () => ({
       ...(await countSummaryTables(o.database.db, o.summaryTables)),
       ...(o.summaryCounts ? await o.summaryCounts() : {}),
     }),
-    [maintenanceActions.integrityCheck]: async (payload) => {
-      const { fix } = parse(integrityCheckRequestSchema, payload);
-      return { results: o.integrity ? await o.integrity(fix) : [] };
-    },
-    [maintenanceActions.snapshot]: async (payload) => {
-      const { label } = parse(snapshotRequestSchema, payload);
-      return { path: await snapshotDatabase(o.database, dir, o.service, label) };
-    },
-    [maintenanceActions.eventPosition]: async () => ({ position: await currentEventPosition(o.database.db) }),
-    [maintenanceActions.entityStates]: async (payload) => {
-      const request = parse(entityStatesRequestSchema, payload);
+    integrityCheck: async ({ fix }) => ({ results: o.integrity ? await o.integrity(fix) : [] }),
+    snapshot: async ({ label }) => ({ path: await snapshotDatabase(o.database, dir, o.service, label) }),
+    eventPosition: async () => ({ position: await currentEventPosition(o.database.db) }),
+    entityStates: async (request) => {
       const source = o.entityStates?.[request.type];
       if (!source)
         throw new ApiError('NOT_IMPLEMENTED', {
@@ -191,7 +169,7 @@ export function maintenanceHandlers(o: MaintenanceOptions): Record<string, (payl
         };
       });
     },
-  };
+  });
 }
 
 /**
@@ -233,18 +211,12 @@ export async function* ownerEntityStates(
 ): AsyncGenerator<OwnerStatesPage> {
   let after: string | undefined;
   for (;;) {
-    const reply = entityStatesReplySchema.parse(
-      await callService(
-        bus,
-        owner,
-        maintenanceActions.entityStates,
-        {
-          type,
-          limit: pageSize,
-          ...(after === undefined ? {} : { after }),
-        },
-        { timeoutMs: 30_000 },
-      ),
+    const reply = await callService(
+      bus,
+      owner,
+      maintenanceCallContracts.entityStates,
+      { type, limit: pageSize, ...(after === undefined ? {} : { after }) },
+      { timeoutMs: 30_000 },
     );
     const more = (reply.more ?? reply.states.length === pageSize) && reply.states.length > 0;
     const last = more ? String(reply.states[reply.states.length - 1]!.id) : undefined;
@@ -261,5 +233,5 @@ export async function* ownerEntityStates(
 
 /** The position of an owner's last committed event. */
 export async function ownerEventPosition(bus: Bus, owner: Exclude<Owner, 'gateway'>): Promise<number> {
-  return eventPositionReplySchema.parse(await callService(bus, owner, maintenanceActions.eventPosition, {})).position;
+  return (await callService(bus, owner, maintenanceCallContracts.eventPosition, {})).position;
 }

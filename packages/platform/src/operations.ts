@@ -1,23 +1,58 @@
 import {
   ApiError,
+  type OperationKey,
+  type OperationKeyOf,
   type OperationReply,
   type OperationRequest,
+  type OperationRequestOf,
   type Owner,
   createdEnvelope,
   detailEnvelope,
   emptyEnvelope,
+  listEnvelope,
   operationRequestSchema,
   queueGroup,
   subjects,
 } from '@ziti/contracts';
 import type { Bus, Served } from './bus/bus.ts';
+import type { CallTable } from './call.ts';
 import type { Logger } from './logger.ts';
 
-/** The handler of one HTTP operation inside its owning service. */
-export type OperationHandler = (request: OperationRequest) => Promise<OperationReply>;
+/**
+ * The handler of operation `K` (a union: of each of them) inside its owning service. Its request's
+ * `body` and `query` are typed as the gateway decoded them against the operation's schemas: the
+ * gateway is the one place input is validated (docs/adr/0001), and the owner trusts it rather than
+ * decoding again (a second parse could only disagree where the gateway's go-swagger rules, e.g.
+ * dropping nulls, differ from a plain parse).
+ */
+export type OperationHandler<K extends OperationKey = OperationKey> = (
+  request: OperationRequestOf<K>,
+) => Promise<OperationReply>;
 
-/** Handlers keyed by `<api>.<operationId>` (see `operationKey`). */
-export type OperationHandlers = Record<string, OperationHandler>;
+/**
+ * The entry of an operation its owner deliberately leaves unimplemented: it answers NOT_IMPLEMENTED
+ * (501), as a key without a handler would, but the table still names every operation.
+ */
+export const notImplemented: unique symbol = Symbol('notImplemented');
+export type NotImplemented = typeof notImplemented;
+
+/** Handlers of the operations `K`, one entry each. */
+export type OperationHandlerMap<K extends OperationKey> = { [P in K]: OperationHandler<P> | NotImplemented };
+
+/**
+ * `OperationHandlers<'auth'>`: auth's table, which the compiler checks covers exactly auth's
+ * operations, each handler typed by its key. `OperationHandlers` alone: any service's table, as
+ * `serveOperations` dispatches it.
+ */
+export type OperationHandlers<O extends Exclude<Owner, 'gateway'> = never> = [O] extends [never]
+  ? { readonly [key: string]: ((request: never) => Promise<OperationReply>) | NotImplemented | undefined }
+  : OperationHandlerMap<OperationKeyOf<O>>;
+
+/**
+ * A part of an owner's table (a transport file's operations): `satisfies OperationHandlersPart<'policy'>`
+ * types each handler by its key and refuses a key that is not the owner's, keeping the keys given.
+ */
+export type OperationHandlersPart<O extends Exclude<Owner, 'gateway'>> = Partial<OperationHandlers<O>>;
 
 /**
  * Serves every operation of a service on one wildcard subject with the service's queue group.
@@ -36,7 +71,7 @@ export function serveOperations(
   return bus.serve(subjects.operations(owner), queueGroup(owner), async (payload, subject) => {
     const key = subject.slice(prefix.length);
     const handler = handlers[key];
-    if (!handler)
+    if (!handler || handler === notImplemented)
       throw new ApiError('NOT_IMPLEMENTED', { code: 'NOT_IMPLEMENTED', message: `${key} is not implemented` });
     const parsed = operationRequestSchema.safeParse(payload);
     if (!parsed.success) {
@@ -44,16 +79,13 @@ export function serveOperations(
       throw new ApiError('UNHANDLED', 'malformed operation request');
     }
     if (parsed.data.after && waitFor) await waitFor(parsed.data.after);
-    return handler(parsed.data);
+    // The subject names the operation, and the gateway validated the input against its schemas.
+    return handler(parsed.data as never);
   });
 }
 
-/** Serves service-to-service calls on `ziti.rpc.<owner>.call.<action>`. */
-export function serveCalls(
-  bus: Bus,
-  owner: Owner,
-  handlers: Record<string, (payload: unknown) => Promise<unknown>>,
-): Served {
+/** Serves service-to-service calls on `ziti.rpc.<owner>.call.<action>` (a table built by `callHandlers`). */
+export function serveCalls(bus: Bus, owner: Owner, handlers: CallTable): Served {
   const prefix = subjects.calls(owner).slice(0, -1);
   return bus.serve(subjects.calls(owner), queueGroup(owner), async (payload, subject) => {
     const action = subject.slice(prefix.length);
@@ -81,6 +113,29 @@ export const reply = {
     ...(headers ? { headers } : {}),
   }),
 };
+
+/** One page of a list (a domain `ListPage`): its items and what `meta` says of it. */
+export interface Page<T> {
+  items: T[];
+  totalCount: number;
+  pagination: { limit: number; offset: number };
+  /** Omitted from `meta` when empty or absent. */
+  filterableFields?: readonly string[];
+}
+
+/**
+ * The list envelope (ZITI-FACTS §3.1) of one page, each item rendered by `detail` (as it is
+ * without one; a page rendered as a whole, or asynchronously, is `{ ...page, items: rendered }`).
+ */
+export function pageEnvelope<T>(page: Page<T>, detail?: (item: T) => unknown) {
+  const pagination = { ...page.pagination, totalCount: page.totalCount };
+  return listEnvelope(detail ? page.items.map(detail) : page.items, pagination, page.filterableFields);
+}
+
+/** The answer of a list operation: one page (see `pageEnvelope`). */
+export function pageReply<T>(page: Page<T>, detail?: (item: T) => unknown): OperationReply {
+  return reply.json(pageEnvelope(page, detail));
+}
 
 export const firstQueryValue = (v: unknown): string | undefined => {
   const first = Array.isArray(v) ? v[0] : v;

@@ -29,7 +29,7 @@ import { PgApiSessionQuery } from './store/pg-api-session-query.ts';
 import { PgAuthenticatorStore } from './store/pg-authenticator-store.ts';
 import { PgIdentityStore } from './store/pg-identity-store.ts';
 import { PgIdentityTypeStore } from './store/pg-identity-type-store.ts';
-import { type ExtJwtSecondaryRequest, SecretBox, extJwtSecondaryCall } from '@ziti/platform';
+import { SecretBox } from '@ziti/platform';
 import { verifyChain } from '@ziti/x509';
 import { JoseSignerKeys } from './adapters/jose-signer-keys.ts';
 import { OtplibTotp, PngQrCodes } from './adapters/otplib-totp.ts';
@@ -176,7 +176,7 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
       positionsReflected: () => positionsReflected(deps.database.db, 'auth', ['pki-enrollment']),
     }),
     calls: {
-      ...authCalls({ work, credentials }),
+      ...authCalls({ work, credentials, authentication }),
       ...maintenanceCalls(deps.database, {
         bus: deps.bus,
         routerIdentities,
@@ -184,7 +184,6 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
         outstandingEnrollments: (db) => new PgOutstandingEnrollments(db),
         sessions: deps.sessions,
       }),
-      [extJwtSecondaryCall]: async (payload) => authentication.verifySecondary(payload as ExtJwtSecondaryRequest),
     },
     subscriptions: [
       routerIdentityEventSubscription(

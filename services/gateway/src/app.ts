@@ -4,13 +4,13 @@ import { type Server, createServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import {
   ApiError,
+  type GatewayOperationKey,
   type OperationDef,
   inputLimits,
   type ServerIdentity,
   buildSwaggerDocument,
-  calls,
   operations,
-  serverIdentitySchema,
+  pkiEnrollmentCallContracts,
 } from '@ziti/contracts';
 import {
   type ApiSessionStore,
@@ -59,12 +59,9 @@ export async function fetchServerIdentity(bus: Bus, logger: Logger, timeoutMs = 
       return await callService(
         bus,
         'pki-enrollment',
-        calls.serverIdentity,
+        pkiEnrollmentCallContracts.serverIdentity,
         {},
-        {
-          timeoutMs: 5_000,
-          schema: serverIdentitySchema,
-        },
+        { timeoutMs: 5_000 },
       );
     } catch (err) {
       if (Date.now() > deadline) throw err;
@@ -75,29 +72,38 @@ export async function fetchServerIdentity(bus: Bus, logger: Logger, timeoutMs = 
   }
 }
 
-function informationalHandlers(config: GatewayConfig): Record<string, LocalHandler> {
+/** The operations the gateway answers itself (the compiler checks the table names each one). */
+function informationalHandlers(config: GatewayConfig): Record<GatewayOperationKey, LocalHandler> {
   const version: LocalHandler = async () => reply.ok(versionData(config.advertisedAddress));
-  const handlers: Record<string, LocalHandler> = {};
-  for (const api of ['client', 'management'] as const) {
-    handlers[`${api}.listRoot`] = version;
-    handlers[`${api}.listVersion`] = version;
-    handlers[`${api}.listEnumeratedCapabilities`] = async () => reply.ok(enumeratedCapabilities);
-    handlers[`${api}.listSpecs`] = async () => reply.ok(specList());
-    handlers[`${api}.detailSpec`] = async (req) => {
-      const id = req.params.id ?? '';
-      if (!specApi(id)) throw ApiError.notFound('spec', id);
-      return reply.ok(specDetail(id as 'edge-client'));
-    };
-    handlers[`${api}.detailSpecBody`] = async (req) => {
-      const id = req.params.id ?? '';
-      const target = specApi(id);
-      if (!target) throw ApiError.notFound('spec', id);
-      // The spec types the body as a string: the document travels as JSON text in `data`.
-      return reply.ok(JSON.stringify(buildSwaggerDocument(target, { host: config.advertisedAddress })));
-    };
-  }
-  handlers['client.listProtocols'] = async () => reply.ok({ https: { address: config.advertisedAddress } });
-  return handlers;
+  const capabilities: LocalHandler = async () => reply.ok(enumeratedCapabilities);
+  const specs: LocalHandler = async () => reply.ok(specList());
+  const spec: LocalHandler = async (req) => {
+    const id = req.params.id ?? '';
+    if (!specApi(id)) throw ApiError.notFound('spec', id);
+    return reply.ok(specDetail(id as 'edge-client'));
+  };
+  const specBody: LocalHandler = async (req) => {
+    const id = req.params.id ?? '';
+    const target = specApi(id);
+    if (!target) throw ApiError.notFound('spec', id);
+    // The spec types the body as a string: the document travels as JSON text in `data`.
+    return reply.ok(JSON.stringify(buildSwaggerDocument(target, { host: config.advertisedAddress })));
+  };
+  return {
+    'client.listRoot': version,
+    'management.listRoot': version,
+    'client.listVersion': version,
+    'management.listVersion': version,
+    'client.listEnumeratedCapabilities': capabilities,
+    'management.listEnumeratedCapabilities': capabilities,
+    'client.listSpecs': specs,
+    'management.listSpecs': specs,
+    'client.detailSpec': spec,
+    'management.detailSpec': spec,
+    'client.detailSpecBody': specBody,
+    'management.detailSpecBody': specBody,
+    'client.listProtocols': async () => reply.ok({ https: { address: config.advertisedAddress } }),
+  };
 }
 
 /** CORS as the reference answers it (ZITI-FACTS §1.1): any origin, credentials, preflight 200. */
@@ -158,13 +164,12 @@ export function expressMessageClasses(app: express.Express): {
   IncomingMessage: typeof IncomingMessage;
   ServerResponse: typeof ServerResponse;
 } {
-  type Construct = (this: unknown, ...args: unknown[]) => void;
   function GatewayRequest(this: unknown, ...args: unknown[]) {
-    (IncomingMessage as unknown as Construct).apply(this, args);
+    Reflect.apply(IncomingMessage, this, args);
   }
   GatewayRequest.prototype = app.request;
   function GatewayResponse(this: unknown, ...args: unknown[]) {
-    (ServerResponse as unknown as Construct).apply(this, args);
+    Reflect.apply(ServerResponse, this, args);
   }
   GatewayResponse.prototype = app.response;
   return {

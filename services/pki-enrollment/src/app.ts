@@ -1,4 +1,4 @@
-import type { Bus, Database, Logger, RunnableService } from '@ziti/platform';
+import type { Bus, Database, Logger, OperationHandlers, RunnableService } from '@ziti/platform';
 import { maintenanceCalls } from './bus/maintenance.ts';
 import { BusRouterDirectory, routerEnrollmentCalls, routerEnrollmentOperations } from './bus/router-enrollment.ts';
 import { RouterEnrollmentService } from './domain/router-enrollment.ts';
@@ -74,7 +74,7 @@ export function createPkiService(deps: PkiServiceDeps): RunnableService {
     operations: {
       ...pkiOperations({ pki, cas, enrollments, enroll, extensions, sessionCertificates, jwts, credentials }),
       ...routerEnrollmentOperations(routerEnrollments, enroll),
-    },
+    } satisfies OperationHandlers<'pki-enrollment'>,
     calls: {
       ...pkiCalls({ pki, cas, enrollments }),
       ...routerEnrollmentCalls(routerEnrollments),

@@ -1,4 +1,4 @@
-import type { AuthQuery } from '@ziti/contracts';
+import { type AuthQuery, authCallContracts } from '@ziti/contracts';
 
 /**
  * API sessions live outside any service database so the gateway can check a token in one round
@@ -182,18 +182,8 @@ export function pendingAuthQueries(session: ApiSessionRecord, extJwtSatisfied: b
  * `ziti.rpc.auth.call.verifyExtJwtSecondary`: the gateway asks auth whether a bearer token is a
  * valid JWT of the signer a session's auth policy requires, for that session's identity. Auth owns
  * the signers and their keys; the gateway only asks for sessions whose record names a signer, and
- * caches a positive answer until `validUntil`.
+ * caches a positive answer until `validUntil`. Declared in contracts (`authCallContracts`).
  */
-export const extJwtSecondaryCall = 'verifyExtJwtSecondary';
+export const extJwtSecondaryCall = authCallContracts.verifyExtJwtSecondary.action;
 
-export interface ExtJwtSecondaryRequest {
-  identityId: string;
-  signerId: string;
-  jwt: string;
-}
-
-export interface ExtJwtSecondaryResult {
-  valid: boolean;
-  /** ISO time until which a positive answer may be reused (the JWT's expiry, capped by auth). */
-  validUntil?: string;
-}
+export type { ExtJwtSecondaryRequest, ExtJwtSecondaryResult } from '@ziti/contracts';

@@ -1,5 +1,5 @@
 import { type EntityStatesRequest, type IntegrityResult, edgeRouterState } from '@ziti/contracts';
-import type { ApiSessionStore, Bus, Database, Db, EventSink } from '@ziti/platform';
+import type { ApiSessionStore, Bus, CallTable, Database, Db, EventSink } from '@ziti/platform';
 import { inEventTransaction, maintenanceHandlers, ownerEntityStates, readOnlyEventSink } from '@ziti/platform';
 import { identityState } from '../domain/identity-service.ts';
 import type { Identity } from '../domain/model.ts';
@@ -108,10 +108,7 @@ async function checkRouterIdentities(
   return results;
 }
 
-export function maintenanceCalls(
-  database: Database,
-  deps?: AuthMaintenanceDeps,
-): Record<string, (payload: unknown) => Promise<unknown>> {
+export function maintenanceCalls(database: Database, deps?: AuthMaintenanceDeps): CallTable {
   return maintenanceHandlers({
     service: 'auth',
     database,

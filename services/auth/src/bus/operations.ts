@@ -1,17 +1,10 @@
-import { ApiError, type OperationRequest, type PendingEnrollment, listEnvelope } from '@ziti/contracts';
-import {
-  type OperationHandler,
-  type OperationHandlers,
-  firstQueryValue,
-  listInputOf,
-  reply,
-  roleFilterOf,
-} from '@ziti/platform';
+import { ApiError, type OperationRequest, type OperationRequestOf, type PendingEnrollment } from '@ziti/contracts';
+import { type OperationHandlers, firstQueryValue, listInputOf, pageReply, reply, roleFilterOf } from '@ziti/platform';
 import type { AuthenticationService } from '../domain/authentication-service.ts';
-import type { AuthenticatorInput, AuthenticatorService } from '../domain/authenticator-service.ts';
-import type { IdentityInput, IdentityService } from '../domain/identity-service.ts';
+import type { AuthenticatorService } from '../domain/authenticator-service.ts';
+import type { IdentityService } from '../domain/identity-service.ts';
 import type { IdentityTypeService } from '../domain/identity-type-service.ts';
-import type { Authenticator, IdentityView, ListPage } from '../domain/model.ts';
+import type { Authenticator, IdentityView } from '../domain/model.ts';
 import type { EnrollmentPort } from '../domain/credential-service.ts';
 import {
   apiSessionDetail,
@@ -43,11 +36,10 @@ function caller(req: OperationRequest) {
   return req.caller;
 }
 
-const body = <T>(req: OperationRequest) => (req.body ?? {}) as T;
 const id = (req: OperationRequest) => req.params.id ?? '';
 
-/** The operations auth implements, keyed `<api>.<operationId>`; the rest answer 501. */
-export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperationDeps): OperationHandlers {
+/** Every operation auth owns, keyed `<api>.<operationId>` (the compiler checks it names each one). */
+export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperationDeps): OperationHandlers<'auth'> {
   const { identities, authenticators, authentication, identityTypes } = deps;
 
   /**
@@ -79,24 +71,13 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
     );
   }
 
-  const listPage = <T, W>(p: ListPage<T>, map: (items: T[]) => Promise<W[]> | W[]) =>
-    Promise.resolve(map(p.items)).then((data) =>
-      reply.json(listEnvelope(data, { ...p.pagination, totalCount: p.totalCount }, p.filterableFields)),
-    );
-
   async function authenticatorDetails(list: Authenticator[]) {
     const owners = await authentication.identityNames(list.map((a) => a.identityId));
     return list.map((a) => authenticatorDetail(a, owners.get(a.identityId)));
   }
 
-  const authenticate: OperationHandler = async (req) => {
-    const b = body<{
-      username?: string;
-      password?: string;
-      configTypes?: string[];
-      envInfo?: Record<string, unknown>;
-      sdkInfo?: Record<string, unknown>;
-    }>(req);
+  const authenticate = async (req: OperationRequestOf<'client.authenticate' | 'management.authenticate'>) => {
+    const b = req.body ?? {};
     const { session, identity, authQueries } = await authentication.authenticate({
       method: firstQueryValue(req.query.method) ?? '',
       ...(b.username !== undefined ? { username: b.username } : {}),
@@ -118,19 +99,19 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
     };
   };
 
-  const getCurrentApiSession: OperationHandler = async (req) => {
+  const getCurrentApiSession = async (req: OperationRequest) => {
     const who = caller(req);
     const { session, identity } = await authentication.current(who.apiSessionId);
     // The gateway computed this request's pending factors (the external JWT depends on the request).
     return reply.ok(currentApiSessionDetail(session, identity, authentication.sessionTtlSeconds, who.authQueries));
   };
 
-  const logout: OperationHandler = async (req) => {
+  const logout = async (req: OperationRequest) => {
     await authentication.delete(caller(req).apiSessionId, 'logout');
     return reply.empty();
   };
 
-  const currentIdentity: OperationHandler = async (req) => {
+  const currentIdentity = async (req: OperationRequest) => {
     // Read first: the answer reflects at least these positions.
     const reflects = await deps.positionsReflected?.();
     const [detail] = await detailsOf([await identities.view(caller(req).identityId)], true);
@@ -149,95 +130,93 @@ export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperati
     return keepable ? { ...answer, reflects } : answer;
   };
 
-  const handlers: OperationHandlers = {};
-  for (const api of ['client', 'management'] as const) {
-    handlers[`${api}.authenticate`] = authenticate;
-    handlers[`${api}.getCurrentAPISession`] = getCurrentApiSession;
-    handlers[`${api}.deleteCurrentApiSession`] = logout;
-    handlers[`${api}.getCurrentIdentity`] = currentIdentity;
-  }
+  return {
+    'client.authenticate': authenticate,
+    'management.authenticate': authenticate,
+    'client.getCurrentAPISession': getCurrentApiSession,
+    'management.getCurrentAPISession': getCurrentApiSession,
+    'client.deleteCurrentApiSession': logout,
+    'management.deleteCurrentApiSession': logout,
+    'client.getCurrentIdentity': currentIdentity,
+    'management.getCurrentIdentity': currentIdentity,
 
-  Object.assign(handlers, {
-    'management.listAPISessions': async (req: OperationRequest) => {
+    'management.listAPISessions': async (req) => {
       const p = await authentication.list(listInputOf(req));
       const owners = await authentication.identityNames(p.items.map((s) => s.identityId));
-      return listPage(p, (items) => items.map((s) => apiSessionDetail(s, owners.get(s.identityId))));
+      return pageReply(p, (s) => apiSessionDetail(s, owners.get(s.identityId)));
     },
-    'management.detailAPISessions': async (req: OperationRequest) => {
+    'management.detailAPISessions': async (req) => {
       const s = await authentication.get(id(req));
       const owners = await authentication.identityNames([s.identityId]);
       return reply.ok(apiSessionDetail(s, owners.get(s.identityId)));
     },
-    'management.deleteAPISessions': async (req: OperationRequest) => {
+    'management.deleteAPISessions': async (req) => {
       await authentication.delete(id(req));
       return reply.empty();
     },
 
-    'management.listIdentities': async (req: OperationRequest) =>
-      listPage(await identities.listViews(listInputOf(req), roleFilterOf(req)), (views) => detailsOf(views)),
-    'management.createIdentity': async (req: OperationRequest) => {
-      const created = await identities.create(body<IdentityInput>(req));
+    'management.listIdentities': async (req) => {
+      const page = await identities.listViews(listInputOf(req), roleFilterOf(req));
+      return pageReply({ ...page, items: await detailsOf(page.items) });
+    },
+    'management.createIdentity': async (req) => {
+      const created = await identities.create(req.body);
       return reply.created(created.id, 'identities');
     },
-    'management.detailIdentity': async (req: OperationRequest) =>
-      reply.ok((await detailsOf([await identities.view(id(req))]))[0]),
-    'management.updateIdentity': async (req: OperationRequest) => {
-      await identities.update(id(req), body<IdentityInput>(req), 'replace');
+    'management.detailIdentity': async (req) => reply.ok((await detailsOf([await identities.view(id(req))]))[0]),
+    'management.updateIdentity': async (req) => {
+      await identities.update(id(req), req.body, 'replace');
       return reply.empty();
     },
-    'management.patchIdentity': async (req: OperationRequest) => {
-      await identities.update(id(req), body<IdentityInput>(req), 'patch');
+    'management.patchIdentity': async (req) => {
+      await identities.update(id(req), req.body, 'patch');
       return reply.empty();
     },
-    'management.deleteIdentity': async (req: OperationRequest) => {
+    'management.deleteIdentity': async (req) => {
       await identities.delete(id(req));
       return reply.empty();
     },
-    'management.disableIdentity': async (req: OperationRequest) => {
-      await identities.disable(id(req), body<{ durationMinutes?: number }>(req).durationMinutes ?? 0);
+    'management.disableIdentity': async (req) => {
+      await identities.disable(id(req), req.body.durationMinutes ?? 0);
       // The reference writes nothing on success; the spec declares the empty envelope, which
       // generated clients require, so we send that.
       return reply.empty();
     },
-    'management.enableIdentity': async (req: OperationRequest) => {
+    'management.enableIdentity': async (req) => {
       await identities.enable(id(req));
       return reply.empty();
     },
-    'management.getIdentityAuthenticators': async (req: OperationRequest) =>
-      listPage(await authenticators.list(listInputOf(req), id(req)), authenticatorDetails),
+    'management.getIdentityAuthenticators': async (req) => {
+      const page = await authenticators.list(listInputOf(req), id(req));
+      return pageReply({ ...page, items: await authenticatorDetails(page.items) });
+    },
 
-    'management.listAuthenticators': async (req: OperationRequest) =>
-      listPage(await authenticators.list(listInputOf(req)), authenticatorDetails),
-    'management.createAuthenticator': async (req: OperationRequest) => {
-      const created = await authenticators.create(body<AuthenticatorInput>(req));
+    'management.listAuthenticators': async (req) => {
+      const page = await authenticators.list(listInputOf(req));
+      return pageReply({ ...page, items: await authenticatorDetails(page.items) });
+    },
+    'management.createAuthenticator': async (req) => {
+      const created = await authenticators.create(req.body);
       return reply.created(created.id, 'authenticators');
     },
-    'management.detailAuthenticator': async (req: OperationRequest) =>
+    'management.detailAuthenticator': async (req) =>
       reply.ok((await authenticatorDetails([await authenticators.get(id(req))]))[0]),
-    'management.updateAuthenticator': async (req: OperationRequest) => {
-      await authenticators.update(id(req), body<AuthenticatorInput>(req), 'replace');
+    'management.updateAuthenticator': async (req) => {
+      await authenticators.update(id(req), req.body, 'replace');
       return reply.empty();
     },
-    'management.patchAuthenticator': async (req: OperationRequest) => {
-      await authenticators.update(id(req), body<AuthenticatorInput>(req), 'patch');
+    'management.patchAuthenticator': async (req) => {
+      await authenticators.update(id(req), req.body, 'patch');
       return reply.empty();
     },
-    'management.deleteAuthenticator': async (req: OperationRequest) => {
+    'management.deleteAuthenticator': async (req) => {
       await authenticators.delete(id(req));
       return reply.empty();
     },
 
-    'management.listIdentityTypes': async (req: OperationRequest) =>
-      listPage(await identityTypes.list(listInputOf(req)), (items) => items.map(identityTypeDetail)),
-    'management.detailIdentityType': async (req: OperationRequest) =>
-      reply.ok(identityTypeDetail(await identityTypes.get(id(req)))),
-  });
-  Object.assign(
-    handlers,
-    authenticationOperations(deps as AuthOperationDeps & AuthenticationOperationDeps, {
-      listPage,
-      authenticatorDetails,
-    }),
-  );
-  return handlers;
+    'management.listIdentityTypes': async (req) =>
+      pageReply(await identityTypes.list(listInputOf(req)), identityTypeDetail),
+    'management.detailIdentityType': async (req) => reply.ok(identityTypeDetail(await identityTypes.get(id(req)))),
+    ...authenticationOperations(deps as AuthOperationDeps & AuthenticationOperationDeps, { authenticatorDetails }),
+  };
 }

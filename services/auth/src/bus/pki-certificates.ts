@@ -1,10 +1,7 @@
 import {
   type VerifyClientCertificateRequest,
   type VerifyClientCertificateResult,
-  calls,
-  pkiCallNames,
-  serverIdentitySchema,
-  verifyClientCertificateResultSchema,
+  pkiEnrollmentCallContracts as pki,
 } from '@ziti/contracts';
 import { type Bus, type Logger, callService } from '@ziti/platform';
 import type { ClientCertificateTrust } from '../domain/authentication-service.ts';
@@ -38,16 +35,7 @@ export class PkiCertificates implements ClientCertificateTrust {
 
   async serverIdentity(): Promise<PublicServerIdentity> {
     if (this.cached && this.now() - this.cached.at < this.cacheMs) return this.cached.value;
-    this.loading ??= callService(
-      this.bus,
-      'pki-enrollment',
-      calls.serverIdentity,
-      {},
-      {
-        timeoutMs: 5_000,
-        schema: serverIdentitySchema,
-      },
-    )
+    this.loading ??= callService(this.bus, 'pki-enrollment', pki.serverIdentity, {}, { timeoutMs: 5_000 })
       .then((parsed) => {
         const value = { certChainPem: parsed.certChainPem, caBundlePem: parsed.caBundlePem };
         this.cached = { value, at: this.now() };
@@ -66,18 +54,8 @@ export class PkiCertificates implements ClientCertificateTrust {
   async verifyWithPki(chainPem: string[]): Promise<VerifyClientCertificateResult | null> {
     const request: VerifyClientCertificateRequest = { chainPem: chainPem.slice(0, 10) };
     try {
-      const raw = await callService(this.bus, 'pki-enrollment', pkiCallNames.verifyClientCertificate, request, {
-        timeoutMs: 5_000,
-      });
-      const parsed = verifyClientCertificateResultSchema.safeParse(raw);
-      if (!parsed.success) {
-        this.logger.warn(
-          { issues: parsed.error.issues.slice(0, 3) },
-          'pki-enrollment answered an unexpected client certificate verdict',
-        );
-        return null;
-      }
-      return parsed.data;
+      // A verdict of an unexpected shape is UNHANDLED (callService), so not trusted either.
+      return await callService(this.bus, 'pki-enrollment', pki.verifyClientCertificate, request, { timeoutMs: 5_000 });
     } catch (err) {
       this.logger.info({ err: (err as Error).message }, 'client certificate not verified by pki-enrollment');
       return null;

@@ -1,9 +1,4 @@
-import {
-  type PendingEnrollment,
-  createIdentityEnrollmentsResultSchema,
-  pendingEnrollmentsResultSchema,
-  pkiCallNames,
-} from '@ziti/contracts';
+import { type PendingEnrollment, pkiEnrollmentCallContracts as pki } from '@ziti/contracts';
 import { type Bus, callService } from '@ziti/platform';
 import type { EnrollmentPort, EnrollmentRequestSpec } from '../domain/credential-service.ts';
 
@@ -18,9 +13,9 @@ export class BusEnrollmentPort implements EnrollmentPort {
     const result = await callService(
       this.bus,
       'pki-enrollment',
-      pkiCallNames.createIdentityEnrollments,
+      pki.createIdentityEnrollments,
       { identityId, enrollments: specs },
-      { timeoutMs: this.timeoutMs, schema: createIdentityEnrollmentsResultSchema },
+      { timeoutMs: this.timeoutMs },
     );
     return result.ids;
   }
@@ -29,9 +24,11 @@ export class BusEnrollmentPort implements EnrollmentPort {
     await callService(
       this.bus,
       'pki-enrollment',
-      pkiCallNames.deleteIdentityEnrollments,
+      pki.deleteIdentityEnrollments,
       { identityId, ids },
-      { timeoutMs: this.timeoutMs },
+      {
+        timeoutMs: this.timeoutMs,
+      },
     );
   }
 
@@ -40,9 +37,11 @@ export class BusEnrollmentPort implements EnrollmentPort {
     const result = await callService(
       this.bus,
       'pki-enrollment',
-      pkiCallNames.pendingEnrollments,
+      pki.pendingEnrollments,
       { identityIds },
-      { timeoutMs: this.timeoutMs, schema: pendingEnrollmentsResultSchema },
+      {
+        timeoutMs: this.timeoutMs,
+      },
     );
     return result.enrollments;
   }

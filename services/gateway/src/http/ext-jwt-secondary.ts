@@ -1,13 +1,6 @@
 import { createHash } from 'node:crypto';
-import {
-  type Bus,
-  type ExtJwtSecondaryRequest,
-  type ExtJwtSecondaryResult,
-  type LiveApiSession,
-  type Logger,
-  callService,
-  extJwtSecondaryCall,
-} from '@ziti/platform';
+import { type ExtJwtSecondaryRequest, type ExtJwtSecondaryResult, authCallContracts } from '@ziti/contracts';
+import { type Bus, type LiveApiSession, type Logger, callService } from '@ziti/platform';
 
 /**
  * The per-request check of an auth policy's `secondary.requireExtJwtSigner` (ZITI-FACTS §9.3).
@@ -39,7 +32,7 @@ export class ExtJwtSecondaryCheck {
     const request: ExtJwtSecondaryRequest = { identityId: session.identityId, signerId: signer.id, jwt };
     let result: ExtJwtSecondaryResult;
     try {
-      result = await callService<ExtJwtSecondaryResult>(this.bus, 'auth', extJwtSecondaryCall, request, {
+      result = await callService(this.bus, 'auth', authCallContracts.verifyExtJwtSecondary, request, {
         timeoutMs: 5_000,
       });
     } catch (err) {
@@ -47,7 +40,7 @@ export class ExtJwtSecondaryCheck {
       this.logger.warn({ err: (err as Error).message }, 'external JWT check failed');
       return false;
     }
-    if (!result?.valid) return false;
+    if (!result.valid) return false;
     const expires = result.validUntil ? Date.parse(result.validUntil) : Number.NaN;
     if (Number.isFinite(expires) && expires > this.now()) {
       this.valid.set(key, expires);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import {
@@ -189,7 +189,7 @@ function isJsonType(contentType: string | undefined): boolean {
 }
 
 /** The decompressor of a request's Content-Encoding (the encodings HTTP clients send). */
-function decompressor(encoding: string): NodeJS.ReadWriteStream | undefined {
+function decompressor(encoding: string): Transform | undefined {
   if (encoding === 'gzip') return createGunzip();
   if (encoding === 'deflate') return createInflate();
   if (encoding === 'br') return createBrotliDecompress();
@@ -233,7 +233,7 @@ async function readBody(req: Request, limit: number): Promise<Buffer | undefined
         message: `unsupported content encoding "${encoding}"`,
       });
     }
-    source = req.pipe(inflate) as unknown as Readable;
+    source = req.pipe(inflate);
   } else if (declared !== undefined && Number(declared) > limit) {
     await drainRequest(req);
     throw tooLarge(limit);

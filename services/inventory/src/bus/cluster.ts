@@ -2,14 +2,8 @@ import {
   type IntegrityResult,
   type Owner,
   type RouterEnrollmentInfo,
-  entityStatesReplySchema,
-  integrityCheckReplySchema,
-  maintenanceActions,
-  pendingRouterEnrollmentsReplySchema,
-  routerEnrollmentActions,
-  routerEnrollmentInfoSchema,
-  snapshotReplySchema,
-  summaryCountsSchema,
+  maintenanceCallContracts as maintenance,
+  routerEnrollmentCallContracts as routerEnrollment,
 } from '@ziti/contracts';
 import { type Bus, callService } from '@ziti/platform';
 import type { ServiceMaintenance } from '../domain/database-maintenance.ts';
@@ -35,14 +29,14 @@ export class BusServiceMaintenance implements ServiceMaintenance {
   ) {}
 
   async summaryCounts(service: string): Promise<Record<string, number>> {
-    return summaryCountsSchema.parse(
-      await callService(
-        this.bus,
-        service as DatabaseOwner,
-        maintenanceActions.summaryCounts,
-        {},
-        { timeoutMs: this.timeouts.summary },
-      ),
+    return callService(
+      this.bus,
+      service as DatabaseOwner,
+      maintenance.summaryCounts,
+      {},
+      {
+        timeoutMs: this.timeouts.summary,
+      },
     );
   }
 
@@ -50,22 +44,26 @@ export class BusServiceMaintenance implements ServiceMaintenance {
     const reply = await callService(
       this.bus,
       service as DatabaseOwner,
-      maintenanceActions.integrityCheck,
+      maintenance.integrityCheck,
       { fix },
-      { timeoutMs: this.timeouts.integrity },
+      {
+        timeoutMs: this.timeouts.integrity,
+      },
     );
-    return integrityCheckReplySchema.parse(reply).results;
+    return reply.results;
   }
 
   async snapshot(service: string, label: string): Promise<string> {
     const reply = await callService(
       this.bus,
       service as DatabaseOwner,
-      maintenanceActions.snapshot,
+      maintenance.snapshot,
       { label },
-      { timeoutMs: this.timeouts.snapshot },
+      {
+        timeoutMs: this.timeouts.snapshot,
+      },
     );
-    return snapshotReplySchema.parse(reply).path;
+    return reply.path;
   }
 }
 
@@ -77,14 +75,12 @@ export class BusIdentityDirectory implements IdentityDirectory {
     const found = new Set<string>();
     const unique = [...new Set(ids)];
     for (let i = 0; i < unique.length; i += 500) {
-      const reply = entityStatesReplySchema.parse(
-        await callService(
-          this.bus,
-          'auth',
-          maintenanceActions.entityStates,
-          { type: 'identity', ids: unique.slice(i, i + 500) },
-          { timeoutMs: 10_000 },
-        ),
+      const reply = await callService(
+        this.bus,
+        'auth',
+        maintenance.entityStates,
+        { type: 'identity', ids: unique.slice(i, i + 500) },
+        { timeoutMs: 10_000 },
       );
       for (const s of reply.states) found.add(String(s.id));
     }
@@ -105,31 +101,24 @@ export class BusRouterEnrollments implements RouterEnrollments {
   constructor(private readonly bus: Bus) {}
 
   async issue(routerId: string, kind: RouterKind): Promise<RouterEnrollment | null> {
-    const reply = await callService(
-      this.bus,
-      'pki-enrollment',
-      routerEnrollmentActions.issue,
-      { routerId, kind },
-      { timeoutMs: 10_000 },
+    return enrollmentOf(
+      await callService(this.bus, 'pki-enrollment', routerEnrollment.issue, { routerId, kind }, { timeoutMs: 10_000 }),
     );
-    return enrollmentOf(routerEnrollmentInfoSchema.parse(reply));
   }
 
   async revoke(routerId: string): Promise<void> {
-    await callService(this.bus, 'pki-enrollment', routerEnrollmentActions.revoke, { routerId }, { timeoutMs: 10_000 });
+    await callService(this.bus, 'pki-enrollment', routerEnrollment.revoke, { routerId }, { timeoutMs: 10_000 });
   }
 
   async pending(routerIds: string[]): Promise<Map<string, RouterEnrollment>> {
     const out = new Map<string, RouterEnrollment>();
     for (let i = 0; i < routerIds.length; i += 1000) {
-      const reply = pendingRouterEnrollmentsReplySchema.parse(
-        await callService(
-          this.bus,
-          'pki-enrollment',
-          routerEnrollmentActions.pending,
-          { routerIds: routerIds.slice(i, i + 1000) },
-          { timeoutMs: 10_000 },
-        ),
+      const reply = await callService(
+        this.bus,
+        'pki-enrollment',
+        routerEnrollment.pending,
+        { routerIds: routerIds.slice(i, i + 1000) },
+        { timeoutMs: 10_000 },
       );
       for (const [id, e] of Object.entries(reply.enrollments)) out.set(id, enrollmentOf(e));
     }

@@ -1,4 +1,4 @@
-import type { Database, Db } from '@ziti/platform';
+import type { CallTable, Database, Db } from '@ziti/platform';
 import { maintenanceHandlers } from '@ziti/platform';
 import { checkInventoryIntegrity } from '../domain/inventory-integrity.ts';
 import type { IdentityDirectory, InventoryStores, SchemaValidator, UnitOfWork } from '../domain/ports.ts';
@@ -31,10 +31,7 @@ export interface InventoryMaintenanceDeps {
   identities: IdentityDirectory;
 }
 
-export function maintenanceCalls(
-  database: Database,
-  deps?: InventoryMaintenanceDeps,
-): Record<string, (payload: unknown) => Promise<unknown>> {
+export function maintenanceCalls(database: Database, deps?: InventoryMaintenanceDeps): CallTable {
   return maintenanceHandlers({
     service: 'inventory',
     database,

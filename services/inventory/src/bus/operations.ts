@@ -1,13 +1,13 @@
-import { type OperationRequest, listEnvelope } from '@ziti/contracts';
-import { type OperationHandler, type OperationHandlers, listInputOf, reply, roleFilterOf } from '@ziti/platform';
-import type { ConfigInput, ConfigService } from '../domain/configs.ts';
-import type { ConfigTypeInput, ConfigTypeService } from '../domain/config-types.ts';
+import type { OperationReply, OperationRequest } from '@ziti/contracts';
+import { type OperationHandlers, listInputOf, pageReply, reply, roleFilterOf } from '@ziti/platform';
+import type { ConfigService } from '../domain/configs.ts';
+import type { ConfigTypeService } from '../domain/config-types.ts';
 import type { DatabaseMaintenance } from '../domain/database-maintenance.ts';
-import type { IdentityServiceConfigService, ServiceConfigPair } from '../domain/identity-service-configs.ts';
-import type { Config, ListPage, Router, RouterEnrollment, RouterKind, Terminator } from '../domain/model.ts';
+import type { IdentityServiceConfigService } from '../domain/identity-service-configs.ts';
+import type { Config, Router, RouterEnrollment, RouterKind, Terminator } from '../domain/model.ts';
 import type { RouterInput, RouterService } from '../domain/routers.ts';
 import type { ServiceCatalog, ServiceInput } from '../domain/services.ts';
-import type { TerminatorInput, TerminatorService } from '../domain/terminators.ts';
+import type { TerminatorService } from '../domain/terminators.ts';
 import {
   configDetail,
   configTypeDetail,
@@ -28,15 +28,16 @@ export interface InventoryOperationDeps {
   maintenance: DatabaseMaintenance;
 }
 
-const body = <T>(req: OperationRequest) => (req.body ?? {}) as T;
 const id = (req: OperationRequest) => req.params.id ?? '';
 
-/** The operations inventory implements, keyed `<api>.<operationId>`; the rest answer 501. */
-export function inventoryOperations(deps: InventoryOperationDeps = {} as InventoryOperationDeps): OperationHandlers {
-  const { configTypes, configs, services, routers, terminators, identityServiceConfigs, maintenance } = deps;
+/** A request whose body decodes to `B` (each of the operations a shared handler serves). */
+type WithBody<B> = OperationRequest & { body: B };
 
-  const listPage = async <T, W>(p: ListPage<T>, map: (items: T[]) => Promise<W[]> | W[]) =>
-    reply.json(listEnvelope(await map(p.items), { ...p.pagination, totalCount: p.totalCount }, p.filterableFields));
+/** Every operation inventory owns, keyed `<api>.<operationId>` (the compiler checks it names each one). */
+export function inventoryOperations(
+  deps: InventoryOperationDeps = {} as InventoryOperationDeps,
+): OperationHandlers<'inventory'> {
+  const { configTypes, configs, services, routers, terminators, identityServiceConfigs, maintenance } = deps;
 
   async function configDetails(list: Config[]) {
     const types = await configs.typesOf(list);
@@ -51,12 +52,12 @@ export function inventoryOperations(deps: InventoryOperationDeps = {} as Invento
   }
 
   const updateService =
-    (mode: 'replace' | 'patch'): OperationHandler =>
-    async (req) => {
-      await services.update(id(req), body<ServiceInput>(req), mode);
+    (mode: 'replace' | 'patch') =>
+    async (req: WithBody<ServiceInput>): Promise<OperationReply> => {
+      await services.update(id(req), req.body, mode);
       return reply.empty();
     };
-  const deleteService: OperationHandler = async (req) => {
+  const deleteService = async (req: OperationRequest): Promise<OperationReply> => {
     await services.delete(id(req));
     return reply.empty();
   };
@@ -67,69 +68,75 @@ export function inventoryOperations(deps: InventoryOperationDeps = {} as Invento
     return list.map((r) => show(r, pending.get(r.id)));
   }
 
-  function routerHandlers(
-    kind: RouterKind,
-    names: { list: string; create: string; detail: string; update: string; patch: string; delete: string },
-    show: (r: Router, e?: RouterEnrollment) => unknown,
-    collection: string,
-  ) {
+  /** list/create/detail/update/patch/delete of one kind of router; the table names the operation each serves. */
+  function routerHandlers(kind: RouterKind, show: (r: Router, e?: RouterEnrollment) => unknown, collection: string) {
     return {
-      [names.list]: async (req: OperationRequest) =>
-        listPage(await routers.list(kind, listInputOf(req), kind === 'edge' ? roleFilterOf(req) : undefined), (items) =>
-          routerDetails(items, show),
-        ),
-      [names.create]: async (req: OperationRequest) =>
-        reply.created((await routers.create(kind, body<RouterInput>(req))).id, collection),
-      [names.detail]: async (req: OperationRequest) =>
+      list: async (req: OperationRequest) => {
+        const page = await routers.list(kind, listInputOf(req), kind === 'edge' ? roleFilterOf(req) : undefined);
+        return pageReply({ ...page, items: await routerDetails(page.items, show) });
+      },
+      create: async (req: WithBody<RouterInput>) =>
+        reply.created((await routers.create(kind, req.body)).id, collection),
+      detail: async (req: OperationRequest) =>
         reply.ok((await routerDetails([await routers.get(kind, id(req))], show))[0]),
-      [names.update]: async (req: OperationRequest) => {
-        await routers.update(kind, id(req), body<RouterInput>(req), 'replace');
+      update: async (req: WithBody<RouterInput>) => {
+        await routers.update(kind, id(req), req.body, 'replace');
         return reply.empty();
       },
-      [names.patch]: async (req: OperationRequest) => {
-        await routers.update(kind, id(req), body<RouterInput>(req), 'patch');
+      patch: async (req: WithBody<RouterInput>) => {
+        await routers.update(kind, id(req), req.body, 'patch');
         return reply.empty();
       },
-      [names.delete]: async (req: OperationRequest) => {
+      delete: async (req: OperationRequest) => {
         await routers.delete(kind, id(req));
         return reply.empty();
       },
-    } satisfies OperationHandlers;
+    };
   }
+  const edgeRouters = routerHandlers('edge', edgeRouterDetail, 'edge-routers');
+  const transitRouters = routerHandlers('transit', (r, e) => routerDetail(r, 'routers', e), 'routers');
+  const transitRoutersByNewPath = routerHandlers(
+    'transit',
+    (r, e) => routerDetail(r, 'transit-routers', e),
+    'transit-routers',
+  );
 
   return {
     // Config types
-    'management.listConfigTypes': async (req) =>
-      listPage(await configTypes.list(listInputOf(req)), (items) => items.map(configTypeDetail)),
+    'management.listConfigTypes': async (req) => pageReply(await configTypes.list(listInputOf(req)), configTypeDetail),
     'management.createConfigType': async (req) =>
-      reply.created((await configTypes.create(body<ConfigTypeInput>(req))).id, 'config-types'),
+      reply.created((await configTypes.create(req.body)).id, 'config-types'),
     'management.detailConfigType': async (req) => reply.ok(configTypeDetail(await configTypes.get(id(req)))),
     'management.updateConfigType': async (req) => {
-      await configTypes.update(id(req), body<ConfigTypeInput>(req), 'replace');
+      await configTypes.update(id(req), req.body, 'replace');
       return reply.empty();
     },
     'management.patchConfigType': async (req) => {
-      await configTypes.update(id(req), body<ConfigTypeInput>(req), 'patch');
+      await configTypes.update(id(req), req.body, 'patch');
       return reply.empty();
     },
     'management.deleteConfigType': async (req) => {
       await configTypes.delete(id(req));
       return reply.empty();
     },
-    'management.listConfigsForConfigType': async (req) =>
-      listPage(await configs.listForType(id(req), listInputOf(req)), configDetails),
+    'management.listConfigsForConfigType': async (req) => {
+      const page = await configs.listForType(id(req), listInputOf(req));
+      return pageReply({ ...page, items: await configDetails(page.items) });
+    },
 
     // Configs
-    'management.listConfigs': async (req) => listPage(await configs.list(listInputOf(req)), configDetails),
-    'management.createConfig': async (req) =>
-      reply.created((await configs.create(body<ConfigInput>(req))).id, 'configs'),
+    'management.listConfigs': async (req) => {
+      const page = await configs.list(listInputOf(req));
+      return pageReply({ ...page, items: await configDetails(page.items) });
+    },
+    'management.createConfig': async (req) => reply.created((await configs.create(req.body)).id, 'configs'),
     'management.detailConfig': async (req) => reply.ok((await configDetails([await configs.get(id(req))]))[0]),
     'management.updateConfig': async (req) => {
-      await configs.update(id(req), body<ConfigInput>(req), 'replace');
+      await configs.update(id(req), req.body, 'replace');
       return reply.empty();
     },
     'management.patchConfig': async (req) => {
-      await configs.update(id(req), body<ConfigInput>(req), 'patch');
+      await configs.update(id(req), req.body, 'patch');
       return reply.empty();
     },
     'management.deleteConfig': async (req) => {
@@ -137,17 +144,19 @@ export function inventoryOperations(deps: InventoryOperationDeps = {} as Invento
       return reply.empty();
     },
     // Services
-    'management.createService': async (req) =>
-      reply.created((await services.create(body<ServiceInput>(req))).id, 'services'),
+    'management.createService': async (req) => reply.created((await services.create(req.body)).id, 'services'),
     'management.updateService': updateService('replace'),
     'management.patchService': updateService('patch'),
     'management.deleteService': deleteService,
     'management.listServiceConfig': async (req) => {
       await services.get(id(req));
-      return listPage(await configs.list(listInputOf(req), { serviceId: id(req) }), configDetails);
+      const page = await configs.list(listInputOf(req), { serviceId: id(req) });
+      return pageReply({ ...page, items: await configDetails(page.items) });
     },
-    'management.listServiceTerminators': async (req) =>
-      listPage(await terminators.listForService(id(req), listInputOf(req)), terminatorDetails),
+    'management.listServiceTerminators': async (req) => {
+      const page = await terminators.listForService(id(req), listInputOf(req));
+      return pageReply({ ...page, items: await terminatorDetails(page.items) });
+    },
     'client.updateService': updateService('replace'),
     'client.patchService': updateService('patch'),
     'client.deleteService': deleteService,
@@ -156,74 +165,56 @@ export function inventoryOperations(deps: InventoryOperationDeps = {} as Invento
     'management.listIdentitysServiceConfigs': async (req) => {
       const list = await identityServiceConfigs.list(id(req));
       const data = list.map((l) => serviceConfigDetail(l, { service: l.service?.name, config: l.config?.name }));
-      return reply.json(listEnvelope(data, { limit: data.length, offset: 0, totalCount: data.length }));
+      // Not paged: every pair at once.
+      return pageReply({ items: data, totalCount: data.length, pagination: { limit: data.length, offset: 0 } });
     },
     'management.associateIdentitysServiceConfigs': async (req) => {
-      await identityServiceConfigs.associate(id(req), body<ServiceConfigPair[]>(req));
+      await identityServiceConfigs.associate(id(req), req.body);
       return reply.empty();
     },
     'management.disassociateIdentitysServiceConfigs': async (req) => {
-      await identityServiceConfigs.disassociate(id(req), (req.body ?? []) as ServiceConfigPair[]);
+      await identityServiceConfigs.disassociate(id(req), req.body ?? []);
       return reply.empty();
     },
 
     // Routers
-    ...routerHandlers(
-      'edge',
-      {
-        list: 'management.listEdgeRouters',
-        create: 'management.createEdgeRouter',
-        detail: 'management.detailEdgeRouter',
-        update: 'management.updateEdgeRouter',
-        patch: 'management.patchEdgeRouter',
-        delete: 'management.deleteEdgeRouter',
-      },
-      edgeRouterDetail,
-      'edge-routers',
-    ),
+    'management.listEdgeRouters': edgeRouters.list,
+    'management.createEdgeRouter': edgeRouters.create,
+    'management.detailEdgeRouter': edgeRouters.detail,
+    'management.updateEdgeRouter': edgeRouters.update,
+    'management.patchEdgeRouter': edgeRouters.patch,
+    'management.deleteEdgeRouter': edgeRouters.delete,
     'management.reEnrollEdgeRouter': async (req) => {
       await routers.reEnroll(id(req));
       return reply.empty();
     },
-    ...routerHandlers(
-      'transit',
-      {
-        list: 'management.listRouters',
-        create: 'management.createRouter',
-        detail: 'management.detailRouter',
-        update: 'management.updateRouter',
-        patch: 'management.patchRouter',
-        delete: 'management.deleteRouter',
-      },
-      (r, e) => routerDetail(r, 'routers', e),
-      'routers',
-    ),
-    ...routerHandlers(
-      'transit',
-      {
-        list: 'management.listTransitRouters',
-        create: 'management.createTransitRouter',
-        detail: 'management.detailTransitRouter',
-        update: 'management.updateTransitRouter',
-        patch: 'management.patchTransitRouter',
-        delete: 'management.deleteTransitRouter',
-      },
-      (r, e) => routerDetail(r, 'transit-routers', e),
-      'transit-routers',
-    ),
+    'management.listRouters': transitRouters.list,
+    'management.createRouter': transitRouters.create,
+    'management.detailRouter': transitRouters.detail,
+    'management.updateRouter': transitRouters.update,
+    'management.patchRouter': transitRouters.patch,
+    'management.deleteRouter': transitRouters.delete,
+    'management.listTransitRouters': transitRoutersByNewPath.list,
+    'management.createTransitRouter': transitRoutersByNewPath.create,
+    'management.detailTransitRouter': transitRoutersByNewPath.detail,
+    'management.updateTransitRouter': transitRoutersByNewPath.update,
+    'management.patchTransitRouter': transitRoutersByNewPath.patch,
+    'management.deleteTransitRouter': transitRoutersByNewPath.delete,
 
     // Terminators
-    'management.listTerminators': async (req) => listPage(await terminators.list(listInputOf(req)), terminatorDetails),
-    'management.createTerminator': async (req) =>
-      reply.created((await terminators.create(body<TerminatorInput>(req))).id, 'terminators'),
+    'management.listTerminators': async (req) => {
+      const page = await terminators.list(listInputOf(req));
+      return pageReply({ ...page, items: await terminatorDetails(page.items) });
+    },
+    'management.createTerminator': async (req) => reply.created((await terminators.create(req.body)).id, 'terminators'),
     'management.detailTerminator': async (req) =>
       reply.ok((await terminatorDetails([await terminators.get(id(req))]))[0]),
     'management.updateTerminator': async (req) => {
-      await terminators.update(id(req), body<TerminatorInput>(req), 'replace');
+      await terminators.update(id(req), req.body, 'replace');
       return reply.empty();
     },
     'management.patchTerminator': async (req) => {
-      await terminators.update(id(req), body<TerminatorInput>(req), 'patch');
+      await terminators.update(id(req), req.body, 'patch');
       return reply.empty();
     },
     'management.deleteTerminator': async (req) => {

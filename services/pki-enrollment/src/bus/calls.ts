@@ -1,13 +1,5 @@
-import {
-  ApiError,
-  calls,
-  createIdentityEnrollmentsRequestSchema,
-  deleteIdentityEnrollmentsRequestSchema,
-  pendingEnrollmentsRequestSchema,
-  pkiCallNames,
-  verifyClientCertificateRequestSchema,
-} from '@ziti/contracts';
-import type { z } from 'zod';
+import { pkiEnrollmentCallContracts } from '@ziti/contracts';
+import { type CallTable, callHandlers } from '@ziti/platform';
 import type { CaService } from '../domain/ca-service.ts';
 import type { ControllerPkiService } from '../domain/controller-pki.ts';
 import type { EnrollmentService } from '../domain/enrollment-service.ts';
@@ -18,37 +10,21 @@ export interface PkiCallDeps {
   enrollments: EnrollmentService;
 }
 
-function parse<T>(schema: z.ZodType<T>, payload: unknown, action: string): T {
-  const parsed = schema.safeParse(payload);
-  if (!parsed.success) {
-    throw new ApiError('COULD_NOT_VALIDATE', {
-      code: 'COULD_NOT_VALIDATE',
-      message: `malformed ${action} request: ${parsed.error.issues[0]?.message ?? ''}`,
-    });
-  }
-  return parsed.data;
-}
-
-/** Service-to-service calls pki-enrollment serves on `ziti.rpc.pki-enrollment.call.<action>` (shapes in contracts). */
-export function pkiCalls(deps: PkiCallDeps): Record<string, (payload: unknown) => Promise<unknown>> {
+/**
+ * Service-to-service calls pki-enrollment serves on `ziti.rpc.pki-enrollment.call.<action>`
+ * (contracts in packages/contracts/src/service-calls.ts).
+ */
+export function pkiCalls(deps: PkiCallDeps): CallTable {
   const { pki, cas, enrollments } = deps;
-  return {
-    [calls.serverIdentity]: async () => pki.serverIdentity(),
-    [pkiCallNames.verifyClientCertificate]: async (payload) => {
-      const { chainPem } = parse(verifyClientCertificateRequestSchema, payload, 'verifyClientCertificate');
-      return cas.verifyClientCertificate(chainPem);
-    },
-    [pkiCallNames.pendingEnrollments]: async (payload) => {
-      const { identityIds } = parse(pendingEnrollmentsRequestSchema, payload, 'pendingEnrollments');
-      return { enrollments: await enrollments.pendingFor(identityIds) };
-    },
-    [pkiCallNames.createIdentityEnrollments]: async (payload) => {
-      const request = parse(createIdentityEnrollmentsRequestSchema, payload, 'createIdentityEnrollments');
-      return { ids: await enrollments.createForIdentity(request.identityId, request.enrollments) };
-    },
-    [pkiCallNames.deleteIdentityEnrollments]: async (payload) => {
-      const request = parse(deleteIdentityEnrollmentsRequestSchema, payload, 'deleteIdentityEnrollments');
-      return { ids: await enrollments.deleteForIdentity(request.identityId, request.ids) };
-    },
-  };
+  return callHandlers(pkiEnrollmentCallContracts, {
+    serverIdentity: async () => pki.serverIdentity(),
+    verifyClientCertificate: ({ chainPem }) => cas.verifyClientCertificate(chainPem),
+    pendingEnrollments: async ({ identityIds }) => ({ enrollments: await enrollments.pendingFor(identityIds) }),
+    createIdentityEnrollments: async ({ identityId, enrollments: specs }) => ({
+      ids: await enrollments.createForIdentity(identityId, specs),
+    }),
+    deleteIdentityEnrollments: async ({ identityId, ids }) => ({
+      ids: await enrollments.deleteForIdentity(identityId, ids),
+    }),
+  });
 }

@@ -1,5 +1,5 @@
 import type { EnrollmentState } from '@ziti/contracts';
-import type { Database, Db } from '@ziti/platform';
+import type { CallTable, Database, Db } from '@ziti/platform';
 import { entityStatesPage, maintenanceHandlers } from '@ziti/platform';
 import type { RouterEnrollmentService } from '../domain/router-enrollment.ts';
 
@@ -20,10 +20,7 @@ export interface PkiMaintenanceDeps {
   enrollmentStates: (tx: Db, page: { where: string; params: unknown[]; limit: number }) => Promise<EnrollmentState[]>;
 }
 
-export function maintenanceCalls(
-  database: Database,
-  deps?: PkiMaintenanceDeps,
-): Record<string, (payload: unknown) => Promise<unknown>> {
+export function maintenanceCalls(database: Database, deps?: PkiMaintenanceDeps): CallTable {
   return maintenanceHandlers({
     service: 'pki-enrollment',
     database,

@@ -1,16 +1,23 @@
-import { ApiError, type OperationReply, type OperationRequest, listEnvelope } from '@ziti/contracts';
-import type { OperationHandler, OperationHandlers } from '@ziti/platform';
-import { firstQueryValue, listInputOf, reply } from '@ziti/platform';
-import type { CaInput, CaService } from '../domain/ca-service.ts';
+import {
+  ApiError,
+  type OperationKeyOf,
+  type OperationReply,
+  type OperationRequest,
+  type OperationRequestOf,
+} from '@ziti/contracts';
+import type { OperationHandlerMap } from '@ziti/platform';
+import { firstQueryValue, listInputOf, pageReply, reply } from '@ziti/platform';
+import type { CaService } from '../domain/ca-service.ts';
 import type { ControllerPkiService } from '../domain/controller-pki.ts';
 import type { EnrollRequest, EnrollResult, EnrollService } from '../domain/enroll-service.ts';
-import type { EnrollmentInput, EnrollmentService } from '../domain/enrollment-service.ts';
+import type { EnrollmentService } from '../domain/enrollment-service.ts';
 import type { EnrollmentJwtIssuer } from '../domain/enrollment-jwt.ts';
 import type { ExtensionService } from '../domain/extension-service.ts';
-import type { Enrollment, ListPage } from '../domain/model.ts';
+import type { Enrollment } from '../domain/model.ts';
 import type { CredentialPort } from '../domain/ports.ts';
 import type { SessionCertificateService, SessionOwner } from '../domain/session-certificate-service.ts';
 import { caDetail, enrollmentDetail, sessionCertificateDetail } from './mappers.ts';
+import type { RouterEnrollmentOperationKey } from './router-enrollment.ts';
 
 export interface PkiOperationDeps {
   pki: ControllerPkiService;
@@ -28,16 +35,11 @@ function owner(req: OperationRequest): SessionOwner {
   return { identityId: req.caller.identityId, apiSessionId: req.caller.apiSessionId };
 }
 
-const jsonBody = (req: OperationRequest): Record<string, unknown> =>
-  req.body !== null && typeof req.body === 'object' && !Array.isArray(req.body)
-    ? (req.body as Record<string, unknown>)
-    : {};
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+/** A JSON object body as it came (the enroll operations that declare no body pass any JSON on unread). */
+const jsonBody = (req: OperationRequest): Record<string, unknown> => (isRecord(req.body) ? req.body : {});
 const id = (req: OperationRequest) => req.params.id ?? '';
 const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-
-function listReply<T>(page: ListPage<T>, data: unknown[]): OperationReply {
-  return reply.json(listEnvelope(data, { ...page.pagination, totalCount: page.totalCount }, page.filterableFields));
-}
 
 /** Non-JSON bodies the enroll endpoints read (ZITI-FACTS §8.2); anything else is INVALID_CONTENT_TYPE. */
 const rawEnrollTypes = new Set([
@@ -98,8 +100,13 @@ function enrollReply(req: OperationRequest, result: EnrollResult, alwaysJson = f
   return reply.empty();
 }
 
-/** The operations this service implements, keyed `<api>.<operationId>`; the rest answer 501. */
-export function pkiOperations(deps: PkiOperationDeps): OperationHandlers {
+/**
+ * Every operation pki-enrollment owns but the router enrollments (`routerEnrollmentOperations`),
+ * keyed `<api>.<operationId>`; app.ts checks the two together name each one.
+ */
+export function pkiOperations(
+  deps: PkiOperationDeps,
+): OperationHandlerMap<Exclude<OperationKeyOf<'pki-enrollment'>, RouterEnrollmentOperationKey>> {
   const { pki, cas, enrollments, enroll, extensions, sessionCertificates, jwts, credentials } = deps;
 
   // ZITI-FACTS §8.4: base64 PKCS#7 certs-only, served without authentication on both APIs.
@@ -111,27 +118,35 @@ export function pkiOperations(deps: PkiOperationDeps): OperationHandlers {
     return list.map((e) => enrollmentDetail(e, e.identityId ? owners.get(e.identityId) : undefined));
   }
 
-  const extend: OperationHandler = async (req) => {
+  const extend = async (
+    req: OperationRequestOf<
+      'client.extendCurrentIdentityAuthenticator' | 'management.extendCurrentIdentityAuthenticator'
+    >,
+  ) => {
     const caller = owner(req);
     const result = await extensions.extend({
       identityId: caller.identityId,
       authenticatorId: id(req),
       clientCertChain: req.clientCertChain ?? [],
-      csrPem: text(jsonBody(req).clientCertCsr) ?? '',
+      csrPem: req.body.clientCertCsr,
     });
     return reply.ok(result);
   };
-  const extendVerify: OperationHandler = async (req) => {
+  const extendVerify = async (
+    req: OperationRequestOf<
+      'client.extendVerifyCurrentIdentityAuthenticator' | 'management.extendVerifyCurrentIdentityAuthenticator'
+    >,
+  ) => {
     const caller = owner(req);
     await extensions.verifyExtension({
       identityId: caller.identityId,
       authenticatorId: id(req),
-      clientCertPem: text(jsonBody(req).clientCert) ?? '',
+      clientCertPem: req.body.clientCert,
     });
     return reply.empty();
   };
 
-  const handlers: OperationHandlers = {
+  return {
     'client.listWellKnownCas': cacerts,
     'management.listWellKnownCas': cacerts,
     'client.extendCurrentIdentityAuthenticator': extend,
@@ -140,18 +155,15 @@ export function pkiOperations(deps: PkiOperationDeps): OperationHandlers {
     'management.extendVerifyCurrentIdentityAuthenticator': extendVerify,
 
     // ----------------------------------------------------------------------------------- CAs
-    'management.listCas': async (req) => {
-      const page = await cas.list(listInputOf(req));
-      return listReply(page, page.items.map(caDetail));
-    },
-    'management.createCa': async (req) => reply.created((await cas.create(jsonBody(req) as CaInput)).id, 'cas'),
+    'management.listCas': async (req) => pageReply(await cas.list(listInputOf(req)), caDetail),
+    'management.createCa': async (req) => reply.created((await cas.create(req.body)).id, 'cas'),
     'management.detailCa': async (req) => reply.ok(caDetail(await cas.get(id(req)))),
     'management.updateCa': async (req) => {
-      await cas.update(id(req), jsonBody(req) as CaInput, 'replace');
+      await cas.update(id(req), req.body, 'replace');
       return reply.empty();
     },
     'management.patchCa': async (req) => {
-      await cas.update(id(req), jsonBody(req) as CaInput, 'patch');
+      await cas.update(id(req), req.body, 'patch');
       return reply.empty();
     },
     'management.deleteCa': async (req) => {
@@ -161,8 +173,7 @@ export function pkiOperations(deps: PkiOperationDeps): OperationHandlers {
     'management.getCaJwt': async (req) => reply.raw('application/jwt', await cas.jwt(id(req))),
     'management.verifyCa': async (req) => {
       // The reference reads the body as text/plain PEM; a JSON string body is read the same way.
-      const pem =
-        req.rawBody !== undefined ? Buffer.from(req.rawBody, 'base64').toString('utf8') : (text(req.body) ?? '');
+      const pem = req.rawBody !== undefined ? Buffer.from(req.rawBody, 'base64').toString('utf8') : (req.body ?? '');
       await cas.verify(id(req), pem);
       return reply.empty();
     },
@@ -170,14 +181,13 @@ export function pkiOperations(deps: PkiOperationDeps): OperationHandlers {
     // --------------------------------------------------------------------------- enrollments
     'management.listEnrollments': async (req) => {
       const page = await enrollments.list(listInputOf(req));
-      return listReply(page, await enrollmentDetails(page.items));
+      return pageReply({ ...page, items: await enrollmentDetails(page.items) });
     },
     'management.getIdentityEnrollments': async (req) => {
       const page = await enrollments.list(listInputOf(req), id(req));
-      return listReply(page, await enrollmentDetails(page.items));
+      return pageReply({ ...page, items: await enrollmentDetails(page.items) });
     },
-    'management.createEnrollment': async (req) =>
-      reply.created((await enrollments.create(jsonBody(req) as EnrollmentInput)).id, 'enrollments'),
+    'management.createEnrollment': async (req) => reply.created((await enrollments.create(req.body)).id, 'enrollments'),
     'management.detailEnrollment': async (req) =>
       reply.ok((await enrollmentDetails([await enrollments.get(id(req))]))[0]),
     'management.deleteEnrollment': async (req) => {
@@ -185,7 +195,7 @@ export function pkiOperations(deps: PkiOperationDeps): OperationHandlers {
       return reply.empty();
     },
     'management.refreshEnrollment': async (req) => {
-      const refreshed = await enrollments.refresh(id(req), text(jsonBody(req).expiresAt));
+      const refreshed = await enrollments.refresh(id(req), req.body.expiresAt);
       // The spec declares a create envelope (the reference sends an empty one): the id and link fit both.
       return reply.json({
         data: { id: refreshed.id, _links: { self: { href: `./enrollments/${refreshed.id}` } } },
@@ -193,7 +203,7 @@ export function pkiOperations(deps: PkiOperationDeps): OperationHandlers {
       });
     },
     'management.reEnrollAuthenticator': async (req) => {
-      const enrollment = await extensions.reEnroll(id(req), text(jsonBody(req).expiresAt));
+      const enrollment = await extensions.reEnroll(id(req), req.body.expiresAt);
       return reply.created(enrollment.id, 'enrollments');
     },
 
@@ -212,18 +222,14 @@ export function pkiOperations(deps: PkiOperationDeps): OperationHandlers {
     'client.enrollUpdb': async (req) => enrollReply(req, await enroll.enrollWithToken(enrollRequest(req), 'updb')),
     'client.enrollCa': async (req) => enrollReply(req, await enroll.enrollWithCa(enrollRequest(req))),
     'client.getEnrollmentJwks': async () => reply.json(await jwts.jwks()),
-    'client.enrollmentChallenge': async (req) => {
-      const body = jsonBody(req);
-      return reply.json(await jwts.signChallenge({ keyId: text(body.keyId) ?? '', nonce: text(body.nonce) ?? '' }));
-    },
+    'client.enrollmentChallenge': async (req) =>
+      reply.json(await jwts.signChallenge({ keyId: req.body.keyId, nonce: req.body.nonce })),
 
     // ---------------------------------------------------------------- API session certificates
-    'client.listCurrentApiSessionCertificates': async (req) => {
-      const page = await sessionCertificates.list(owner(req), listInputOf(req));
-      return listReply(page, page.items.map(sessionCertificateDetail));
-    },
+    'client.listCurrentApiSessionCertificates': async (req) =>
+      pageReply(await sessionCertificates.list(owner(req), listInputOf(req)), sessionCertificateDetail),
     'client.createCurrentApiSessionCertificate': async (req) => {
-      const { certificate, cas: bundle } = await sessionCertificates.create(owner(req), text(jsonBody(req).csr) ?? '');
+      const { certificate, cas: bundle } = await sessionCertificates.create(owner(req), req.body.csr);
       return reply.json(
         {
           data: {
@@ -244,5 +250,4 @@ export function pkiOperations(deps: PkiOperationDeps): OperationHandlers {
       return reply.empty();
     },
   };
-  return handlers;
 }

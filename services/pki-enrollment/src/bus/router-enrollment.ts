@@ -1,16 +1,13 @@
+import { inventoryCallContracts, maintenanceCallContracts, routerEnrollmentCallContracts } from '@ziti/contracts';
 import {
-  ApiError,
-  type OperationRequest,
-  entityStatesReplySchema,
-  issueRouterEnrollmentRequestSchema,
-  maintenanceActions,
-  pendingRouterEnrollmentsRequestSchema,
-  revokeRouterEnrollmentsRequestSchema,
-  routerByFingerprintReplySchema,
-  routerEnrollmentActions,
-} from '@ziti/contracts';
-import { type Bus, type OperationHandlers, callService, reply } from '@ziti/platform';
-import type { z } from 'zod';
+  type Bus,
+  type CallTable,
+  type OperationHandlerMap,
+  callHandlers,
+  callService,
+  firstQueryValue,
+  reply,
+} from '@ziti/platform';
 import type { EnrollService } from '../domain/enroll-service.ts';
 import type { Enrollment } from '../domain/model.ts';
 import type { RouterDirectory, RouterEnrollmentService, RouterKind } from '../domain/router-enrollment.ts';
@@ -19,17 +16,13 @@ import type { RouterDirectory, RouterEnrollmentService, RouterKind } from '../do
 export class BusRouterDirectory implements RouterDirectory {
   constructor(private readonly bus: Bus) {}
 
-  private ask(action: string, payload: unknown): Promise<unknown> {
-    return callService(this.bus, 'inventory', action, payload);
-  }
-
   async enrolled(input: { routerId: string; kind: RouterKind; fingerprint: string; certPem: string }): Promise<void> {
-    await this.ask(routerEnrollmentActions.enrolled, input);
+    await callService(this.bus, 'inventory', inventoryCallContracts.routerEnrolled, input);
   }
 
   async byFingerprint(fingerprint: string) {
-    const reply = await this.ask(routerEnrollmentActions.byFingerprint, { fingerprint });
-    return routerByFingerprintReplySchema.parse(reply).router;
+    return (await callService(this.bus, 'inventory', inventoryCallContracts.routerByFingerprint, { fingerprint }))
+      .router;
   }
 
   async certificateChanged(input: {
@@ -38,24 +31,20 @@ export class BusRouterDirectory implements RouterDirectory {
     fingerprint: string;
     certPem: string;
   }): Promise<void> {
-    await this.ask(routerEnrollmentActions.certificateChanged, input);
+    await callService(this.bus, 'inventory', inventoryCallContracts.routerCertificateChanged, input);
   }
 
   async existingEdgeRouters(ids: string[]): Promise<Set<string>> {
     const found = new Set<string>();
     for (let i = 0; i < ids.length; i += 500) {
-      const reply = await this.ask(maintenanceActions.entityStates, { type: 'edgeRouter', ids: ids.slice(i, i + 500) });
-      for (const s of entityStatesReplySchema.parse(reply).states) found.add(String(s.id));
+      const { states } = await callService(this.bus, 'inventory', maintenanceCallContracts.entityStates, {
+        type: 'edgeRouter',
+        ids: ids.slice(i, i + 500),
+      });
+      for (const s of states) found.add(String(s.id));
     }
     return found;
   }
-}
-
-function parse<T>(schema: z.ZodType<T>, payload: unknown, action: string): T {
-  const parsed = schema.safeParse(payload);
-  if (!parsed.success)
-    throw new ApiError('COULD_NOT_VALIDATE', { code: 'UNHANDLED', message: `malformed ${action} request` });
-  return parsed.data;
 }
 
 const info = (e: Enrollment) => ({
@@ -67,55 +56,48 @@ const info = (e: Enrollment) => ({
 });
 
 /** Calls pki-enrollment serves for inventory: a router's enrollment issued, revoked, shown. */
-export function routerEnrollmentCalls(
-  routers: RouterEnrollmentService,
-): Record<string, (payload: unknown) => Promise<unknown>> {
-  return {
-    [routerEnrollmentActions.issue]: async (payload) => {
-      const { routerId, kind } = parse(issueRouterEnrollmentRequestSchema, payload, routerEnrollmentActions.issue);
-      return info(await routers.issue(routerId, kind));
-    },
-    [routerEnrollmentActions.revoke]: async (payload) => {
-      await routers.revoke(
-        parse(revokeRouterEnrollmentsRequestSchema, payload, routerEnrollmentActions.revoke).routerId,
-      );
+export function routerEnrollmentCalls(routers: RouterEnrollmentService): CallTable {
+  return callHandlers(routerEnrollmentCallContracts, {
+    issue: async ({ routerId, kind }) => info(await routers.issue(routerId, kind)),
+    revoke: async ({ routerId }) => {
+      await routers.revoke(routerId);
       return {};
     },
-    [routerEnrollmentActions.pending]: async (payload) => {
-      const { routerIds } = parse(pendingRouterEnrollmentsRequestSchema, payload, routerEnrollmentActions.pending);
+    pending: async ({ routerIds }) => {
       const pending = await routers.pending(routerIds);
       return { enrollments: Object.fromEntries([...pending].map(([id, e]) => [id, info(e)])) };
     },
-  };
+  });
 }
 
-const jsonBody = (req: OperationRequest): Record<string, unknown> =>
-  req.body !== null && typeof req.body === 'object' && !Array.isArray(req.body)
-    ? (req.body as Record<string, unknown>)
-    : {};
-const first = (v: unknown) => (Array.isArray(v) ? v[0] : v);
+/** The operations of router enrollment; pki-enrollment's other operations are in operations.ts. */
+export type RouterEnrollmentOperationKey = 'client.enrollErOtt' | 'client.extendRouterEnrollment';
 
 /**
  * `POST /enroll/erott` (the spec's body: `clientCsr`, `serverCsr`, `token`; the token may also come
  * in the query as on `/enroll`) and `POST /enroll/extend/router` (`certCsr`, `serverCertCsr`, with
  * the router's current certificate on TLS). Both answer `{ca, cert, serverCert}`.
  */
-export function routerEnrollmentOperations(routers: RouterEnrollmentService, enroll: EnrollService): OperationHandlers {
+export function routerEnrollmentOperations(
+  routers: RouterEnrollmentService,
+  enroll: EnrollService,
+): OperationHandlerMap<RouterEnrollmentOperationKey> {
   return {
     'client.enrollErOtt': async (req) => {
-      const body = jsonBody(req);
-      const token = first(req.query.token) ?? body.token;
+      // The gateway keeps only the spec's properties (`clientCsr`, `serverCsr`, `token`).
+      const { clientCsr, serverCsr } = req.body;
+      const token = firstQueryValue(req.query.token) ?? req.body.token;
       const result = await enroll.enrollWithToken(
         {
-          ...(typeof token === 'string' ? { token } : {}),
+          ...(token !== undefined ? { token } : {}),
           clientCertChain: req.clientCertChain ?? [],
-          body: { certCsr: body.clientCsr ?? body.certCsr, serverCertCsr: body.serverCsr ?? body.serverCertCsr },
+          body: { certCsr: clientCsr, serverCertCsr: serverCsr },
         },
         'erott',
       );
       return result.kind === 'data' ? reply.ok(result.data) : reply.empty();
     },
     'client.extendRouterEnrollment': async (req) =>
-      reply.ok(await routers.extend({ clientCertChain: req.clientCertChain ?? [], body: jsonBody(req) })),
+      reply.ok(await routers.extend({ clientCertChain: req.clientCertChain ?? [], body: req.body })),
   };
 }

@@ -1,8 +1,7 @@
 import { ApiError, type EdgeRouterState, type OperationRequest } from '@ziti/contracts';
-import type { OperationHandlers } from '@ziti/platform';
-import { reply } from '@ziti/platform';
+import { type OperationHandlersPart, pageEnvelope, pageReply, reply } from '@ziti/platform';
 import type { ClientCaller, ClientEdgeRouterService } from '../domain/client-edge-routers.ts';
-import { edgeRouterBase, listInput, pageReply, pathId } from './related-details.ts';
+import { edgeRouterBase, listInput, pathId } from './related-details.ts';
 
 /** What the client edge-router transports call; read per request, so the operation keys exist before wiring. */
 export interface ClientEdgeRouterDeps {
@@ -61,7 +60,7 @@ export function serviceEdgeRouterDetail(r: EdgeRouterState) {
  * answers it, paged and filtered by ZitiQL like the other lists, with the page in `meta.pagination`
  * (the reference sends `meta: {}` and at most 25 routers, unfiltered).
  */
-export function clientEdgeRouterOperations(deps: () => ClientEdgeRouterDeps): OperationHandlers {
+export function clientEdgeRouterOperations(deps: () => ClientEdgeRouterDeps) {
   return {
     'client.getCurrentIdentityEdgeRouters': async (req) =>
       pageReply(
@@ -77,9 +76,8 @@ export function clientEdgeRouterOperations(deps: () => ClientEdgeRouterDeps): Op
         req.headers['session-token'],
         listInput(req),
       );
-      const meta: Record<string, unknown> = { pagination: { ...page.pagination, totalCount: page.totalCount } };
-      if (page.filterableFields.length > 0) meta.filterableFields = page.filterableFields;
-      return reply.json({ data: { edgeRouters: page.items.map(serviceEdgeRouterDetail) }, meta });
+      const { data, meta } = pageEnvelope(page, serviceEdgeRouterDetail);
+      return reply.json({ data: { edgeRouters: data }, meta });
     },
-  };
+  } satisfies OperationHandlersPart<'policy'>;
 }

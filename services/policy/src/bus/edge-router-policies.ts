@@ -1,4 +1,4 @@
-import type { OperationHandlers } from '@ziti/platform';
+import type { OperationHandlersPart } from '@ziti/platform';
 import type { PolicyService } from '../domain/policies.ts';
 import { type PolicyResource, policyHandlers } from './policy-handlers.ts';
 
@@ -6,17 +6,17 @@ import { type PolicyResource, policyHandlers } from './policy-handlers.ts';
 export const edgeRouterPolicyResource: PolicyResource = {
   collection: 'edge-router-policies',
   linkKeys: ['edge-routers', 'identities'],
-  operations: {
-    list: 'listEdgeRouterPolicies',
-    create: 'createEdgeRouterPolicy',
-    detail: 'detailEdgeRouterPolicy',
-    update: 'updateEdgeRouterPolicy',
-    patch: 'patchEdgeRouterPolicy',
-    delete: 'deleteEdgeRouterPolicy',
-  },
   extra: (p) => ({ isSystem: p.isSystem }),
 };
 
-export function edgeRouterPolicyOperations(policies: () => PolicyService): OperationHandlers {
-  return policyHandlers(edgeRouterPolicyResource, policies);
+export function edgeRouterPolicyOperations(policies: () => PolicyService) {
+  const h = policyHandlers(edgeRouterPolicyResource, policies);
+  return {
+    'management.listEdgeRouterPolicies': h.list,
+    'management.createEdgeRouterPolicy': h.create,
+    'management.detailEdgeRouterPolicy': h.detail,
+    'management.updateEdgeRouterPolicy': h.update,
+    'management.patchEdgeRouterPolicy': h.patch,
+    'management.deleteEdgeRouterPolicy': h.delete,
+  } satisfies OperationHandlersPart<'policy'>;
 }

@@ -1,10 +1,9 @@
-import type { OperationHandlers } from '@ziti/platform';
+import { type OperationHandlersPart, pageReply } from '@ziti/platform';
 import { edgeRouterPolicyResource } from './edge-router-policies.ts';
 import {
   type RelationDeps,
   identityDetailOf,
   listInput,
-  pageReply,
   pathId,
   policyPageReply,
   servicePageReply,
@@ -12,7 +11,7 @@ import {
 import { serviceEdgeRouterPolicyResource } from './service-edge-router-policies.ts';
 
 /** `/edge-routers/{id}/…` (ZITI-FACTS §6.3): who may use an edge router, for what, and through which policies. */
-export function edgeRouterRelationOperations(deps: () => RelationDeps): OperationHandlers {
+export function edgeRouterRelationOperations(deps: () => RelationDeps) {
   const of = (id: string) => ({ from: 'edgeRouter' as const, id });
   return {
     'management.listEdgeRouterIdentities': async (req) =>
@@ -33,5 +32,5 @@ export function edgeRouterRelationOperations(deps: () => RelationDeps): Operatio
       const page = await d.relations.policies('serviceEdgeRouter', of(pathId(req)), listInput(req));
       return policyPageReply(serviceEdgeRouterPolicyResource, d.serviceEdgeRouterPolicies, page);
     },
-  };
+  } satisfies OperationHandlersPart<'policy'>;
 }

@@ -1,10 +1,9 @@
-import type { OperationHandlers } from '@ziti/platform';
+import { type OperationHandlersPart, pageReply } from '@ziti/platform';
 import {
   type RelationDeps,
   accessTypeOf,
   edgeRouterDetailOf,
   listInput,
-  pageReply,
   pathId,
   policyPageReply,
   servicePageReply,
@@ -16,7 +15,7 @@ import { servicePolicyResource } from './service-policies.ts';
  * `/identities/{id}/…` (ZITI-FACTS §6.3): the services an identity may dial or bind (`policyType`
  * narrows to one), its edge routers, and the policies that select it.
  */
-export function identityRelationOperations(deps: () => RelationDeps): OperationHandlers {
+export function identityRelationOperations(deps: () => RelationDeps) {
   const of = (id: string) => ({ from: 'identity' as const, id });
   return {
     'management.listIdentityServices': async (req) => {
@@ -40,5 +39,5 @@ export function identityRelationOperations(deps: () => RelationDeps): OperationH
       const page = await d.relations.policies('edgeRouter', of(pathId(req)), listInput(req));
       return policyPageReply(edgeRouterPolicyResource, d.edgeRouterPolicies, page);
     },
-  };
+  } satisfies OperationHandlersPart<'policy'>;
 }

@@ -1,4 +1,4 @@
-import type { Database } from '@ziti/platform';
+import type { CallTable, Database } from '@ziti/platform';
 import { maintenanceHandlers } from '@ziti/platform';
 import type { PolicyIntegrity } from '../domain/policy-integrity.ts';
 
@@ -21,10 +21,7 @@ export const summaryTables: Record<string, string> = {
  * policy's maintenance calls; its integrity check (read models against their owners, then derived
  * access) is the domain's `PolicyIntegrity`.
  */
-export function maintenanceCalls(
-  database: Database,
-  integrity?: Pick<PolicyIntegrity, 'check'>,
-): Record<string, (payload: unknown) => Promise<unknown>> {
+export function maintenanceCalls(database: Database, integrity?: Pick<PolicyIntegrity, 'check'>): CallTable {
   return maintenanceHandlers({
     service: 'policy',
     database,

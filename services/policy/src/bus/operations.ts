@@ -1,6 +1,5 @@
-import { listEnvelope } from '@ziti/contracts';
-import type { OperationHandler, OperationHandlers } from '@ziti/platform';
-import { listInputOf, reply } from '@ziti/platform';
+import type { OperationRequest } from '@ziti/contracts';
+import { type OperationHandlers, listInputOf, pageReply } from '@ziti/platform';
 import type { PolicyService } from '../domain/policies.ts';
 import type { RelationService } from '../domain/relations.ts';
 import type { RoleAttributeService, RoleAttributeSource } from '../domain/role-attributes.ts';
@@ -43,16 +42,17 @@ export interface PolicyOperationDeps {
 }
 
 /** `/…-role-attributes`: the distinct attributes of the live entities of a read model (ZITI-FACTS §3.4). */
-function roleAttributes(service: () => RoleAttributeService, of: RoleAttributeSource): OperationHandler {
-  return async (req) => {
+function roleAttributes(service: () => RoleAttributeService, of: RoleAttributeSource) {
+  return async (req: OperationRequest) => {
     const { filter } = listInputOf(req);
     const page = await service().list(of, filter);
-    return reply.json(listEnvelope(page.items, { ...page.pagination, totalCount: page.totalCount }));
+    // As the reference: no `filterableFields` on these lists.
+    return pageReply({ ...page, filterableFields: [] });
   };
 }
 
-/** The operations this service implements, keyed `<api>.<operationId>`; the rest answer 501. */
-export function policyOperations(deps: PolicyOperationDeps = {} as PolicyOperationDeps): OperationHandlers {
+/** Every operation policy owns, keyed `<api>.<operationId>` (the compiler checks it names each one). */
+export function policyOperations(deps: PolicyOperationDeps = {} as PolicyOperationDeps): OperationHandlers<'policy'> {
   const attributes = () => deps.roleAttributes;
   const related = (): RelationDeps => deps;
   return {

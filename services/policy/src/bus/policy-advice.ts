@@ -1,6 +1,6 @@
 import type { EdgeRouterState } from '@ziti/contracts';
 import { identityLinks } from '@ziti/contracts';
-import type { OperationHandlers } from '@ziti/platform';
+import type { OperationHandlersPart } from '@ziti/platform';
 import { reply } from '@ziti/platform';
 import type { PolicyAdvice, PolicyAdvisor } from '../domain/advice.ts';
 import { pathId, serviceLinks } from './related-details.ts';
@@ -55,9 +55,9 @@ export function policyAdviceDetail(a: PolicyAdvice) {
 }
 
 /** Management `GET /identities/{id}/policy-advice/{serviceId}` (admin only; the gateway checks it). */
-export function policyAdviceOperations(deps: () => PolicyAdviceDeps): OperationHandlers {
+export function policyAdviceOperations(deps: () => PolicyAdviceDeps) {
   return {
     'management.getIdentityPolicyAdvice': async (req) =>
       reply.ok(policyAdviceDetail(await deps().advice.analyze(pathId(req), req.params.serviceId ?? ''))),
-  };
+  } satisfies OperationHandlersPart<'policy'>;
 }

@@ -1,27 +1,16 @@
-import { type OperationRequest, listEnvelope } from '@ziti/contracts';
-import { type OperationHandlers, listInputOf, reply } from '@ziti/platform';
+import type { OperationReply, OperationRequest } from '@ziti/contracts';
+import { listInputOf, pageReply, reply } from '@ziti/platform';
 import type { Policy, PolicyInput, PolicyService } from '../domain/policies.ts';
 import { type RoleField, type RoleTarget, displayRoles, roleTargetOf } from '../domain/roles.ts';
 
 type Links = Record<string, { href: string }>;
 type RoleNames = Map<RoleTarget, Map<string, string>>;
 
-/** The operation ids of one policy resource. */
-export interface PolicyOperationIds {
-  list: string;
-  create: string;
-  detail: string;
-  update: string;
-  patch: string;
-  delete: string;
-}
-
 /** What a resource file says about its wire shape: collection, link keys and the kind's own fields. */
 export interface PolicyResource {
   collection: string;
   /** Link keys besides `self`, each `./<collection>/<id>/<key>` (ZITI-FACTS §5.4). */
   linkKeys: readonly string[];
-  operations: PolicyOperationIds;
   /** Fields of the kind beyond the common ones and the roles (`type`, `isSystem`). */
   extra: (p: Policy) => Record<string, unknown>;
 }
@@ -55,46 +44,52 @@ export function policyDetail(resource: PolicyResource, fields: readonly RoleFiel
   };
 }
 
-const body = (req: OperationRequest) => (req.body ?? {}) as PolicyInput;
+/** A write of any policy kind: its create, update and patch bodies each decode to a `PolicyInput`. */
+type PolicyWrite = OperationRequest & { body: PolicyInput };
+type Handler<R = OperationRequest> = (req: R) => Promise<OperationReply>;
+
 const id = (req: OperationRequest) => req.params.id ?? '';
 
 /**
  * list/create/detail/update/patch/delete of one policy resource: parse, call the domain, map back.
- * `service` is read per request, so the operation keys exist before the service is wired.
+ * `service` is read per request, so the operation keys exist before the service is wired. The
+ * resource's transport names the operation each one serves.
  */
-export function policyHandlers(resource: PolicyResource, service: () => PolicyService): OperationHandlers {
-  const ops = resource.operations;
+export function policyHandlers(
+  resource: PolicyResource,
+  service: () => PolicyService,
+): {
+  list: Handler;
+  create: Handler<PolicyWrite>;
+  detail: Handler;
+  update: Handler<PolicyWrite>;
+  patch: Handler<PolicyWrite>;
+  delete: Handler;
+} {
   const details = async (policies: PolicyService, list: Policy[]) => {
     const names = await policies.roleNames(list);
     return list.map((p) => policyDetail(resource, policies.spec.roleFields, p, names));
   };
   return {
-    [`management.${ops.list}`]: async (req) => {
+    list: async (req) => {
       const policies = service();
       const page = await policies.list(listInputOf(req));
-      return reply.json(
-        listEnvelope(
-          await details(policies, page.items),
-          { ...page.pagination, totalCount: page.totalCount },
-          page.filterableFields,
-        ),
-      );
+      return pageReply({ ...page, items: await details(policies, page.items) });
     },
-    [`management.${ops.create}`]: async (req) =>
-      reply.created((await service().create(body(req))).id, resource.collection),
-    [`management.${ops.detail}`]: async (req) => {
+    create: async (req) => reply.created((await service().create(req.body)).id, resource.collection),
+    detail: async (req) => {
       const policies = service();
       return reply.ok((await details(policies, [await policies.get(id(req))]))[0]);
     },
-    [`management.${ops.update}`]: async (req) => {
-      await service().update(id(req), body(req), 'replace');
+    update: async (req) => {
+      await service().update(id(req), req.body, 'replace');
       return reply.empty();
     },
-    [`management.${ops.patch}`]: async (req) => {
-      await service().update(id(req), body(req), 'patch');
+    patch: async (req) => {
+      await service().update(id(req), req.body, 'patch');
       return reply.empty();
     },
-    [`management.${ops.delete}`]: async (req) => {
+    delete: async (req) => {
       await service().delete(id(req));
       return reply.empty();
     },

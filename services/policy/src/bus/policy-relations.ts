@@ -1,17 +1,16 @@
-import type { OperationHandlers } from '@ziti/platform';
+import { type OperationHandlersPart, pageReply } from '@ziti/platform';
 import { postureCheckDetail } from './posture-checks.ts';
 import {
   type RelationDeps,
   edgeRouterDetailOf,
   identityDetailOf,
   listInput,
-  pageReply,
   pathId,
   servicePageReply,
 } from './related-details.ts';
 
 /** `/…-policies/{id}/…` (ZITI-FACTS §6.1, §6.2): the live entities a policy's roles select. */
-export function policyRelationOperations(deps: () => RelationDeps): OperationHandlers {
+export function policyRelationOperations(deps: () => RelationDeps) {
   const servicePolicy = (id: string) => ({ from: 'servicePolicy' as const, id });
   const edgeRouterPolicy = (id: string) => ({ from: 'edgeRouterPolicy' as const, id });
   const serviceEdgeRouterPolicy = (id: string) => ({ from: 'serviceEdgeRouterPolicy' as const, id });
@@ -42,5 +41,5 @@ export function policyRelationOperations(deps: () => RelationDeps): OperationHan
         await deps().relations.edgeRouters(serviceEdgeRouterPolicy(pathId(req)), listInput(req)),
         edgeRouterDetailOf,
       ),
-  };
+  } satisfies OperationHandlersPart<'policy'>;
 }

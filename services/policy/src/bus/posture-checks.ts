@@ -1,13 +1,11 @@
-import { type OperationRequest, listEnvelope } from '@ziti/contracts';
-import { type OperationHandlers, listInputOf, reply, roleFilterOf } from '@ziti/platform';
+import { type OperationHandlersPart, listInputOf, pageReply, reply, roleFilterOf } from '@ziti/platform';
 import type {
   PostureCheck,
-  PostureCheckInput,
   PostureCheckService,
   PostureCheckSpec,
   PostureCheckType,
 } from '../domain/posture-checks.ts';
-import { pageReply, pathId } from './related-details.ts';
+import { pathId } from './related-details.ts';
 
 const self = (collection: string, id: string) => ({ self: { href: `./${collection}/${id}` } });
 
@@ -66,27 +64,25 @@ export function postureCheckTypeDetail(t: PostureCheckType) {
   };
 }
 
-const body = (req: OperationRequest) => (req.body ?? {}) as PostureCheckInput;
-
 /**
  * `/posture-checks` (list with roleFilter/roleSemantic, create, detail, PUT, PATCH, DELETE),
  * `/posture-check-types` and `/posture-check-role-attributes` (management, administrators).
  */
-export function postureCheckOperations(checks: () => PostureCheckService): OperationHandlers {
+export function postureCheckOperations(checks: () => PostureCheckService) {
   return {
     'management.listPostureChecks': async (req) => {
       const roleFilter = roleFilterOf(req);
       return pageReply(await checks().list(listInputOf(req), roleFilter), postureCheckDetail);
     },
     'management.createPostureCheck': async (req) =>
-      reply.created((await checks().create(body(req))).id, 'posture-checks'),
+      reply.created((await checks().create(req.body)).id, 'posture-checks'),
     'management.detailPostureCheck': async (req) => reply.ok(postureCheckDetail(await checks().get(pathId(req)))),
     'management.updatePostureCheck': async (req) => {
-      await checks().update(pathId(req), body(req), 'replace');
+      await checks().update(pathId(req), req.body, 'replace');
       return reply.empty();
     },
     'management.patchPostureCheck': async (req) => {
-      await checks().update(pathId(req), body(req), 'patch');
+      await checks().update(pathId(req), req.body, 'patch');
       return reply.empty();
     },
     'management.deletePostureCheck': async (req) => {
@@ -100,7 +96,8 @@ export function postureCheckOperations(checks: () => PostureCheckService): Opera
     'management.listPostureCheckRoleAttributes': async (req) => {
       const { filter } = listInputOf(req);
       const page = await checks().roleAttributes(filter === undefined ? {} : { filter });
-      return reply.json(listEnvelope(page.items, { ...page.pagination, totalCount: page.totalCount }));
+      // As the reference: no `filterableFields` on role-attribute lists.
+      return pageReply({ ...page, filterableFields: [] });
     },
-  };
+  } satisfies OperationHandlersPart<'policy'>;
 }

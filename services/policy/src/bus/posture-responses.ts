@@ -1,5 +1,5 @@
 import { ApiError, type OperationRequest } from '@ziti/contracts';
-import { type OperationHandlers, reply } from '@ziti/platform';
+import { type OperationHandlersPart, reply } from '@ziti/platform';
 import type { PostureCaller } from '../domain/posture-ports.ts';
 import { type PostureDataService, type PromptedService, mfaPromptGraceSeconds } from '../domain/posture-data.ts';
 import { pathId } from './related-details.ts';
@@ -25,22 +25,12 @@ const services = (list: PromptedService[]) => ({
  * Client `POST /posture-response` (201) and `/posture-response-bulk` (200), any authenticated
  * caller; management `GET /identities/{id}/posture-data` (administrators).
  */
-export function postureResponseOperations(data: () => PostureDataService): OperationHandlers {
+export function postureResponseOperations(data: () => PostureDataService) {
   return {
     'client.createPostureResponse': async (req) =>
-      reply.ok(
-        services(await data().respond(postureCallerOf(req), [(req.body ?? {}) as Record<string, unknown>])),
-        201,
-      ),
+      reply.ok(services(await data().respond(postureCallerOf(req), [req.body])), 201),
     'client.createPostureResponseBulk': async (req) =>
-      reply.ok(
-        services(
-          await data().respond(
-            postureCallerOf(req),
-            (Array.isArray(req.body) ? req.body : []) as Record<string, unknown>[],
-          ),
-        ),
-      ),
+      reply.ok(services(await data().respond(postureCallerOf(req), req.body))),
     'management.getIdentityPostureData': async (req) => reply.ok(await data().postureData(pathId(req))),
-  };
+  } satisfies OperationHandlersPart<'policy'>;
 }

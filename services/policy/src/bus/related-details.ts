@@ -7,9 +7,8 @@ import {
   type OperationRequest,
   type ServiceState,
   identityLinks,
-  listEnvelope,
 } from '@ziti/contracts';
-import { listInputOf, reply } from '@ziti/platform';
+import { listInputOf, pageReply } from '@ziti/platform';
 import type { Policy, PolicyService } from '../domain/policies.ts';
 import type { ListInput, ListPage } from '../domain/ports.ts';
 import type { RelationService } from '../domain/relations.ts';
@@ -171,13 +170,6 @@ export function accessTypeOf(req: OperationRequest): 'dial' | 'bind' | undefined
   const raw = req.query.policyType;
   const value = Array.isArray(raw) ? raw[0] : raw;
   return value === 'dial' || value === 'bind' ? value : undefined;
-}
-
-/** A list envelope (ZITI-FACTS §3.1) of a page mapped item by item. */
-export function pageReply<T>(page: ListPage<T>, detail: (item: T) => unknown): OperationReply {
-  return reply.json(
-    listEnvelope(page.items.map(detail), { ...page.pagination, totalCount: page.totalCount }, page.filterableFields),
-  );
 }
 
 /** A page of policies with their `…RolesDisplay` names, as the policy lists answer them. */

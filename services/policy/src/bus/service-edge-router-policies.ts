@@ -1,4 +1,4 @@
-import type { OperationHandlers } from '@ziti/platform';
+import type { OperationHandlersPart } from '@ziti/platform';
 import type { PolicyService } from '../domain/policies.ts';
 import { type PolicyResource, policyHandlers } from './policy-handlers.ts';
 
@@ -6,17 +6,17 @@ import { type PolicyResource, policyHandlers } from './policy-handlers.ts';
 export const serviceEdgeRouterPolicyResource: PolicyResource = {
   collection: 'service-edge-router-policies',
   linkKeys: ['edge-routers', 'services'],
-  operations: {
-    list: 'listServiceEdgeRouterPolicies',
-    create: 'createServiceEdgeRouterPolicy',
-    detail: 'detailServiceEdgeRouterPolicy',
-    update: 'updateServiceEdgeRouterPolicy',
-    patch: 'patchServiceEdgeRouterPolicy',
-    delete: 'deleteServiceEdgeRouterPolicy',
-  },
   extra: () => ({}),
 };
 
-export function serviceEdgeRouterPolicyOperations(policies: () => PolicyService): OperationHandlers {
-  return policyHandlers(serviceEdgeRouterPolicyResource, policies);
+export function serviceEdgeRouterPolicyOperations(policies: () => PolicyService) {
+  const h = policyHandlers(serviceEdgeRouterPolicyResource, policies);
+  return {
+    'management.listServiceEdgeRouterPolicies': h.list,
+    'management.createServiceEdgeRouterPolicy': h.create,
+    'management.detailServiceEdgeRouterPolicy': h.detail,
+    'management.updateServiceEdgeRouterPolicy': h.update,
+    'management.patchServiceEdgeRouterPolicy': h.patch,
+    'management.deleteServiceEdgeRouterPolicy': h.delete,
+  } satisfies OperationHandlersPart<'policy'>;
 }

@@ -1,4 +1,4 @@
-import type { OperationHandlers } from '@ziti/platform';
+import type { OperationHandlersPart } from '@ziti/platform';
 import type { PolicyService } from '../domain/policies.ts';
 import { type PolicyResource, policyHandlers } from './policy-handlers.ts';
 
@@ -6,17 +6,17 @@ import { type PolicyResource, policyHandlers } from './policy-handlers.ts';
 export const servicePolicyResource: PolicyResource = {
   collection: 'service-policies',
   linkKeys: ['services', 'identities', 'posture-checks'],
-  operations: {
-    list: 'listServicePolicies',
-    create: 'createServicePolicy',
-    detail: 'detailServicePolicy',
-    update: 'updateServicePolicy',
-    patch: 'patchServicePolicy',
-    delete: 'deleteServicePolicy',
-  },
   extra: (p) => ({ type: p.type }),
 };
 
-export function servicePolicyOperations(policies: () => PolicyService): OperationHandlers {
-  return policyHandlers(servicePolicyResource, policies);
+export function servicePolicyOperations(policies: () => PolicyService) {
+  const h = policyHandlers(servicePolicyResource, policies);
+  return {
+    'management.listServicePolicies': h.list,
+    'management.createServicePolicy': h.create,
+    'management.detailServicePolicy': h.detail,
+    'management.updateServicePolicy': h.update,
+    'management.patchServicePolicy': h.patch,
+    'management.deleteServicePolicy': h.delete,
+  } satisfies OperationHandlersPart<'policy'>;
 }

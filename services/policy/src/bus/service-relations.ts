@@ -1,11 +1,10 @@
-import type { OperationHandlers } from '@ziti/platform';
+import { type OperationHandlersPart, pageReply } from '@ziti/platform';
 import {
   type RelationDeps,
   accessTypeOf,
   edgeRouterDetailOf,
   identityDetailOf,
   listInput,
-  pageReply,
   pathId,
   policyPageReply,
 } from './related-details.ts';
@@ -17,7 +16,7 @@ import { servicePolicyResource } from './service-policies.ts';
  * narrows to one), its edge routers, and the policies that select it. The client API's
  * `/services/{id}/edge-routers` (a different shape, for the caller's own sessions) is not this.
  */
-export function serviceRelationOperations(deps: () => RelationDeps): OperationHandlers {
+export function serviceRelationOperations(deps: () => RelationDeps) {
   const of = (id: string) => ({ from: 'service' as const, id });
   return {
     'management.listServiceIdentities': async (req) => {
@@ -40,5 +39,5 @@ export function serviceRelationOperations(deps: () => RelationDeps): OperationHa
       const page = await d.relations.policies('serviceEdgeRouter', of(pathId(req)), listInput(req));
       return policyPageReply(serviceEdgeRouterPolicyResource, d.serviceEdgeRouterPolicies, page);
     },
-  };
+  } satisfies OperationHandlersPart<'policy'>;
 }

@@ -1,7 +1,14 @@
 import { ApiError, type OperationRequest } from '@ziti/contracts';
-import { type OperationHandlers, firstQueryValue, listInputOf, reply, roleFilterOf } from '@ziti/platform';
+import {
+  type OperationHandlersPart,
+  firstQueryValue,
+  listInputOf,
+  pageReply,
+  reply,
+  roleFilterOf,
+} from '@ziti/platform';
 import type { ServiceViewService, Viewer } from '../domain/service-view.ts';
-import { pageReply, pathId, serviceViewDetail } from './related-details.ts';
+import { pathId, serviceViewDetail } from './related-details.ts';
 
 /** The caller whose view a service read is; the gateway lets no anonymous caller reach these. */
 export function viewerOf(req: OperationRequest): Viewer {
@@ -31,7 +38,7 @@ function configTypesOf(req: OperationRequest): string[] | undefined {
  * `/services` and `/services/{id}`, and the management API's (moved here from inventory: only policy
  * knows the caller's access; see the owner corrections in packages/contracts/scripts/generate.ts).
  */
-export function serviceOperations(views: () => ServiceViewService): OperationHandlers {
+export function serviceOperations(views: () => ServiceViewService) {
   const list = async (req: OperationRequest) => {
     const roleFilter = roleFilterOf(req);
     // Undocumented on the management API and honoured there only (ZITI-FACTS §3.4); empty is absent.
@@ -53,5 +60,5 @@ export function serviceOperations(views: () => ServiceViewService): OperationHan
       pageReply(await views().listForConfig(viewerOf(req), pathId(req), listInputOf(req)), serviceViewDetail),
     'client.listServiceUpdates': async (req) =>
       reply.ok({ lastChangeAt: (await views().lastChangeAt(viewerOf(req))).toISOString() }),
-  };
+  } satisfies OperationHandlersPart<'policy'>;
 }

@@ -1,7 +1,7 @@
 import type { EdgeRouterState, OperationRequest } from '@ziti/contracts';
-import { type OperationHandlers, listInputOf, reply } from '@ziti/platform';
+import { type OperationHandlersPart, listInputOf, pageReply, reply } from '@ziti/platform';
 import type { FailedServiceRequest, SessionService, SessionView } from '../domain/sessions.ts';
-import { pageReply, pathId } from './related-details.ts';
+import { pathId } from './related-details.ts';
 import { viewerOf } from './services.ts';
 
 const ref = (entity: string, id: string, name?: string) => ({
@@ -68,7 +68,7 @@ function failedRequestDetail(f: FailedServiceRequest) {
 const callerOf = (req: OperationRequest) => ({ ...viewerOf(req), apiSessionId: req.caller!.apiSessionId });
 
 /** Edge sessions on both APIs (ZITI-FACTS §10.1) and an identity's refused requests. */
-export function sessionOperations(sessions: () => SessionService): OperationHandlers {
+export function sessionOperations(sessions: () => SessionService) {
   const list = async (req: OperationRequest) =>
     pageReply(await sessions().list(viewerOf(req), listInputOf(req)), sessionDetail);
   const remove = async (req: OperationRequest) => {
@@ -77,10 +77,8 @@ export function sessionOperations(sessions: () => SessionService): OperationHand
   };
   return {
     'client.createSession': async (req) => {
-      const { view } = await sessions().create(
-        callerOf(req),
-        (req.body ?? {}) as { serviceId?: string; type?: string; tags?: Record<string, unknown> },
-      );
+      // A null `tags` (the spec lets it be null) is no tags, as an absent one.
+      const { view } = await sessions().create(callerOf(req), { ...req.body, tags: req.body.tags ?? undefined });
       return reply.ok(sessionDetail(view), 201);
     },
     'client.listSessions': list,
@@ -94,5 +92,5 @@ export function sessionOperations(sessions: () => SessionService): OperationHand
       reply.ok({ routePath: await sessions().routePath(viewerOf(req), pathId(req)) }),
     'management.getIdentityFailedServiceRequests': async (req) =>
       reply.ok((await sessions().failedRequests(pathId(req))).map(failedRequestDetail)),
-  };
+  } satisfies OperationHandlersPart<'policy'>;
 }

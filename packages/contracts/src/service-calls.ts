@@ -1,0 +1,258 @@
+import { z } from 'zod';
+import {
+  authCallNames,
+  authenticatorIdRequestSchema,
+  calls,
+  clientServiceTerminatorsRequestSchema,
+  createAuthenticatorRequestSchema,
+  createIdentityEnrollmentsRequestSchema,
+  createIdentityEnrollmentsResultSchema,
+  createIdentityRequestSchema,
+  createIdentityResultSchema,
+  credentialAuthenticatorSchema,
+  deleteIdentityEnrollmentsRequestSchema,
+  getIdentitiesRequestSchema,
+  getIdentitiesResultSchema,
+  inventoryCallNames,
+  listEnvelopeSchema,
+  pendingEnrollmentsRequestSchema,
+  pendingEnrollmentsResultSchema,
+  pkiCallNames,
+  replaceCertificateRequestSchema,
+  serverIdentitySchema,
+  stageCertificateRequestSchema,
+  verifyClientCertificateRequestSchema,
+  verifyClientCertificateResultSchema,
+} from './bus.ts';
+import {
+  entityStatesReplySchema,
+  entityStatesRequestSchema,
+  eventPositionReplySchema,
+  integrityCheckReplySchema,
+  integrityCheckRequestSchema,
+  maintenanceActions,
+  snapshotReplySchema,
+  snapshotRequestSchema,
+  summaryCountsSchema,
+} from './maintenance.ts';
+import type { Owner } from './operation.ts';
+import {
+  issueRouterEnrollmentRequestSchema,
+  pendingRouterEnrollmentsReplySchema,
+  pendingRouterEnrollmentsRequestSchema,
+  revokeRouterEnrollmentsRequestSchema,
+  routerByFingerprintReplySchema,
+  routerByFingerprintRequestSchema,
+  routerCertificateChangedRequestSchema,
+  routerEnrolledRequestSchema,
+  routerEnrollmentActions,
+  routerEnrollmentInfoSchema,
+} from './router-enrollment.ts';
+
+/** A service that serves calls (the gateway serves none). */
+export type CallOwner = Exclude<Owner, 'gateway'>;
+
+/**
+ * One service-to-service call, `ziti.rpc.<owner>.call.<action>`, declared once: who serves it,
+ * its action, the request the callee parses and the reply the caller parses. Callers send it with
+ * `callService` and callees serve it with `callHandlers` (packages/platform/src/call.ts).
+ */
+export interface CallContract<
+  Request extends z.ZodType = z.ZodType,
+  Reply extends z.ZodType = z.ZodType,
+  O extends CallOwner = CallOwner,
+> {
+  /** The services that serve it (every database owner serves the maintenance calls). */
+  readonly servedBy: readonly O[];
+  readonly action: string;
+  readonly request: Request;
+  readonly reply: Reply;
+}
+
+/** What a caller sends. */
+export type CallRequest<C extends CallContract> = z.input<C['request']>;
+/** What a callee receives: the request as its schema parsed it. */
+export type CallPayload<C extends CallContract> = z.output<C['request']>;
+/** What a callee answers. */
+export type CallAnswer<C extends CallContract> = z.input<C['reply']>;
+/** What a caller gets: the reply as its schema parsed it. */
+export type CallReply<C extends CallContract> = z.output<C['reply']>;
+
+function callContract<const O extends CallOwner, Request extends z.ZodType, Reply extends z.ZodType>(
+  servedBy: readonly O[],
+  action: string,
+  request: Request,
+  reply: Reply,
+): CallContract<Request, Reply, O> {
+  return { servedBy, action, request, reply };
+}
+
+/** The answer of a call that only does something. */
+export const doneReplySchema = z.object({});
+const noRequest = z.object({});
+
+/** `verifyExtJwtSecondary`: is a bearer token a valid JWT of the signer a session's auth policy requires? */
+export const extJwtSecondaryRequestSchema = z.object({ identityId: z.string(), signerId: z.string(), jwt: z.string() });
+export type ExtJwtSecondaryRequest = z.infer<typeof extJwtSecondaryRequestSchema>;
+export const extJwtSecondaryResultSchema = z.object({
+  valid: z.boolean(),
+  /** ISO time until which a positive answer may be reused (the JWT's expiry, capped by auth). */
+  validUntil: z.string().optional(),
+});
+export type ExtJwtSecondaryResult = z.infer<typeof extJwtSecondaryResultSchema>;
+
+/** Calls auth serves: credentials for pki-enrollment, the external-JWT factor for the gateway. */
+export const authCallContracts = {
+  createAuthenticator: callContract(
+    ['auth'],
+    authCallNames.createAuthenticator,
+    createAuthenticatorRequestSchema,
+    z.object({ id: z.string() }),
+  ),
+  getAuthenticator: callContract(
+    ['auth'],
+    authCallNames.getAuthenticator,
+    authenticatorIdRequestSchema,
+    credentialAuthenticatorSchema,
+  ),
+  stageCertificate: callContract(
+    ['auth'],
+    authCallNames.stageCertificate,
+    stageCertificateRequestSchema,
+    doneReplySchema,
+  ),
+  replaceCertificate: callContract(
+    ['auth'],
+    authCallNames.replaceCertificate,
+    replaceCertificateRequestSchema,
+    doneReplySchema,
+  ),
+  deleteAuthenticator: callContract(
+    ['auth'],
+    authCallNames.deleteAuthenticator,
+    authenticatorIdRequestSchema,
+    doneReplySchema,
+  ),
+  getIdentities: callContract(
+    ['auth'],
+    authCallNames.getIdentities,
+    getIdentitiesRequestSchema,
+    getIdentitiesResultSchema,
+  ),
+  createIdentity: callContract(
+    ['auth'],
+    authCallNames.createIdentity,
+    createIdentityRequestSchema,
+    createIdentityResultSchema,
+  ),
+  /**
+   * The gateway's per-request check of an auth policy's `secondary.requireExtJwtSigner`; auth owns
+   * the signers and their keys, and the gateway keeps a positive answer until `validUntil`.
+   */
+  verifyExtJwtSecondary: callContract(
+    ['auth'],
+    'verifyExtJwtSecondary',
+    extJwtSecondaryRequestSchema,
+    extJwtSecondaryResultSchema,
+  ),
+} as const;
+
+/** Calls pki-enrollment serves: the edge API's TLS identity, certificate verdicts, identity enrollments. */
+export const pkiEnrollmentCallContracts = {
+  serverIdentity: callContract(['pki-enrollment'], calls.serverIdentity, noRequest, serverIdentitySchema),
+  verifyClientCertificate: callContract(
+    ['pki-enrollment'],
+    pkiCallNames.verifyClientCertificate,
+    verifyClientCertificateRequestSchema,
+    verifyClientCertificateResultSchema,
+  ),
+  pendingEnrollments: callContract(
+    ['pki-enrollment'],
+    pkiCallNames.pendingEnrollments,
+    pendingEnrollmentsRequestSchema,
+    pendingEnrollmentsResultSchema,
+  ),
+  createIdentityEnrollments: callContract(
+    ['pki-enrollment'],
+    pkiCallNames.createIdentityEnrollments,
+    createIdentityEnrollmentsRequestSchema,
+    createIdentityEnrollmentsResultSchema,
+  ),
+  deleteIdentityEnrollments: callContract(
+    ['pki-enrollment'],
+    pkiCallNames.deleteIdentityEnrollments,
+    deleteIdentityEnrollmentsRequestSchema,
+    z.object({ ids: z.array(z.string()) }),
+  ),
+} as const;
+
+/** Calls pki-enrollment serves for inventory: a router's enrollment issued, revoked, shown. */
+export const routerEnrollmentCallContracts = {
+  issue: callContract(
+    ['pki-enrollment'],
+    routerEnrollmentActions.issue,
+    issueRouterEnrollmentRequestSchema,
+    routerEnrollmentInfoSchema,
+  ),
+  revoke: callContract(
+    ['pki-enrollment'],
+    routerEnrollmentActions.revoke,
+    revokeRouterEnrollmentsRequestSchema,
+    doneReplySchema,
+  ),
+  pending: callContract(
+    ['pki-enrollment'],
+    routerEnrollmentActions.pending,
+    pendingRouterEnrollmentsRequestSchema,
+    pendingRouterEnrollmentsReplySchema,
+  ),
+} as const;
+
+/** Calls inventory serves: client terminators for policy, enrolled routers for pki-enrollment. */
+export const inventoryCallContracts = {
+  clientServiceTerminators: callContract(
+    ['inventory'],
+    inventoryCallNames.clientServiceTerminators,
+    clientServiceTerminatorsRequestSchema,
+    listEnvelopeSchema,
+  ),
+  routerEnrolled: callContract(
+    ['inventory'],
+    routerEnrollmentActions.enrolled,
+    routerEnrolledRequestSchema,
+    doneReplySchema,
+  ),
+  routerByFingerprint: callContract(
+    ['inventory'],
+    routerEnrollmentActions.byFingerprint,
+    routerByFingerprintRequestSchema,
+    routerByFingerprintReplySchema,
+  ),
+  routerCertificateChanged: callContract(
+    ['inventory'],
+    routerEnrollmentActions.certificateChanged,
+    routerCertificateChangedRequestSchema,
+    doneReplySchema,
+  ),
+} as const;
+
+const databaseOwners = ['auth', 'pki-enrollment', 'policy', 'inventory'] as const;
+
+/** The maintenance calls every database owner serves (see `maintenanceActions`). */
+export const maintenanceCallContracts = {
+  summaryCounts: callContract(databaseOwners, maintenanceActions.summaryCounts, noRequest, summaryCountsSchema),
+  integrityCheck: callContract(
+    databaseOwners,
+    maintenanceActions.integrityCheck,
+    integrityCheckRequestSchema,
+    integrityCheckReplySchema,
+  ),
+  snapshot: callContract(databaseOwners, maintenanceActions.snapshot, snapshotRequestSchema, snapshotReplySchema),
+  entityStates: callContract(
+    databaseOwners,
+    maintenanceActions.entityStates,
+    entityStatesRequestSchema,
+    entityStatesReplySchema,
+  ),
+  eventPosition: callContract(databaseOwners, maintenanceActions.eventPosition, noRequest, eventPositionReplySchema),
+} as const;
