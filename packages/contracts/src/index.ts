@@ -12,3 +12,4 @@ export * from './links.ts';
 export * from './names.ts';
 export * from './typed-operations.ts';
 export * from './service-calls.ts';
+export * from './edge-router-detail.ts';

@@ -1,3 +1,4 @@
+import { edgeRouterDetailFields, edgeRouterLinks, noVersionInfo } from '@ziti/contracts';
 import type {
   Config,
   ConfigType,
@@ -46,8 +47,6 @@ export function configDetail(c: Config, type: ConfigType | undefined) {
   };
 }
 
-const noVersion = { os: '', arch: '', version: '', revision: '', buildDate: '' };
-
 /** The enrollment fields of a router that is not verified yet (ZITI-FACTS §8.1, §12.2). */
 function enrollmentFields(r: Router, enrollment: RouterEnrollment | undefined) {
   if (r.isVerified || !enrollment) return {};
@@ -59,32 +58,15 @@ function enrollmentFields(r: Router, enrollment: RouterEnrollment | undefined) {
   };
 }
 
-/** ZITI-FACTS §12.2; routers never connect to this controller yet, so they show offline. */
+/** ZITI-FACTS §12.2: the fields its state decides (shared with policy), its certificates and enrollment. */
 export function edgeRouterDetail(r: Router, enrollment?: RouterEnrollment) {
   return {
-    ...baseOf(r, {
-      ...self('edge-routers', r.id),
-      'edge-router-policies': { href: `./edge-routers/${r.id}/edge-router-policies` },
-    }),
-    name: r.name,
-    hostname: r.hostname,
-    // Routers do not hold a control connection to this controller yet (not built): every router is
-    // offline and in the reference's "never connected" state.
-    isOnline: false,
-    syncStatus: 'SYNC_UNKNOWN',
-    supportedProtocols: r.supportedProtocols,
-    cost: r.cost,
-    noTraversal: r.noTraversal,
-    disabled: r.disabled,
-    appData: r.appData,
-    roleAttributes: r.roleAttributes,
-    isVerified: r.isVerified,
-    isTunnelerEnabled: r.isTunnelerEnabled,
-    ...(r.fingerprint ? { fingerprint: r.fingerprint } : {}),
+    ...baseOf(r, edgeRouterLinks(r.id)),
+    ...edgeRouterDetailFields(r),
     certPem: r.certPem,
     unverifiedFingerprint: r.unverifiedFingerprint,
     unverifiedCertPem: r.unverifiedCertPem,
-    versionInfo: { ...noVersion, ...(r.versionInfo ?? {}) },
+    versionInfo: { ...noVersionInfo, ...(r.versionInfo ?? {}) },
     ...enrollmentFields(r, enrollment),
   };
 }

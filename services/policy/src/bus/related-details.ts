@@ -6,7 +6,10 @@ import {
   type OperationReply,
   type OperationRequest,
   type ServiceState,
+  edgeRouterDetailFields,
+  edgeRouterLinks,
   identityLinks,
+  noVersionInfo,
 } from '@ziti/contracts';
 import { listInputOf, pageReply } from '@ziti/platform';
 import type { Policy, PolicyService } from '../domain/policies.ts';
@@ -118,47 +121,23 @@ export async function servicePageReply(
 
 /** The base entity fields and links of an edge router, as every router shape has them. */
 export function edgeRouterBase(r: EdgeRouterState) {
-  return {
-    id: r.id,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-    tags: r.tags,
-    _links: {
-      self: { href: `./edge-routers/${r.id}` },
-      'edge-router-policies': { href: `./edge-routers/${r.id}/edge-router-policies` },
-    },
-  };
+  return { id: r.id, createdAt: r.createdAt, updatedAt: r.updatedAt, tags: r.tags, _links: edgeRouterLinks(r.id) };
 }
 
-const noVersion = { os: '', arch: '', version: '', revision: '', buildDate: '' };
-
 /**
- * As inventory's detail. Routers do not connect to this controller yet: offline, `SYNC_UNKNOWN`,
- * empty version info (as inventory). Not in `edgeRouter.*` state (inventory owns them): the
- * certificates (`certPem`, `unverifiedCertPem`, `unverifiedFingerprint`: null, as inventory answers
- * before enrollment) and the enrollment fields of an unverified router (omitted: the spec makes them
- * optional and only inventory holds the enrollment).
+ * As inventory's detail, from the same fields. Not in `edgeRouter.*` state (inventory owns them):
+ * the certificates (`certPem`, `unverifiedCertPem`, `unverifiedFingerprint`: null, as inventory
+ * answers before enrollment), the version info, and the enrollment fields of an unverified router
+ * (omitted: the spec makes them optional and only inventory holds the enrollment).
  */
 export function edgeRouterDetailOf(r: EdgeRouterState) {
   return {
     ...edgeRouterBase(r),
-    name: r.name,
-    hostname: r.hostname,
-    isOnline: false,
-    syncStatus: 'SYNC_UNKNOWN',
-    supportedProtocols: r.supportedProtocols,
-    cost: r.cost,
-    noTraversal: r.noTraversal,
-    disabled: r.disabled,
-    appData: r.appData,
-    roleAttributes: r.roleAttributes,
-    isVerified: r.isVerified,
-    isTunnelerEnabled: r.isTunnelerEnabled,
-    ...(r.fingerprint ? { fingerprint: r.fingerprint } : {}),
+    ...edgeRouterDetailFields(r),
     certPem: null,
     unverifiedFingerprint: null,
     unverifiedCertPem: null,
-    versionInfo: noVersion,
+    versionInfo: noVersionInfo,
   };
 }
 
