@@ -27,15 +27,9 @@ import type { GatewayConfig } from './config.ts';
 import type { AnswerCache } from './domain/answer-cache.ts';
 import { AnswerCacheFollower } from './http/answer-cache-follower.ts';
 import { ExtJwtSecondaryCheck } from './http/ext-jwt-secondary.ts';
-import {
-  type LocalHandler,
-  createPipeline,
-  newRequestId,
-  rawErrorResponse,
-  securityHeaders,
-  sendError,
-} from './http/pipeline.ts';
+import { type LocalHandler, createPipeline } from './http/pipeline.ts';
 import { TokenBucketLimiter } from './http/rate-limit.ts';
+import { newRequestId, rawErrorResponse, securityHeaders, sendError } from './http/responses.ts';
 import { RouteTable } from './http/route-table.ts';
 import { tlsCiphers } from './http/tls.ts';
 
