@@ -55,3 +55,4 @@ export function compileFilter(
       : parseQuery(filter);
   return compileQuery(entity, query, options);
 }
+export * from './literal.ts';

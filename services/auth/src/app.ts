@@ -7,12 +7,16 @@ import { PgCredentialStore } from './store/pg-credential-store.ts';
 import { maintenanceCalls } from './bus/maintenance.ts';
 import { routerIdentityEventSubscription } from './bus/router-identity-events.ts';
 import { RouterIdentities } from './domain/router-identities.ts';
+import { RouterIdentityIntegrity } from './domain/router-identity-integrity.ts';
+import { AuthMaintenance } from './domain/auth-maintenance.ts';
+import { OutstandingEnrollmentIntegrity } from './domain/outstanding-enrollments.ts';
 import { PgRouterEventPositions } from './store/pg-router-event-positions.ts';
 import {
   OutboxRelay,
   createReader,
   createServiceRuntime,
   createUnitOfWork,
+  ownerEntityStates,
   positionsReflected,
   readMigrations,
 } from '@ziti/platform';
@@ -176,14 +180,28 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
       positionsReflected: () => positionsReflected(deps.database.db, 'auth', ['pki-enrollment']),
     }),
     calls: {
-      ...authCalls({ work, credentials, authentication }),
-      ...maintenanceCalls(deps.database, {
-        bus: deps.bus,
-        routerIdentities,
-        stores: routerIdentityStores,
-        outstandingEnrollments: (db) => new PgOutstandingEnrollments(db),
-        sessions: deps.sessions,
-      }),
+      ...authCalls({ credentials, authentication }),
+      ...maintenanceCalls(
+        deps.database,
+        new AuthMaintenance<Db>({
+          identities: (tx) => new PgIdentityStore(tx),
+          sessions: deps.sessions,
+          routerIdentities: new RouterIdentityIntegrity(
+            {
+              edgeRouterPages: () => ownerEntityStates(deps.bus, 'inventory', 'edgeRouter'),
+              read: (fn) => deps.database.transaction((tx) => fn(new PgIdentityStore(tx))),
+              // No relay kick, as before: the relay hears the outbox's NOTIFY (or polls) for a fix's events.
+              work: createUnitOfWork(deps.database, undefined, 'auth', routerIdentityStores),
+            },
+            routerIdentities,
+          ),
+          outstandingEnrollments: new OutstandingEnrollmentIntegrity({
+            ownerPages: () => ownerEntityStates(deps.bus, 'pki-enrollment', 'enrollment'),
+            rows: new PgOutstandingEnrollments(deps.database.db),
+            transaction: (fn) => deps.database.transaction((tx) => fn(new PgOutstandingEnrollments(tx))),
+          }),
+        }),
+      ),
     },
     subscriptions: [
       routerIdentityEventSubscription(

@@ -18,10 +18,8 @@ import { inventoryOperations } from './bus/operations.ts';
 import { ConfigTypeService } from './domain/config-types.ts';
 import { ConfigService } from './domain/configs.ts';
 import { DatabaseMaintenance } from './domain/database-maintenance.ts';
-import {
-  AnnouncedIdentityServiceConfigStore,
-  IdentityServiceConfigService,
-} from './domain/identity-service-configs.ts';
+import { IdentityServiceConfigService } from './domain/identity-service-configs.ts';
+import { InventoryMaintenance } from './domain/inventory-maintenance.ts';
 import type { InventoryStores } from './domain/ports.ts';
 import { type RouterEnrollments, RouterService } from './domain/routers.ts';
 import { ServiceCatalog } from './domain/services.ts';
@@ -77,6 +75,7 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
   );
   const services = new ServiceCatalog(work);
   const terminators = new TerminatorService(work);
+  const identityServiceConfigs = new IdentityServiceConfigService(work, identities);
   return createServiceRuntime({
     owner: 'inventory',
     database: deps.database,
@@ -86,7 +85,7 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
     relay,
     calls: {
       ...inventoryCalls(routers, terminators, services),
-      ...maintenanceCalls(deps.database, { work, read, schemas, identities }),
+      ...maintenanceCalls(deps.database, new InventoryMaintenance<Db>({ work, read, schemas, identities })),
     },
     operations: inventoryOperations({
       configTypes,
@@ -94,12 +93,13 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
       services,
       routers,
       terminators,
-      identityServiceConfigs: new IdentityServiceConfigService(work, identities),
+      identityServiceConfigs,
       maintenance,
     }),
     subscriptions: [
       identityEventSubscription(
-        (tx, events) => new AnnouncedIdentityServiceConfigStore(new PgIdentityServiceConfigStore(tx), events),
+        identityServiceConfigs,
+        (tx, events) => ({ identityServiceConfigs: new PgIdentityServiceConfigStore(tx), events }),
         deps.logger,
       ),
     ],

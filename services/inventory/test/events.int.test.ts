@@ -12,6 +12,7 @@ import {
   IdentityServiceConfigService,
 } from '../src/domain/identity-service-configs.ts';
 import { checkInventoryIntegrity } from '../src/domain/inventory-integrity.ts';
+import { InventoryMaintenance } from '../src/domain/inventory-maintenance.ts';
 import type { Config } from '../src/domain/model.ts';
 import type { InventoryStores, UnitOfWork } from '../src/domain/ports.ts';
 import { RouterService, type RouterEnrollments } from '../src/domain/routers.ts';
@@ -33,7 +34,9 @@ let entityStates: (payload: unknown) => Promise<unknown>;
 
 beforeAll(async () => {
   ({ database, work, read, drop } = await inventoryDatabase('postgres'));
-  entityStates = maintenanceCalls(database, { work, read, schemas, identities })[maintenanceActions.entityStates]!;
+  entityStates = maintenanceCalls(database, new InventoryMaintenance({ work, read, schemas, identities }))[
+    maintenanceActions.entityStates
+  ]!;
 });
 afterAll(async () => {
   await drop?.();

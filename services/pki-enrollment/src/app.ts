@@ -2,6 +2,8 @@ import type { Bus, Database, Logger, OperationHandlers, RunnableService } from '
 import { maintenanceCalls } from './bus/maintenance.ts';
 import { BusRouterDirectory, routerEnrollmentCalls, routerEnrollmentOperations } from './bus/router-enrollment.ts';
 import { RouterEnrollmentService } from './domain/router-enrollment.ts';
+import { AuthEventEffects } from './domain/auth-event-effects.ts';
+import { PkiMaintenance } from './domain/pki-maintenance.ts';
 import { OutboxRelay, SecretBox, createServiceRuntime, createUnitOfWork, readMigrations } from '@ziti/platform';
 import { BusCredentialPort } from './bus/auth-client.ts';
 import { authEventSubscription } from './bus/auth-events.ts';
@@ -78,10 +80,10 @@ export function createPkiService(deps: PkiServiceDeps): RunnableService {
     calls: {
       ...pkiCalls({ pki, cas, enrollments }),
       ...routerEnrollmentCalls(routerEnrollments),
-      ...maintenanceCalls(deps.database, { routerEnrollments, enrollmentStates: enrollmentStatesPage }),
+      ...maintenanceCalls(deps.database, new PkiMaintenance(routerEnrollments, enrollmentStatesPage)),
     },
     subscriptions: [
-      authEventSubscription((tx, events) => ({
+      authEventSubscription(new AuthEventEffects(), (tx, events) => ({
         enrollments: new PgEnrollmentStore(tx, box, events),
         sessionCertificates: new PgSessionCertificateStore(tx),
       })),

@@ -12,9 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../src/app.ts';
 import { authEventSubscription } from '../src/bus/auth-events.ts';
 import { maintenanceCalls } from '../src/bus/maintenance.ts';
+import { AuthEventEffects } from '../src/domain/auth-event-effects.ts';
 import { ControllerPkiService } from '../src/domain/controller-pki.ts';
 import { EnrollmentJwtIssuer } from '../src/domain/enrollment-jwt.ts';
 import { EnrollmentService } from '../src/domain/enrollment-service.ts';
+import { PkiMaintenance } from '../src/domain/pki-maintenance.ts';
 import type { PkiStores } from '../src/domain/ports.ts';
 import { type RouterDirectory, RouterEnrollmentService } from '../src/domain/router-enrollment.ts';
 import { PgPkiMaterialStore } from '../src/store/pg-pki-material-store.ts';
@@ -153,7 +155,7 @@ describe('enrollment events', () => {
     expect((await newEvents()).map((e) => [e.type, e.state.id])).toEqual([['enrollment.deleted', second.id]]);
 
     // auth deleted the identity: its enrollments go, published with the consumer's commit
-    const subscription = authEventSubscription((tx, events) => ({
+    const subscription = authEventSubscription(new AuthEventEffects(), (tx, events) => ({
       enrollments: new PgEnrollmentStore(tx, box, events),
       sessionCertificates: new PgSessionCertificateStore(tx),
     }));
@@ -181,7 +183,7 @@ describe('enrollment events', () => {
     credentials.addIdentity(identityId);
     const ids = await enrollments.createForIdentity(identityId, [{ method: 'ott' }]);
     const events = await newEvents();
-    const calls = maintenanceCalls(database, { routerEnrollments: routers, enrollmentStates: enrollmentStatesPage });
+    const calls = maintenanceCalls(database, new PkiMaintenance(routers, enrollmentStatesPage));
     const page = (await calls[maintenanceActions.entityStates]!({ type: 'enrollment', limit: 500 })) as {
       states: Record<string, unknown>[];
       position: number;

@@ -2,10 +2,8 @@ import { authCallContracts } from '@ziti/contracts';
 import { type CallTable, callHandlers } from '@ziti/platform';
 import type { AuthenticationService } from '../domain/authentication-service.ts';
 import type { CredentialService } from '../domain/credential-service.ts';
-import type { AuthStores, UnitOfWork } from '../domain/ports.ts';
 
 export interface AuthCallDeps {
-  work: UnitOfWork;
   credentials: CredentialService;
   authentication: Pick<AuthenticationService, 'verifySecondary'>;
 }
@@ -37,5 +35,3 @@ export function authCalls(deps: AuthCallDeps): CallTable {
     verifyExtJwtSecondary: (request) => authentication.verifySecondary(request),
   });
 }
-
-export type { AuthStores };

@@ -1,22 +1,7 @@
 import { type EnrollmentState, enrollmentEventTypes, enrollmentState } from '@ziti/contracts';
 import type { Db, EventSubscription, Logger, RebuildableReadModel } from '@ziti/platform';
 import { on } from '@ziti/platform';
-
-/** One outstanding identity enrollment as the read model keeps it. */
-export interface OutstandingEnrollment {
-  id: string;
-  identityId: string;
-  expiresAt: string;
-}
-
-/** auth's read model of pki-enrollment's outstanding identity enrollments, in one transaction. */
-export interface OutstandingEnrollmentModel {
-  /** Writes the row (a tombstone when `deleted`) only over an older position; whether it did. */
-  apply(row: OutstandingEnrollment, position: number, deleted: boolean): Promise<boolean>;
-  /** Live rows with ids in (`after`, `upTo`] other than `present` become tombstones at `position`. */
-  tombstoneAbsent(range: { after?: string; upTo?: string }, present: string[], position: number): Promise<number>;
-  pruneTombstones(watermark: number): Promise<number>;
-}
+import type { OutstandingEnrollment, OutstandingEnrollmentModel } from '../domain/outstanding-enrollments.ts';
 
 /** The row of an identity's enrollment; router enrollments are not kept (nothing reads them here). */
 const rowOf = (s: EnrollmentState): OutstandingEnrollment | null =>

@@ -1,4 +1,5 @@
 import { type Db, ReadModelRows, date, queryRows } from '@ziti/platform';
+import type { CheckedOutstandingEnrollments } from '../domain/outstanding-enrollments.ts';
 
 /** What the read model keeps of one of pki-enrollment's identity enrollments (never its token or JWT). */
 export interface OutstandingEnrollmentRow {
@@ -23,7 +24,7 @@ const upsert = `insert into outstanding_enrollments (id, identity_id, expires_at
  * (`source_sequence`; at the same position only when it differs, which is drift), a deletion
  * leaves a tombstone, so no order of arrival brings an enrollment back or drops a live one.
  */
-export class PgOutstandingEnrollments {
+export class PgOutstandingEnrollments implements CheckedOutstandingEnrollments {
   private readonly rows: ReadModelRows;
 
   constructor(private readonly db: Db) {

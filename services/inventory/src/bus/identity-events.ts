@@ -1,11 +1,12 @@
 import { eventTypes, identityState } from '@ziti/contracts';
 import type { Db, EventSink, EventSubscription, Logger } from '@ziti/platform';
 import { on } from '@ziti/platform';
-import type { IdentityServiceConfigStore } from '../domain/ports.ts';
+import type { IdentityServiceConfigService, OverrideStores } from '../domain/identity-service-configs.ts';
 
 /** A deleted identity loses its service config overrides (auth's `identity.deleted`; idempotent). */
 export function identityEventSubscription(
-  store: (tx: Db, events: EventSink) => IdentityServiceConfigStore,
+  overrides: Pick<IdentityServiceConfigService, 'applyIdentityDeleted'>,
+  stores: (tx: Db, events: EventSink) => OverrideStores,
   logger: Logger,
 ): EventSubscription {
   return {
@@ -14,7 +15,7 @@ export function identityEventSubscription(
       on(
         eventTypes.identityDeleted,
         async (tx, { id }, _event, events) => {
-          const removed = await store(tx, events).deleteByIdentity(id);
+          const removed = await overrides.applyIdentityDeleted(stores(tx, events), id);
           if (removed > 0)
             logger.info({ identityId: id, removed }, 'removed the service configs of a deleted identity');
         },

@@ -1,12 +1,6 @@
 import type { CallTable, Database, Db } from '@ziti/platform';
 import { maintenanceHandlers } from '@ziti/platform';
-import { checkInventoryIntegrity } from '../domain/inventory-integrity.ts';
-import type { IdentityDirectory, InventoryStores, SchemaValidator, UnitOfWork } from '../domain/ports.ts';
-import { configTypeState } from '../domain/config-types.ts';
-import { configState } from '../domain/configs.ts';
-import { identityServiceConfigsState } from '../domain/identity-service-configs.ts';
-import { edgeRouterState } from '../domain/routers.ts';
-import { serviceState } from '../domain/services.ts';
+import type { InventoryMaintenance } from '../domain/inventory-maintenance.ts';
 
 /**
  * Service-wide maintenance calls used by inventory's fan-out operations (`/summary`,
@@ -23,43 +17,24 @@ export const summaryTables: Record<string, string> = {
   terminators: 'terminators',
 };
 
-export interface InventoryMaintenanceDeps {
-  work: UnitOfWork;
-  /** The stores bound to a transaction the caller opened (entity states are read in the platform's snapshot). */
-  read: (tx: Db) => InventoryStores;
-  schemas: SchemaValidator;
-  identities: IdentityDirectory;
-}
-
-export function maintenanceCalls(database: Database, deps?: InventoryMaintenanceDeps): CallTable {
+/**
+ * inventory's maintenance calls; its integrity check and the states of the entities it owns
+ * (read in the platform's snapshot, `tx`) are the domain's `InventoryMaintenance`.
+ */
+export function maintenanceCalls(database: Database, maintenance?: InventoryMaintenance<Db>): CallTable {
   return maintenanceHandlers({
     service: 'inventory',
     database,
     summaryTables,
-    ...(deps
+    ...(maintenance
       ? {
-          integrity: (fix: boolean) => checkInventoryIntegrity(deps.work, deps.schemas, deps.identities, fix),
+          integrity: (fix: boolean) => maintenance.check(fix),
           entityStates: {
-            service: async (r, tx) =>
-              (await deps.read(tx).services.page(r.after, r.limit ?? 500, r.ids)).map(serviceState),
-            edgeRouter: async (r, tx) =>
-              (await deps.read(tx).routers.page('edge', r.after, r.limit ?? 500, r.ids)).map(edgeRouterState),
-            config: async (r, tx) =>
-              (await deps.read(tx).configs.page(r.after, r.limit ?? 500, r.ids)).map(configState),
-            configType: async (r, tx) =>
-              (await deps.read(tx).configTypes.page(r.after, r.limit ?? 500, r.ids)).map(configTypeState),
-            // One state per identity that has overrides (one without any is absent: its list is empty).
-            identityServiceConfigs: async (r, tx) => {
-              const store = deps.read(tx).identityServiceConfigs;
-              const ids = await store.identityIds(r.after, r.limit ?? 500, r.ids);
-              const links = await store.listByIdentities(ids);
-              return ids.map((id) =>
-                identityServiceConfigsState(
-                  id,
-                  links.filter((l) => l.identityId === id),
-                ),
-              );
-            },
+            service: (r, tx) => maintenance.serviceStates(r, tx),
+            edgeRouter: (r, tx) => maintenance.edgeRouterStates(r, tx),
+            config: (r, tx) => maintenance.configStates(r, tx),
+            configType: (r, tx) => maintenance.configTypeStates(r, tx),
+            identityServiceConfigs: (r, tx) => maintenance.identityServiceConfigsStates(r, tx),
           },
         }
       : {}),

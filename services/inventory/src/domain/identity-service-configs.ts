@@ -61,6 +61,12 @@ export async function emitIdentityServiceConfigs(
 const samePairs = (a: IdentityServiceConfig[], b: IdentityServiceConfig[]) =>
   JSON.stringify(identityServiceConfigsState('', a)) === JSON.stringify(identityServiceConfigsState('', b));
 
+/** The overrides store of a transaction and the sink its events leave through. */
+export interface OverrideStores {
+  identityServiceConfigs: IdentityServiceConfigStore;
+  events: EventSink;
+}
+
 /**
  * The overrides store of a transaction that is not a unit of work of this domain (the consumer of
  * auth's `identity.deleted`): each change it makes is announced in that transaction, with the
@@ -199,5 +205,14 @@ export class IdentityServiceConfigService {
       if (removed > 0) await emitIdentityServiceConfigs(s, [identityId]);
       return removed;
     });
+  }
+
+  /**
+   * auth's `identity.deleted`, in the consumer's transaction (not a unit of work of this domain):
+   * the identity's overrides go, announced with that transaction's events (idempotent). Answers
+   * how many went.
+   */
+  applyIdentityDeleted(s: OverrideStores, identityId: string): Promise<number> {
+    return new AnnouncedIdentityServiceConfigStore(s.identityServiceConfigs, s.events).deleteByIdentity(identityId);
   }
 }

@@ -1,7 +1,6 @@
-import type { EnrollmentState } from '@ziti/contracts';
 import type { CallTable, Database, Db } from '@ziti/platform';
-import { entityStatesPage, maintenanceHandlers } from '@ziti/platform';
-import type { RouterEnrollmentService } from '../domain/router-enrollment.ts';
+import { maintenanceHandlers } from '@ziti/platform';
+import type { PkiMaintenance } from '../domain/pki-maintenance.ts';
 
 /**
  * Service-wide maintenance calls used by inventory's fan-out operations (`/summary`,
@@ -14,24 +13,23 @@ export const summaryTables: Record<string, string> = {
   apiSessionCertificates: 'api_session_certificates',
 };
 
-export interface PkiMaintenanceDeps {
-  routerEnrollments: RouterEnrollmentService;
-  /** One page of enrollment states (`entityStatesPage`'s condition), read through `tx`. */
-  enrollmentStates: (tx: Db, page: { where: string; params: unknown[]; limit: number }) => Promise<EnrollmentState[]>;
-}
-
-export function maintenanceCalls(database: Database, deps?: PkiMaintenanceDeps): CallTable {
+/**
+ * pki-enrollment's maintenance calls; its integrity check and its enrollments' states (read in the
+ * platform's snapshot, `tx`) are the domain's `PkiMaintenance`.
+ */
+export function maintenanceCalls(
+  database: Database,
+  maintenance?: Pick<PkiMaintenance<Db>, 'check' | 'enrollmentStates'>,
+): CallTable {
   return maintenanceHandlers({
     service: 'pki-enrollment',
     database,
     summaryTables,
-    ...(deps
+    ...(maintenance
       ? {
-          integrity: (fix: boolean) => deps.routerEnrollments.checkIntegrity(fix),
-          // Enrollments' non-secret states, as `enrollment.*` carry them: what auth's read model of
-          // outstanding enrollments is rebuilt from (docs/adr/0012).
+          integrity: (fix: boolean) => maintenance.check(fix),
           entityStates: {
-            enrollment: (request, tx) => deps.enrollmentStates(tx, entityStatesPage(request)),
+            enrollment: (request, tx) => maintenance.enrollmentStates(request, tx),
           },
         }
       : {}),

@@ -1,3 +1,4 @@
+import { zitiqlString } from '@ziti/zitiql/literal';
 import { ApiError, type IntegrityResult } from '@ziti/contracts';
 import type { ControllerPkiService } from './controller-pki.ts';
 import type { EnrollRequest, EnrollmentModule } from './enroll-service.ts';
@@ -50,7 +51,6 @@ export interface RouterCertificates {
   serverCert: string;
 }
 
-const quote = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 const unauthorized = (message: string) => new ApiError('UNAUTHORIZED', { code: 'UNAUTHORIZED', message });
 const missingCsr = (message: string) =>
   new ApiError('MISSING_OR_INVALID_CSR', { code: 'MISSING_OR_INVALID_CSR', message });
@@ -87,7 +87,7 @@ export class RouterEnrollmentService {
   }
 
   private static filterFor(routerIds: string[]): string {
-    const list = routerIds.map(quote).join(', ');
+    const list = routerIds.map(zitiqlString).join(', ');
     return `(edgeRouter in [${list}] or transitRouter in [${list}]) limit none`;
   }
 

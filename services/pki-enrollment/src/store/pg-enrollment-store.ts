@@ -6,6 +6,7 @@ import {
   type LockOption,
   type SecretBox,
   date,
+  entityStatesPage,
   json,
   listRows,
   lockClause,
@@ -17,6 +18,7 @@ import {
 } from '@ziti/platform';
 import { eq } from 'drizzle-orm';
 import type { Enrollment, EnrollmentMethod, ListInput, ListPage } from '../domain/model.ts';
+import type { EnrollmentStatePages } from '../domain/pki-maintenance.ts';
 import type { EnrollmentStore } from '../domain/ports.ts';
 import { enrollmentState } from '../domain/enrollment-events.ts';
 import type { Row } from './pg-store-helpers.ts';
@@ -50,12 +52,10 @@ function stateFromRow(r: Row): EnrollmentState {
  * One page of enrollment states for `entityStates` (docs/adr/0008), in bytewise id order, read
  * through the caller's transaction: the same shape the events carry.
  */
-export async function enrollmentStatesPage(
-  db: Db,
-  page: { where: string; params: unknown[]; limit: number },
-): Promise<EnrollmentState[]> {
-  return (await statesPageRows<Row>(db, { columns: stateColumns, from: 'enrollments' }, page)).map(stateFromRow);
-}
+export const enrollmentStatesPage: EnrollmentStatePages<Db> = async (db, request) =>
+  (await statesPageRows<Row>(db, { columns: stateColumns, from: 'enrollments' }, entityStatesPage(request))).map(
+    stateFromRow,
+  );
 
 /**
  * Enrollments with their token and JWT encrypted at rest (bound to the row id). Every write emits
