@@ -407,6 +407,14 @@ describe('CAs', () => {
       [record.id],
     );
     expect(deleted!.payload.certPem).toContain('BEGIN CERTIFICATE');
+    // The enrollments the CA takes with it are announced, so auth's read model of outstanding
+    // enrollments lets them go too.
+    const gone = await queryRows<{ id: string }>(
+      database.db,
+      "select payload->>'id' as id from outbox where type = 'enrollment.deleted' and payload->>'id' = $1",
+      [e.id],
+    );
+    expect(gone).toEqual([{ id: e.id }]);
   });
 
   it('the CA JWT carries em=ca, sub=jti=caId, iss with a trailing slash, no exp or aud', async () => {

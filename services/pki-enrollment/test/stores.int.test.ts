@@ -461,9 +461,8 @@ describe.each(targets)('pki-enrollment stores on %s', (target) => {
       updatedAt: at().toISOString(),
     });
 
-    // A CA takes its ottca enrollments with it (the foreign key cascades). NB: they go without an
-    // `enrollment.deleted` (no store write announces them), so auth's read model of outstanding
-    // enrollments keeps them until its integrity check: reported with this suite, not asserted here.
+    // The foreign key takes a CA's ottca enrollments with it; the CA service deletes them first
+    // through deleteByCa, which announces each (enrollment-events and enrollment.int tests).
     expect(await work((s) => s.cas.delete('ca1'))).toBe(true);
     expect(await work((s) => s.enrollments.get('e2'))).toBeNull();
     expect(await work((s) => s.enrollments.get('e1'))).toEqual(e1);

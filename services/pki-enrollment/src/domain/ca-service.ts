@@ -157,6 +157,9 @@ export class CaService {
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
       const current = await this.load(s, id, true);
+      // Its ottca enrollments go with it, each announced (the foreign key would take them silently,
+      // and auth's read model of outstanding enrollments would keep them).
+      await s.enrollments.deleteByCa(id);
       await s.cas.delete(id);
       await s.events.emit(caEventTypes.caDeleted, caState({ ...current, updatedAt: this.now() }));
     });

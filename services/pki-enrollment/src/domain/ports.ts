@@ -60,6 +60,8 @@ export interface EnrollmentStore {
   delete(id: string): Promise<boolean>;
   /** Deletes an identity's enrollments (all, or only `ids`); returns the ids deleted. */
   deleteByIdentity(identityId: string, ids?: string[]): Promise<string[]>;
+  /** Deletes the ottca enrollments of a CA (announcing each); their ids. */
+  deleteByCa(caId: string): Promise<string[]>;
 }
 
 export interface SessionCertificateStore {

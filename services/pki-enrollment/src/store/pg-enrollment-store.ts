@@ -223,6 +223,13 @@ export class PgEnrollmentStore implements EnrollmentStore {
     return (await this.deleted(rows)).length > 0;
   }
 
+  async deleteByCa(caId: string): Promise<string[]> {
+    const rows = await queryRows<Row>(this.db, `delete from enrollments where ca_id = $1 returning ${stateColumns}`, [
+      caId,
+    ]);
+    return this.deleted(rows);
+  }
+
   async deleteByIdentity(identityId: string, ids?: string[]): Promise<string[]> {
     const rows = await queryRows<Row>(
       this.db,
