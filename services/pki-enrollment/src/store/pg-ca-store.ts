@@ -54,7 +54,7 @@ export class PgCaStore implements CaStore {
   }
 
   async all(): Promise<Ca[]> {
-    return (await queryRows<Row>(this.db, 'select * from cas order by created_at, id')).map(caFromRow);
+    return (await queryRows<Row>(this.db, 'select * from cas order by created_at, id collate "C"')).map(caFromRow);
   }
 
   async list(input: ListInput): Promise<ListPage<Ca>> {

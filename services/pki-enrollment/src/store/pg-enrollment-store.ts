@@ -189,7 +189,7 @@ export class PgEnrollmentStore implements EnrollmentStore {
     if (unique.length === 0) return [];
     const rows = await queryRows<Row>(
       this.db,
-      'select * from enrollments where identity_id = any($1::text[]) order by created_at',
+      'select * from enrollments where identity_id = any($1::text[]) order by created_at, id collate "C"',
       [unique],
     );
     return rows.map((r) => this.fromRow(r));

@@ -52,7 +52,7 @@ export class PgAccessReads implements AdviceStore, ClientEdgeRouterStore {
                 where not r.deleted and r.id in (${identityRouters('$1')})) as identity_routers,
               (select count(*)::int from edge_routers r
                 where not r.deleted and r.id in (${serviceRouters('$2')})) as service_routers,
-              (select coalesce(jsonb_agg(r.state order by r.name, r.id), '[]'::jsonb) from edge_routers r
+              (select coalesce(jsonb_agg(r.state order by r.name collate "C", r.id collate "C"), '[]'::jsonb) from edge_routers r
                 where not r.deleted and r.id in (${identityRouters('$1')}) and r.id in (${serviceRouters('$2')})) as common
          from (select 1) one
          left join identity_services a on a.identity_id = $1 and a.service_id = $2`,
@@ -101,7 +101,7 @@ export class PgAccessReads implements AdviceStore, ClientEdgeRouterStore {
       this.db,
       `select r.state from edge_routers r
         where not r.deleted and r.id in (${identityRouters('$1')}) and r.id in (${serviceRouters('$2')})
-        order by r.name, r.id limit $3`,
+        order by r.name collate "C", r.id collate "C" limit $3`,
       [identityId, serviceId, limit],
     );
     return rows.map((r) => stateOf<EdgeRouterState>(r));

@@ -173,7 +173,7 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
         where c.type_id = 'MFA'
           and (($2 and (c.data->>'promptOnWake')::boolean) or ($3 and (c.data->>'promptOnUnlock')::boolean))
           and ((c.data->>'timeoutSeconds')::bigint = -1 or (c.data->>'timeoutSeconds')::bigint > $4)
-        group by s.id, s.name order by s.id`,
+        group by s.id, s.name order by s.id collate "C"`,
       [identityId, onWake, onUnlock, timeoutAbove],
       { prepare: true },
     );
@@ -204,7 +204,7 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
          join service_policy_services ps on ps.policy_id = pi.policy_id and ps.service_id = any($2::text[])
          join service_policies p on p.id = pi.policy_id and ($3::text is null or p.type = $3)
         where pi.identity_id = $1
-        order by ps.service_id, p.id`,
+        order by ps.service_id collate "C", p.id collate "C"`,
       [identityId, serviceIds, type ?? null],
       { prepare: true },
     );
@@ -225,7 +225,7 @@ export class PgPostureData implements PostureDataStore, PostureEvaluationStore {
       `select x.policy_id, c.id, c.name, c.type_id, c.version, c.role_attributes, c.data, c.tags, c.created_at, c.updated_at
          from service_policy_posture_checks x
          join posture_checks c on c.id = x.posture_check_id
-        where x.policy_id = any($1::text[]) order by x.policy_id, c.name, c.id`,
+        where x.policy_id = any($1::text[]) order by x.policy_id collate "C", c.name collate "C", c.id collate "C"`,
       [policyIds],
       { prepare: true },
     );

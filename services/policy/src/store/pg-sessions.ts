@@ -368,12 +368,12 @@ export async function creationRows(
        select r.*, s.state, x.dial, x.bind,
               (select to_jsonb(ss) from sessions ss
                 where ss.api_session_id = r.api_session_id and ss.service_id = r.service_id and ss.type = r.type) as session,
-              (select coalesce(jsonb_agg(e.state order by e.name, e.id), '[]'::jsonb) from (
+              (select coalesce(jsonb_agg(e.state order by e.name collate "C", e.id collate "C"), '[]'::jsonb) from (
                  select e.state, e.name, e.id from edge_routers e
                   where not e.deleted
                     and e.id in (select ir.edge_router_id from identity_edge_routers ir where ir.identity_id = r.identity_id)
                     and e.id in (select sr.edge_router_id from service_edge_routers sr where sr.service_id = r.service_id)
-                  order by e.name, e.id limit $11) e) as routers,
+                  order by e.name collate "C", e.id collate "C" limit $11) e) as routers,
               exists (select 1 from service_policy_identities pi
                         join service_policy_services ps on ps.policy_id = pi.policy_id and ps.service_id = r.service_id
                         join service_policies p on p.id = pi.policy_id and p.type = r.type
