@@ -35,7 +35,9 @@ export const outboxChannel = 'ziti_outbox';
 /**
  * Stores events in the outbox with the next positions of this service. Runs as the last statement
  * of the transaction: the update of `event_position` locks its row until the commit, so positions
- * are dense and follow the commit order; the NOTIFY is delivered at commit. Returns the last
+ * are dense and follow the commit order; the NOTIFY is delivered at commit. A row's `id` is drawn
+ * after that lock is taken (a writer waiting for it has drawn none), so ids follow positions too;
+ * readers order by `position` all the same (test/outbox-ids.int.test.ts). Returns the last
  * position written (undefined when there was nothing).
  */
 export async function writeOutbox(tx: Db, source: Owner, events: PendingEvent[]): Promise<number | undefined> {

@@ -192,9 +192,10 @@ export class IdentityService {
 
   /** PUT replaces every updatable field (absent ones become empty); PATCH only those present. */
   async update(id: string, input: IdentityInput, mode: 'replace' | 'patch'): Promise<void> {
-    const now = this.now();
     await this.work(async (s) => {
       const current = await this.load(s, id, true);
+      // Stamped under the lock: a change that waited for another is stamped after it.
+      const now = this.now();
       const has = (k: keyof IdentityInput) => mode === 'replace' || Object.hasOwn(input, k);
       // A timed disable that passed ends with this change (the sweeper would record it otherwise).
       const next: Identity = { ...current, disabled: recordedDisabled(current, now), updatedAt: now };
@@ -317,9 +318,9 @@ export class IdentityService {
       throw ApiError.field('durationMinutes', 'durationMinutes must be a non-negative integer', durationMinutes);
     }
     await this.read((s) => this.load(s, id));
-    const now = this.now();
     await this.withSessionsEnded(id, 'identityDisabled', async (s) => {
       const current = await this.load(s, id, true);
+      const now = this.now();
       const next: Identity = {
         ...current,
         disabled: true,
@@ -333,9 +334,9 @@ export class IdentityService {
   }
 
   async enable(id: string): Promise<void> {
-    const now = this.now();
     await this.work(async (s) => {
       const current = await this.load(s, id, true);
+      const now = this.now();
       const next: Identity = { ...current, disabled: false, disabledAt: null, disabledUntil: null, updatedAt: now };
       await s.identities.update(next);
       await s.events.emit(eventTypes.identityUpdated, identityState(next));
