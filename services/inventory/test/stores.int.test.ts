@@ -1,12 +1,21 @@
-import { ApiError } from '@ziti/contracts';
-import { type Database, type LockOption, pgErrorOf, queryRows } from '@ziti/platform';
+import { pgErrorOf } from '@ziti/platform';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/infra.ts';
 import type { IntegrityJobStore, RateLimitStore } from '../src/domain/database-maintenance.ts';
 import type { Config, ConfigType, Router, RouterKind, Service, Terminator } from '../src/domain/model.ts';
-import type { InventoryStores, UnitOfWork } from '../src/domain/ports.ts';
+import type { InventoryStores } from '../src/domain/ports.ts';
 import { PgIntegrityJobStore, PgRateLimitStore } from '../src/store/pg-maintenance-stores.ts';
 import { inventoryDatabase } from './support.ts';
+import {
+  apiError,
+  at,
+  bytewise,
+  counter,
+  emptier,
+  lockedReadModifyWrites,
+  rejection,
+  storeTargets,
+} from '../../../test/support/store-contract.ts';
 
 /**
  * inventory's stores as one contract run on the real Postgres and on PGlite (what `npm start`
@@ -15,9 +24,6 @@ import { inventoryDatabase } from './support.ts';
  * in-memory PGlite takes seconds to open), emptied after every case: every case starts from a
  * freshly migrated database.
  */
-const targets = ['postgres', 'pglite'] as const;
-
-const at = (ms = 0) => new Date(Date.UTC(2026, 0, 1) + ms);
 
 const configType = (id: string, o: Partial<ConfigType> = {}): ConfigType => ({
   id,
@@ -95,109 +101,12 @@ const terminator = (id: string, serviceId: string, routerId: string, o: Partial<
   ...o,
 });
 
-/** The rejection of `p` (fails when it resolves). */
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
-
-/** The ApiError `p` rejects with, as code and cause. */
-async function apiError(p: Promise<unknown>): Promise<{ code: string; cause: unknown }> {
-  const err = await rejection(p);
-  expect(err).toBeInstanceOf(ApiError);
-  return { code: (err as ApiError).code, cause: (err as ApiError).cause };
-}
-
 const duplicate = (field: string, store: string, value: string) => ({
   code: 'COULD_NOT_VALIDATE',
   cause: { field, reason: `duplicate value '${value}' in unique index on ${store} store`, value },
 });
 
-const bytewise = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/**
- * Resolves once another transaction waits for a row lock. Postgres shows the waiter in
- * pg_stat_activity; PGlite runs one transaction at a time, so there the second one queues before it
- * reaches the database and nothing is there to observe.
- */
-async function rowLockWaiter(database: Database): Promise<void> {
-  if (database.kind === 'pglite') return;
-  await waitFor(
-    async () =>
-      (
-        await queryRows<{ n: number }>(
-          database.db,
-          `select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock'`,
-        )
-      )[0]!.n > 0,
-    'a transaction waiting for the row lock',
-    5_000,
-    10,
-  );
-}
-
-/**
- * Two read-modify-writes of one row through `read` (with `forUpdate`) and `write`, the second
- * started while the first holds the row: the second must read the first's write.
- */
-async function lockedReadModifyWrites<T>(
-  work: UnitOfWork,
-  database: Database,
-  read: (s: InventoryStores, lock: LockOption) => Promise<T | null>,
-  write: (s: InventoryStores, row: T) => Promise<void>,
-): Promise<void> {
-  let held!: () => void;
-  const holding = new Promise<void>((r) => (held = r));
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  const first = work(async (s) => {
-    const row = await read(s, { forUpdate: true });
-    held();
-    await released;
-    await write(s, row!);
-  });
-  try {
-    await holding;
-    const second = work(async (s) => write(s, (await read(s, { forUpdate: true }))!));
-    await rowLockWaiter(database);
-    release();
-    await Promise.all([first, second]);
-  } finally {
-    release();
-    await first.catch(() => undefined);
-  }
-}
-
-/**
- * Empties every table that was empty once migrated (what the cases write), keeping the migrations'
- * bookkeeping and seeded rows. No `cascade`: a seeded table that refers to an emptied one fails loudly.
- */
-async function emptier(database: Database): Promise<() => Promise<void>> {
-  const tables = await queryRows<{ name: string }>(
-    database.db,
-    'select tablename as name from pg_tables where schemaname = current_schema() order by 1',
-  );
-  const empty: string[] = [];
-  for (const { name } of tables) {
-    const [row] = await queryRows<{ filled: boolean }>(
-      database.db,
-      `select exists (select 1 from "${name}") as filled`,
-    );
-    if (!row!.filled) empty.push(`"${name}"`);
-  }
-  return async () => {
-    await queryRows(database.db, `truncate ${empty.join(', ')} restart identity`);
-  };
-}
-
-const counter = (tags: Record<string, unknown>) => ({ ...tags, n: Number(tags.n ?? 0) + 1 });
-
-describe.each(targets)('inventory stores on %s', (target) => {
+describe.each(storeTargets)('inventory stores on %s', (target) => {
   let b: Awaited<ReturnType<typeof inventoryDatabase>> | undefined;
   let empty: () => Promise<void>;
   beforeAll(async () => {

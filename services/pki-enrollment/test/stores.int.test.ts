@@ -2,7 +2,6 @@ import { ApiError } from '@ziti/contracts';
 import {
   type Database,
   type Db,
-  type LockOption,
   SecretBox,
   createUnitOfWork,
   migrate,
@@ -11,7 +10,7 @@ import {
   queryRows,
 } from '@ziti/platform';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, waitFor } from '../../../test/support/infra.ts';
+import { createTestDatabase } from '../../../test/support/infra.ts';
 import { migrations } from '../src/app.ts';
 import type { Ca, Enrollment, SessionCertificate } from '../src/domain/model.ts';
 import type { EnrollmentStatePages } from '../src/domain/pki-maintenance.ts';
@@ -20,6 +19,16 @@ import { PgCaStore } from '../src/store/pg-ca-store.ts';
 import { PgEnrollmentStore, enrollmentStatesPage } from '../src/store/pg-enrollment-store.ts';
 import { PgPkiMaterialStore } from '../src/store/pg-pki-material-store.ts';
 import { PgSessionCertificateStore } from '../src/store/pg-session-certificate-store.ts';
+import {
+  apiError,
+  at,
+  bytewise,
+  counter,
+  emptier,
+  lockedReadModifyWrites,
+  rejection,
+  storeTargets,
+} from '../../../test/support/store-contract.ts';
 
 /**
  * pki-enrollment's stores as one contract run on the real Postgres and on PGlite (what `npm start`
@@ -28,16 +37,14 @@ import { PgSessionCertificateStore } from '../src/store/pg-session-certificate-s
  * file (an in-memory PGlite takes seconds to open), emptied after every case: every case starts
  * from a freshly migrated database.
  */
-const targets = ['postgres', 'pglite'] as const;
 
-const at = (ms = 0) => new Date(Date.UTC(2026, 0, 1) + ms);
 const minutes = (n: number) => n * 60_000;
 
 /**
  * A migrated pki-enrollment database of `kind`, its stores bound as app.ts binds them
  * (certificates on a test clock).
  */
-async function pkiDatabase(kind: (typeof targets)[number]) {
+async function pkiDatabase(kind: (typeof storeTargets)[number]) {
   let database: Database;
   let drop = async () => undefined as void;
   if (kind === 'postgres') {
@@ -118,47 +125,6 @@ const certificate = (id: string, apiSessionId: string, o: Partial<SessionCertifi
   ...o,
 });
 
-/** The rejection of `p` (fails when it resolves). */
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
-
-/** The ApiError `p` rejects with, as code and cause. */
-async function apiError(p: Promise<unknown>): Promise<{ code: string; cause: unknown }> {
-  const err = await rejection(p);
-  expect(err).toBeInstanceOf(ApiError);
-  return { code: (err as ApiError).code, cause: (err as ApiError).cause };
-}
-
-const bytewise = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/**
- * Empties every table that was empty once migrated (what the cases write), keeping the migrations'
- * bookkeeping and seeded rows. No `cascade`: a seeded table that refers to an emptied one fails loudly.
- */
-async function emptier(database: Database): Promise<() => Promise<void>> {
-  const tables = await queryRows<{ name: string }>(
-    database.db,
-    'select tablename as name from pg_tables where schemaname = current_schema() order by 1',
-  );
-  const empty: string[] = [];
-  for (const { name } of tables) {
-    const [row] = await queryRows<{ filled: boolean }>(
-      database.db,
-      `select exists (select 1 from "${name}") as filled`,
-    );
-    if (!row!.filled) empty.push(`"${name}"`);
-  }
-  return async () => {
-    await queryRows(database.db, `truncate ${empty.join(', ')} restart identity`);
-  };
-}
-
 /** The events written to the outbox, in position order. */
 async function outbox(database: Database): Promise<{ type: string; payload: Record<string, unknown> }[]> {
   const rows = await queryRows<{ type: string; payload: unknown }>(
@@ -171,63 +137,7 @@ async function outbox(database: Database): Promise<{ type: string; payload: Reco
   }));
 }
 
-/**
- * Resolves once another transaction waits for a row lock. Postgres shows the waiter in
- * pg_stat_activity; PGlite runs one transaction at a time, so there the second one queues before it
- * reaches the database and nothing is there to observe.
- */
-async function rowLockWaiter(database: Database): Promise<void> {
-  if (database.kind === 'pglite') return;
-  await waitFor(
-    async () =>
-      (
-        await queryRows<{ n: number }>(
-          database.db,
-          `select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock'`,
-        )
-      )[0]!.n > 0,
-    'a transaction waiting for the row lock',
-    5_000,
-    10,
-  );
-}
-
-/**
- * Two read-modify-writes of one row through `read` (with `forUpdate`) and `write`, the second
- * started while the first holds the row: the second must read the first's write.
- */
-async function lockedReadModifyWrites<T>(
-  work: UnitOfWork,
-  database: Database,
-  read: (s: PkiStores, lock: LockOption) => Promise<T | null>,
-  write: (s: PkiStores, row: T) => Promise<void>,
-): Promise<void> {
-  let held!: () => void;
-  const holding = new Promise<void>((r) => (held = r));
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  const first = work(async (s) => {
-    const row = await read(s, { forUpdate: true });
-    held();
-    await released;
-    await write(s, row!);
-  });
-  try {
-    await holding;
-    const second = work(async (s) => write(s, (await read(s, { forUpdate: true }))!));
-    await rowLockWaiter(database);
-    release();
-    await Promise.all([first, second]);
-  } finally {
-    release();
-    await first.catch(() => undefined);
-  }
-}
-
-const counter = (tags: Record<string, unknown>) => ({ ...tags, n: Number(tags.n ?? 0) + 1 });
-
-describe.each(targets)('pki-enrollment stores on %s', (target) => {
+describe.each(storeTargets)('pki-enrollment stores on %s', (target) => {
   let b: Awaited<ReturnType<typeof pkiDatabase>> | undefined;
   let empty: () => Promise<void>;
   beforeAll(async () => {

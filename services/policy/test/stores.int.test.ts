@@ -1,5 +1,4 @@
 import {
-  ApiError,
   type ConfigState,
   type ConfigTypeState,
   type EdgeRouterState,
@@ -7,16 +6,7 @@ import {
   type IdentityState,
   type ServiceState,
 } from '@ziti/contracts';
-import {
-  type Database,
-  type Db,
-  type EventSink,
-  type LockOption,
-  migrate,
-  openDatabase,
-  pgErrorOf,
-  queryRows,
-} from '@ziti/platform';
+import { type Database, type Db, type EventSink, migrate, openDatabase, pgErrorOf } from '@ziti/platform';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, waitFor } from '../../../test/support/infra.ts';
 import { migrations } from '../src/app.ts';
@@ -60,6 +50,15 @@ import { PgRelations } from '../src/store/pg-relations.ts';
 import { PgServiceView } from '../src/store/pg-service-view.ts';
 import { PgApiSessions, PgSessions } from '../src/store/pg-sessions.ts';
 import { fixedAt, identityFixture, routerFixture, serviceFixture } from './support.ts';
+import {
+  apiError,
+  at,
+  bytewise,
+  emptier,
+  lockedReadModifyWrites,
+  rejection,
+  storeTargets,
+} from '../../../test/support/store-contract.ts';
 
 /**
  * policy's stores as one contract run on the real Postgres and on PGlite (what `npm start` uses):
@@ -70,7 +69,6 @@ import { fixedAt, identityFixture, routerFixture, serviceFixture } from './suppo
  * this file (an in-memory PGlite takes seconds to open), emptied after every case: every case
  * starts from a freshly migrated database.
  */
-const targets = ['postgres', 'pglite'] as const;
 
 /** Every store of policy, each as its port. */
 interface Stores {
@@ -132,7 +130,7 @@ function bind(db: Db): Stores {
 type Work = <T>(fn: (s: Stores) => Promise<T>) => Promise<T>;
 
 /** A migrated policy database of `kind`: `work` runs in a transaction, `read` on the pool. */
-async function policyDatabase(kind: (typeof targets)[number]) {
+async function policyDatabase(kind: (typeof storeTargets)[number]) {
   let database: Database;
   let drop = async () => undefined as void;
   if (kind === 'postgres') {
@@ -156,8 +154,6 @@ async function policyDatabase(kind: (typeof targets)[number]) {
     },
   };
 }
-
-const at = (ms = 0) => new Date(Date.UTC(2026, 0, 1) + ms);
 
 const policy = (id: string, o: Partial<Policy> = {}): Policy => ({
   id,
@@ -227,29 +223,10 @@ async function putCheck(s: Stores, c: PostureCheck) {
   await access.postureCheckChanged(s.links, c.id);
 }
 
-/** The rejection of `p` (fails when it resolves). */
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
-
-/** The ApiError `p` rejects with, as code and cause. */
-async function apiError(p: Promise<unknown>): Promise<{ code: string; cause: unknown }> {
-  const err = await rejection(p);
-  expect(err).toBeInstanceOf(ApiError);
-  return { code: (err as ApiError).code, cause: (err as ApiError).cause };
-}
-
 const duplicate = (store: string, value: string) => ({
   code: 'COULD_NOT_VALIDATE',
   cause: { field: 'name', reason: `duplicate value '${value}' in unique index on ${store} store`, value },
 });
-
-const bytewise = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Ids and total of a page. */
 const idsOf = async <T extends { id: string }>(p: Promise<{ items: T[]; totalCount: number }>) => {
@@ -257,84 +234,7 @@ const idsOf = async <T extends { id: string }>(p: Promise<{ items: T[]; totalCou
   return { ids: page.items.map((x) => x.id), total: page.totalCount };
 };
 
-/**
- * Empties every table that was empty once migrated (what the cases write), keeping the migrations'
- * bookkeeping and seeded rows (the posture check types). No `cascade`: a seeded table that refers
- * to an emptied one fails loudly.
- */
-async function emptier(database: Database): Promise<() => Promise<void>> {
-  const tables = await queryRows<{ name: string }>(
-    database.db,
-    'select tablename as name from pg_tables where schemaname = current_schema() order by 1',
-  );
-  const empty: string[] = [];
-  for (const { name } of tables) {
-    const [row] = await queryRows<{ filled: boolean }>(
-      database.db,
-      `select exists (select 1 from "${name}") as filled`,
-    );
-    if (!row!.filled) empty.push(`"${name}"`);
-  }
-  return async () => {
-    await queryRows(database.db, `truncate ${empty.join(', ')} restart identity`);
-  };
-}
-
-/**
- * Resolves once another transaction waits for a row lock. Postgres shows the waiter in
- * pg_stat_activity; PGlite runs one transaction at a time, so there the second one queues before it
- * reaches the database and nothing is there to observe.
- */
-async function rowLockWaiter(database: Database): Promise<void> {
-  if (database.kind === 'pglite') return;
-  await waitFor(
-    async () =>
-      (
-        await queryRows<{ n: number }>(
-          database.db,
-          `select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock'`,
-        )
-      )[0]!.n > 0,
-    'a transaction waiting for the row lock',
-    5_000,
-    10,
-  );
-}
-
-/**
- * Two read-modify-writes of one row through `read` (with `forUpdate`) and `write`, the second
- * started while the first holds the row: the second must read the first's write.
- */
-async function lockedReadModifyWrites<T>(
-  work: Work,
-  database: Database,
-  read: (s: Stores, lock: LockOption) => Promise<T | null>,
-  write: (s: Stores, row: T) => Promise<void>,
-): Promise<void> {
-  let held!: () => void;
-  const holding = new Promise<void>((r) => (held = r));
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  const first = work(async (s) => {
-    const row = await read(s, { forUpdate: true });
-    held();
-    await released;
-    await write(s, row!);
-  });
-  try {
-    await holding;
-    const second = work(async (s) => write(s, (await read(s, { forUpdate: true }))!));
-    await rowLockWaiter(database);
-    release();
-    await Promise.all([first, second]);
-  } finally {
-    release();
-    await first.catch(() => undefined);
-  }
-}
-
-describe.each(targets)('policy stores on %s', (target) => {
+describe.each(storeTargets)('policy stores on %s', (target) => {
   let b: Awaited<ReturnType<typeof policyDatabase>> | undefined;
   let empty: () => Promise<void>;
   beforeAll(async () => {
