@@ -2,6 +2,26 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** Platform modules that run I/O (or import one that does): domain code does not import them. */
+const impurePlatformModules = [
+  'index',
+  'bus/nats-bus',
+  'db/database',
+  'db/list',
+  'db/migrations',
+  'db/outbox',
+  'db/read-model-rows',
+  'db/state-pages',
+  'events/consumer',
+  'events/progress',
+  'maintenance',
+  'sessions/redis-api-session-store',
+  'service-host',
+  'service-main',
+  'service-runtime',
+  'http-drain',
+];
+
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/data/**', '**/generated/**', 'deploy/helm/**'] },
   js.configs.recommended,
@@ -15,14 +35,16 @@ export default tseslint.config(
     },
   },
   {
-    // Floor (issue 23): domain code is free of I/O. It imports contracts, its own ports and pure
-    // helpers only: not the platform barrel (it drags NATS, pg and ioredis into the domain's module
-    // graph), not a driver or a server, not the platform modules that run I/O (each listed: it, or
-    // a platform module it imports, imports nats, pg, ioredis, drizzle-orm, PGlite or node:net/http;
-    // db/migrations reads files and runs SQL), and not its service's stores, adapters, transports or
-    // composition root. Pure platform modules come by subpath: `@ziti/platform/ids`, `/event-sink`,
-    // `/list-page`, `/db/row-lock`, `/sessions/api-session-store`, `/secret-box`…
-    files: ['services/*/src/domain/**/*.ts'],
+    // Floor (issue 23, ADR 0020): domain code is free of I/O. Roles are named by file suffix
+    // (`<name>.domain.ts`, `<name>.ports.ts`; see the layout rule in test/unit/layout.test.ts).
+    // Domain code imports contracts, its own ports and pure helpers only: not the platform barrel
+    // (it drags NATS, pg and ioredis into the domain's module graph), not a driver or a server, not
+    // the platform modules that run I/O (each listed: it, or a platform module it imports, imports
+    // nats, pg, ioredis, drizzle-orm, PGlite or node:net/http; db/migrations reads files and runs
+    // SQL), and not its service's stores, adapters, transports or composition root. Pure platform
+    // modules come by subpath: `@ziti/platform/ids`, `/event-sink`, `/list-page`, `/db/row-lock`,
+    // `/sessions/api-session-store`, `/secret-box`…
+    files: ['services/*/src/**/*.domain.ts', 'services/*/src/**/*.ports.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -32,24 +54,7 @@ export default tseslint.config(
               name: '@ziti/platform',
               message: 'Domain code imports the pure platform module that defines the name (@ziti/platform/<module>).',
             },
-            ...[
-              'index',
-              'bus/nats-bus',
-              'db/database',
-              'db/list',
-              'db/migrations',
-              'db/outbox',
-              'db/read-model-rows',
-              'db/state-pages',
-              'events/consumer',
-              'events/progress',
-              'maintenance',
-              'sessions/redis-api-session-store',
-              'service-host',
-              'service-main',
-              'service-runtime',
-              'http-drain',
-            ].map((module) => ({
+            ...impurePlatformModules.map((module) => ({
               name: `@ziti/platform/${module}`,
               message: 'This platform module runs I/O: domain code is free of it (a port, implemented in the store).',
             })),
@@ -64,11 +69,11 @@ export default tseslint.config(
               message: 'Domain code is free of I/O: drivers and servers belong to stores, transports and app.ts.',
             },
             {
-              regex: '^(\\.\\./)+(store|bus|http|adapters)(/|$)',
-              message: 'Domain code depends on its ports (domain/ports.ts), not on stores, adapters or transports.',
+              regex: '^\\.\\.?/(.*/)?[^/]+\\.(store|transport|mapper|adapter)(\\.ts)?$',
+              message: 'Domain code depends on its ports (*.ports.ts), not on stores, adapters or transports.',
             },
             {
-              regex: '^(\\.\\./)+(app|main)(\\.ts)?$',
+              regex: '^\\.\\.?/(.*/)?(app|main)(\\.ts)?$',
               message: 'Domain code does not import the composition root.',
             },
           ],
@@ -77,11 +82,12 @@ export default tseslint.config(
     },
   },
   {
-    // Floor (issue 23): transports do not read stores. A bus handler or HTTP route calls a domain
-    // service; the store behind the domain's port is wired in src/app.ts. So no store code
-    // (../store; the adapters are not stores: hashers, signers, TOTP, schema validation), no SQL
-    // driver, and no SQL run through the platform (queryRows, listRows).
-    files: ['services/*/src/bus/**/*.ts', 'services/gateway/src/http/**/*.ts'],
+    // Floor (issue 23, ADR 0020): transports do not read stores. A bus handler, event consumer or
+    // HTTP route (`*.transport.ts`, and its `*.mapper.ts`) calls a domain service; the store behind
+    // the domain's port is wired in src/app.ts. So no store code (`*.store.ts`; adapters are not
+    // stores: hashers, signers, TOTP, schema validation), no SQL driver, and no SQL run through the
+    // platform (queryRows, listRows).
+    files: ['services/*/src/**/*.transport.ts', 'services/*/src/**/*.mapper.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -96,7 +102,7 @@ export default tseslint.config(
           })),
           patterns: [
             {
-              regex: '^(\\.\\./)+store(/|$)',
+              regex: '^\\.\\.?/(.*/)?[^/]+\\.store(\\.ts)?$',
               message: 'Transports do not read stores: call a domain service (its store is wired in app.ts).',
             },
             {

@@ -14,6 +14,7 @@ export default defineConfig({
           include: [
             'apps/*/test/**/*.test.ts',
             'packages/*/test/**/*.test.ts',
+            'services/*/src/**/*.test.ts',
             'services/*/test/**/*.test.ts',
             'test/unit/**/*.test.ts',
           ],

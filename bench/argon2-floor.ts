@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { hashRaw } from '@node-rs/argon2';
 
-const adapter = new URL('../services/auth/src/adapters/argon2-password-hasher.ts', import.meta.url);
+const adapter = new URL('../services/auth/src/passwords/argon2-password-hasher.adapter.ts', import.meta.url);
 
 /** The parameters auth passes to hashRaw, read from its adapter. */
 export function authArgon2Params(): {

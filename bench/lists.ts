@@ -18,7 +18,7 @@
  */
 import pg from 'pg';
 import { buildListQuery } from '@ziti/zitiql';
-import { identityQuery } from '../services/auth/src/store/query-entities.ts';
+import { identityQuery } from '../services/auth/src/shared/query-entities.store.ts';
 import {
   type ScenarioOptions,
   adminLogin,

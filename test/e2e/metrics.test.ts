@@ -46,9 +46,9 @@ async function scrape(port: number): Promise<Scrape & { contentType: string }> {
   return { ...parseExposition(await res.text()), contentType: res.headers.get('content-type') ?? '' };
 }
 
-/** The pipeline calls request-metrics.ts once it is wired in (services/gateway/src/http/pipeline.ts). */
+/** The pipeline calls request-metrics.transport.ts once it is wired in (services/gateway/src/pipeline/pipeline.transport.ts). */
 const gatewayRequestsWired = readFileSync(
-  new URL('../../services/gateway/src/http/pipeline.ts', import.meta.url),
+  new URL('../../services/gateway/src/pipeline/pipeline.transport.ts', import.meta.url),
   'utf8',
 ).includes('recordGatewayRequest(');
 

@@ -1,9 +1,8 @@
 import { type Owner, operations } from '@ziti/contracts';
-import { authOperations } from '@ziti/auth/bus/operations';
-import { inventoryOperations } from '@ziti/inventory/bus/operations';
-import { pkiOperations } from '@ziti/pki-enrollment/bus/operations';
-import { routerEnrollmentOperations } from '@ziti/pki-enrollment/bus/router-enrollment';
-import { policyOperations } from '@ziti/policy/bus/operations';
+import { authOperations } from '@ziti/auth/operations.transport';
+import { inventoryOperations } from '@ziti/inventory/operations.transport';
+import { pkiOperations, routerEnrollmentOperations } from '@ziti/pki-enrollment/operations.transport';
+import { policyOperations } from '@ziti/policy/operations.transport';
 import { type OperationHandlers, notImplemented } from '@ziti/platform';
 
 /**

@@ -1,6 +1,6 @@
 import { eventTypes } from '@ziti/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PgEntityReadModel } from '../../../services/policy/src/store/pg-read-model.ts';
+import { PgEntityReadModel } from '../../../services/policy/src/read-models/entity-read-model.store.ts';
 import {
   type Database,
   type Db,

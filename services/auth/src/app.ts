@@ -1,16 +1,16 @@
 import type { ApiSessionStore, Bus, Database, Db, EventSink, Logger, RunnableService } from '@ziti/platform';
-import { caEventSubscription } from './bus/ca-events.ts';
-import { enrollmentReadModelSubscription } from './bus/enrollment-events.ts';
-import { BusEnrollmentPort } from './bus/pki-client.ts';
-import { CredentialService, type CredentialStores } from './domain/credential-service.ts';
-import { PgCredentialStore } from './store/pg-credential-store.ts';
-import { maintenanceCalls } from './bus/maintenance.ts';
-import { routerIdentityEventSubscription } from './bus/router-identity-events.ts';
-import { RouterIdentities } from './domain/router-identities.ts';
-import { RouterIdentityIntegrity } from './domain/router-identity-integrity.ts';
-import { AuthMaintenance } from './domain/auth-maintenance.ts';
-import { OutstandingEnrollmentIntegrity } from './domain/outstanding-enrollments.ts';
-import { PgRouterEventPositions } from './store/pg-router-event-positions.ts';
+import { caEventSubscription } from './credentials/ca-events.transport.ts';
+import { enrollmentReadModelSubscription } from './enrollments/enrollment-events.transport.ts';
+import { BusEnrollmentPort } from './enrollments/pki-client.transport.ts';
+import { CredentialService, type CredentialStores } from './credentials/credentials.domain.ts';
+import { PgCredentialStore } from './credentials/credentials.store.ts';
+import { maintenanceCalls } from './maintenance/maintenance.transport.ts';
+import { routerIdentityEventSubscription } from './router-identities/router-identity-events.transport.ts';
+import { RouterIdentities } from './router-identities/router-identities.domain.ts';
+import { RouterIdentityIntegrity } from './router-identities/router-identity-integrity.domain.ts';
+import { AuthMaintenance } from './maintenance/auth-maintenance.domain.ts';
+import { OutstandingEnrollmentIntegrity } from './enrollments/outstanding-enrollments.domain.ts';
+import { PgRouterEventPositions } from './router-identities/router-event-positions.store.ts';
 import {
   OutboxRelay,
   createReader,
@@ -20,38 +20,38 @@ import {
   positionsReflected,
   readMigrations,
 } from '@ziti/platform';
-import { Argon2PasswordHasher } from './adapters/argon2-password-hasher.ts';
-import { authCalls } from './bus/calls.ts';
-import { authOperations } from './bus/operations.ts';
-import { AuthenticationService } from './domain/authentication-service.ts';
-import { AuthenticatorService } from './domain/authenticator-service.ts';
-import { type AdminSeed, seedAuthData } from './domain/bootstrap.ts';
-import { IdentityService } from './domain/identity-service.ts';
-import { IdentityTypeService } from './domain/identity-type-service.ts';
-import type { AuthStores } from './domain/ports.ts';
-import { PgApiSessionQuery } from './store/pg-api-session-query.ts';
-import { PgAuthenticatorStore } from './store/pg-authenticator-store.ts';
-import { PgIdentityStore } from './store/pg-identity-store.ts';
-import { PgIdentityTypeStore } from './store/pg-identity-type-store.ts';
+import { Argon2PasswordHasher } from './passwords/argon2-password-hasher.adapter.ts';
+import { authCalls } from './shared/calls.transport.ts';
+import { authOperations } from './operations.transport.ts';
+import { AuthenticationService } from './api-sessions/authentication.domain.ts';
+import { AuthenticatorService } from './authenticators/authenticators.domain.ts';
+import { type AdminSeed, seedAuthData } from './shared/bootstrap.domain.ts';
+import { IdentityService } from './identities/identities.domain.ts';
+import { IdentityTypeService } from './identity-types/identity-types.domain.ts';
+import type { AuthStores } from './shared/stores.ports.ts';
+import { PgApiSessionQuery } from './api-sessions/api-sessions.store.ts';
+import { PgAuthenticatorStore } from './authenticators/authenticators.store.ts';
+import { PgIdentityStore } from './identities/identities.store.ts';
+import { PgIdentityTypeStore } from './identity-types/identity-types.store.ts';
 import { SecretBox } from '@ziti/platform';
 import { verifyChain } from '@ziti/x509';
-import { JoseSignerKeys } from './adapters/jose-signer-keys.ts';
-import { OtplibTotp, PngQrCodes } from './adapters/otplib-totp.ts';
-import { PkiCertificates } from './bus/pki-certificates.ts';
-import { AuthPolicyService } from './domain/auth-policy-service.ts';
-import { ControllerService } from './domain/controller-service.ts';
-import { ExternalJwtSignerService } from './domain/ext-jwt-signer-service.ts';
-import { IdentityTraceService } from './domain/identity-trace-service.ts';
-import { MfaService } from './domain/mfa-service.ts';
-import { SessionFactorSync } from './domain/session-factors.ts';
-import { ApiSessionSweeper } from './domain/sweeper.ts';
-import { PgAuthPolicyStore } from './store/pg-auth-policy-store.ts';
-import { PgExternalJwtSignerStore } from './store/pg-external-jwt-signer-store.ts';
-import { PgIdentityTraceStore } from './store/pg-identity-trace-store.ts';
-import { PgLoginAttemptStore } from './store/pg-login-attempt-store.ts';
-import { PgMfaStore } from './store/pg-mfa-store.ts';
-import { PgControllerQuery } from './store/pg-controller-query.ts';
-import { PgOutstandingEnrollments } from './store/pg-outstanding-enrollments.ts';
+import { JoseSignerKeys } from './external-jwt-signers/jose-signer-keys.adapter.ts';
+import { OtplibTotp, PngQrCodes } from './mfas/otplib-totp.adapter.ts';
+import { PkiCertificates } from './api-sessions/pki-certificates.transport.ts';
+import { AuthPolicyService } from './auth-policies/auth-policies.domain.ts';
+import { ControllerService } from './controllers/controllers.domain.ts';
+import { ExternalJwtSignerService } from './external-jwt-signers/external-jwt-signers.domain.ts';
+import { IdentityTraceService } from './identity-traces/identity-traces.domain.ts';
+import { MfaService } from './mfas/mfas.domain.ts';
+import { SessionFactorSync } from './api-sessions/session-factors.domain.ts';
+import { ApiSessionSweeper } from './api-sessions/sweeper.domain.ts';
+import { PgAuthPolicyStore } from './auth-policies/auth-policies.store.ts';
+import { PgExternalJwtSignerStore } from './external-jwt-signers/external-jwt-signers.store.ts';
+import { PgIdentityTraceStore } from './identity-traces/identity-traces.store.ts';
+import { PgLoginAttemptStore } from './api-sessions/login-attempts.store.ts';
+import { PgMfaStore } from './mfas/mfas.store.ts';
+import { PgControllerQuery } from './controllers/controllers.store.ts';
+import { PgOutstandingEnrollments } from './enrollments/outstanding-enrollments.store.ts';
 
 export interface AuthConfig {
   sessionTimeoutSeconds: number;

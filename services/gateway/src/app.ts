@@ -4,11 +4,9 @@ import { type Server, createServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import {
   ApiError,
-  type GatewayOperationKey,
   type OperationDef,
   inputLimits,
   type ServerIdentity,
-  buildSwaggerDocument,
   operations,
   pkiEnrollmentCallContracts,
 } from '@ziti/contracts';
@@ -19,19 +17,18 @@ import {
   type RunnableService,
   callService,
   httpDrain,
-  reply,
 } from '@ziti/platform';
 import express from 'express';
-import { enumeratedCapabilities, specApi, specDetail, specList, versionData } from './domain/informational.ts';
 import type { GatewayConfig } from './config.ts';
-import type { AnswerCache } from './domain/answer-cache.ts';
-import { AnswerCacheFollower } from './http/answer-cache-follower.ts';
-import { ExtJwtSecondaryCheck } from './http/ext-jwt-secondary.ts';
-import { type LocalHandler, createPipeline } from './http/pipeline.ts';
-import { TokenBucketLimiter } from './http/rate-limit.ts';
-import { newRequestId, rawErrorResponse, securityHeaders, sendError } from './http/responses.ts';
-import { RouteTable } from './http/route-table.ts';
-import { tlsCiphers } from './http/tls.ts';
+import type { AnswerCache } from './answer-cache/answer-cache.domain.ts';
+import { AnswerCacheFollower } from './answer-cache/answer-cache-follower.transport.ts';
+import { ExtJwtSecondaryCheck } from './edge-auth/ext-jwt-secondary.transport.ts';
+import { TokenBucketLimiter } from './edge-auth/rate-limit.domain.ts';
+import { informationalHandlers } from './informational/informational.transport.ts';
+import { createPipeline } from './pipeline/pipeline.transport.ts';
+import { newRequestId, rawErrorResponse, securityHeaders, sendError } from './pipeline/responses.transport.ts';
+import { RouteTable } from './routes/route-table.transport.ts';
+import { tlsCiphers } from './tls/tls.transport.ts';
 
 export interface GatewayDeps {
   config: GatewayConfig;
@@ -64,40 +61,6 @@ export async function fetchServerIdentity(bus: Bus, logger: Logger, timeoutMs = 
       delay = Math.min(delay * 2, 2_000);
     }
   }
-}
-
-/** The operations the gateway answers itself (the compiler checks the table names each one). */
-function informationalHandlers(config: GatewayConfig): Record<GatewayOperationKey, LocalHandler> {
-  const version: LocalHandler = async () => reply.ok(versionData(config.advertisedAddress));
-  const capabilities: LocalHandler = async () => reply.ok(enumeratedCapabilities);
-  const specs: LocalHandler = async () => reply.ok(specList());
-  const spec: LocalHandler = async (req) => {
-    const id = req.params.id ?? '';
-    if (!specApi(id)) throw ApiError.notFound('spec', id);
-    return reply.ok(specDetail(id as 'edge-client'));
-  };
-  const specBody: LocalHandler = async (req) => {
-    const id = req.params.id ?? '';
-    const target = specApi(id);
-    if (!target) throw ApiError.notFound('spec', id);
-    // The spec types the body as a string: the document travels as JSON text in `data`.
-    return reply.ok(JSON.stringify(buildSwaggerDocument(target, { host: config.advertisedAddress })));
-  };
-  return {
-    'client.listRoot': version,
-    'management.listRoot': version,
-    'client.listVersion': version,
-    'management.listVersion': version,
-    'client.listEnumeratedCapabilities': capabilities,
-    'management.listEnumeratedCapabilities': capabilities,
-    'client.listSpecs': specs,
-    'management.listSpecs': specs,
-    'client.detailSpec': spec,
-    'management.detailSpec': spec,
-    'client.detailSpecBody': specBody,
-    'management.detailSpecBody': specBody,
-    'client.listProtocols': async () => reply.ok({ https: { address: config.advertisedAddress } }),
-  };
 }
 
 /** CORS as the reference answers it (ZITI-FACTS §1.1): any origin, credentials, preflight 200. */

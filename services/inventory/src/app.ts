@@ -9,29 +9,32 @@ import {
   shortId,
   snapshotLabel,
 } from '@ziti/platform';
-import { AjvSchemaValidator } from './adapters/ajv-schema-validator.ts';
-import { BusIdentityDirectory, BusRouterEnrollments, BusServiceMaintenance } from './bus/cluster.ts';
-import { inventoryCalls } from './bus/calls.ts';
-import { identityEventSubscription } from './bus/identity-events.ts';
-import { maintenanceCalls } from './bus/maintenance.ts';
-import { inventoryOperations } from './bus/operations.ts';
-import { ConfigTypeService } from './domain/config-types.ts';
-import { ConfigService } from './domain/configs.ts';
-import { DatabaseMaintenance } from './domain/database-maintenance.ts';
-import { IdentityServiceConfigService } from './domain/identity-service-configs.ts';
-import { InventoryMaintenance } from './domain/inventory-maintenance.ts';
-import type { InventoryStores } from './domain/ports.ts';
-import { type RouterEnrollments, RouterService } from './domain/routers.ts';
-import { ServiceCatalog } from './domain/services.ts';
-import { TerminatorService } from './domain/terminators.ts';
-import { PgIntegrityJobStore, PgRateLimitStore } from './store/pg-maintenance-stores.ts';
-import { PgConfigStore } from './store/pg-config-store.ts';
-import { PgConfigTypeStore } from './store/pg-config-type-store.ts';
-import { PgIdentityServiceConfigStore } from './store/pg-identity-service-config-store.ts';
-import { PgRouterStore } from './store/pg-router-store.ts';
-import { PgSeedStore } from './store/pg-seed-store.ts';
-import { PgServiceStore } from './store/pg-service-store.ts';
-import { PgTerminatorStore } from './store/pg-terminator-store.ts';
+import { AjvSchemaValidator } from './config-types/ajv-schema-validator.adapter.ts';
+import { ConfigTypeService } from './config-types/config-types.domain.ts';
+import { PgConfigTypeStore } from './config-types/config-types.store.ts';
+import { ConfigService } from './configs/configs.domain.ts';
+import { PgConfigStore } from './configs/configs.store.ts';
+import { BusIdentityDirectory } from './identity-service-configs/identity-directory.adapter.ts';
+import { identityEventSubscription } from './identity-service-configs/identity-events.transport.ts';
+import { IdentityServiceConfigService } from './identity-service-configs/identity-service-configs.domain.ts';
+import { PgIdentityServiceConfigStore } from './identity-service-configs/identity-service-configs.store.ts';
+import { DatabaseMaintenance } from './maintenance/database-maintenance.domain.ts';
+import { InventoryMaintenance } from './maintenance/inventory-maintenance.domain.ts';
+import { PgIntegrityJobStore, PgRateLimitStore } from './maintenance/maintenance.store.ts';
+import { maintenanceCalls } from './maintenance/maintenance.transport.ts';
+import { BusServiceMaintenance } from './maintenance/service-maintenance.adapter.ts';
+import { inventoryOperations } from './operations.transport.ts';
+import { BusRouterEnrollments } from './routers/router-enrollments.adapter.ts';
+import { RouterService } from './routers/routers.domain.ts';
+import type { RouterEnrollments } from './routers/routers.ports.ts';
+import { PgRouterStore } from './routers/routers.store.ts';
+import { ServiceCatalog } from './services/services.domain.ts';
+import { PgServiceStore } from './services/services.store.ts';
+import { inventoryCalls } from './shared/calls.transport.ts';
+import { PgSeedStore } from './shared/seeds.store.ts';
+import type { InventoryStores } from './shared/stores.ports.ts';
+import { TerminatorService } from './terminators/terminators.domain.ts';
+import { PgTerminatorStore } from './terminators/terminators.store.ts';
 
 export interface InventoryServiceDeps {
   database: Database;

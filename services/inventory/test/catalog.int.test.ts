@@ -2,15 +2,16 @@ import { ApiError } from '@ziti/contracts';
 import type { Database } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from '../../../test/support/infra.ts';
-import { AjvSchemaValidator } from '../src/adapters/ajv-schema-validator.ts';
-import { ConfigTypeService } from '../src/domain/config-types.ts';
-import { ConfigService } from '../src/domain/configs.ts';
-import { IdentityServiceConfigService } from '../src/domain/identity-service-configs.ts';
-import type { UnitOfWork } from '../src/domain/ports.ts';
-import { RouterService, type RouterEnrollments } from '../src/domain/routers.ts';
-import { ServiceCatalog } from '../src/domain/services.ts';
-import { TerminatorService, hashIdentitySecret } from '../src/domain/terminators.ts';
-import { checkInventoryIntegrity } from '../src/domain/inventory-integrity.ts';
+import { AjvSchemaValidator } from '../src/config-types/ajv-schema-validator.adapter.ts';
+import { ConfigTypeService } from '../src/config-types/config-types.domain.ts';
+import { ConfigService } from '../src/configs/configs.domain.ts';
+import { IdentityServiceConfigService } from '../src/identity-service-configs/identity-service-configs.domain.ts';
+import { checkInventoryIntegrity } from '../src/maintenance/inventory-integrity.domain.ts';
+import { RouterService } from '../src/routers/routers.domain.ts';
+import type { RouterEnrollments } from '../src/routers/routers.ports.ts';
+import { ServiceCatalog } from '../src/services/services.domain.ts';
+import type { UnitOfWork } from '../src/shared/stores.ports.ts';
+import { TerminatorService, hashIdentitySecret } from '../src/terminators/terminators.domain.ts';
 import { FakeIdentityDirectory, inventoryDatabase, outboxEvents } from './support.ts';
 
 /** The inventory domain on its real Postgres stores: rules, references, events. */

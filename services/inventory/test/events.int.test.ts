@@ -2,21 +2,22 @@ import { entityStatesReplySchema, inventoryEventTypes, maintenanceActions } from
 import { type Database, type Db, queryRows } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from '../../../test/support/infra.ts';
-import { AjvSchemaValidator } from '../src/adapters/ajv-schema-validator.ts';
-import { maintenanceCalls } from '../src/bus/maintenance.ts';
-import { builtinConfigTypes } from '../src/domain/builtin-config-types.ts';
-import { ConfigTypeService } from '../src/domain/config-types.ts';
-import { ConfigService } from '../src/domain/configs.ts';
+import { AjvSchemaValidator } from '../src/config-types/ajv-schema-validator.adapter.ts';
+import { builtinConfigTypes } from '../src/config-types/builtin-config-types.domain.ts';
+import { ConfigTypeService } from '../src/config-types/config-types.domain.ts';
+import { ConfigService } from '../src/configs/configs.domain.ts';
 import {
   AnnouncedIdentityServiceConfigStore,
   IdentityServiceConfigService,
-} from '../src/domain/identity-service-configs.ts';
-import { checkInventoryIntegrity } from '../src/domain/inventory-integrity.ts';
-import { InventoryMaintenance } from '../src/domain/inventory-maintenance.ts';
-import type { Config } from '../src/domain/model.ts';
-import type { InventoryStores, UnitOfWork } from '../src/domain/ports.ts';
-import { RouterService, type RouterEnrollments } from '../src/domain/routers.ts';
-import { ServiceCatalog } from '../src/domain/services.ts';
+} from '../src/identity-service-configs/identity-service-configs.domain.ts';
+import { checkInventoryIntegrity } from '../src/maintenance/inventory-integrity.domain.ts';
+import { InventoryMaintenance } from '../src/maintenance/inventory-maintenance.domain.ts';
+import { maintenanceCalls } from '../src/maintenance/maintenance.transport.ts';
+import { RouterService } from '../src/routers/routers.domain.ts';
+import type { RouterEnrollments } from '../src/routers/routers.ports.ts';
+import { ServiceCatalog } from '../src/services/services.domain.ts';
+import type { Config } from '../src/shared/model.domain.ts';
+import type { InventoryStores, UnitOfWork } from '../src/shared/stores.ports.ts';
 import { FakeIdentityDirectory, inventoryDatabase } from './support.ts';
 
 /**

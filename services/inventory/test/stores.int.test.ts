@@ -1,10 +1,10 @@
 import { pgErrorOf } from '@ziti/platform';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/infra.ts';
-import type { IntegrityJobStore, RateLimitStore } from '../src/domain/database-maintenance.ts';
-import type { Config, ConfigType, Router, RouterKind, Service, Terminator } from '../src/domain/model.ts';
-import type { InventoryStores } from '../src/domain/ports.ts';
-import { PgIntegrityJobStore, PgRateLimitStore } from '../src/store/pg-maintenance-stores.ts';
+import type { IntegrityJobStore, RateLimitStore } from '../src/maintenance/database-maintenance.ports.ts';
+import { PgIntegrityJobStore, PgRateLimitStore } from '../src/maintenance/maintenance.store.ts';
+import type { Config, ConfigType, Router, RouterKind, Service, Terminator } from '../src/shared/model.domain.ts';
+import type { InventoryStores } from '../src/shared/stores.ports.ts';
 import { inventoryDatabase } from './support.ts';
 import {
   apiError,

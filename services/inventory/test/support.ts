@@ -10,14 +10,15 @@ import {
 } from '@ziti/platform';
 import { createTestDatabase } from '../../../test/support/infra.ts';
 import { migrations } from '../src/app.ts';
-import type { IdentityDirectory, InventoryStores, UnitOfWork } from '../src/domain/ports.ts';
-import { PgConfigStore } from '../src/store/pg-config-store.ts';
-import { PgConfigTypeStore } from '../src/store/pg-config-type-store.ts';
-import { PgIdentityServiceConfigStore } from '../src/store/pg-identity-service-config-store.ts';
-import { PgRouterStore } from '../src/store/pg-router-store.ts';
-import { PgSeedStore } from '../src/store/pg-seed-store.ts';
-import { PgServiceStore } from '../src/store/pg-service-store.ts';
-import { PgTerminatorStore } from '../src/store/pg-terminator-store.ts';
+import { PgConfigTypeStore } from '../src/config-types/config-types.store.ts';
+import { PgConfigStore } from '../src/configs/configs.store.ts';
+import type { IdentityDirectory } from '../src/identity-service-configs/identity-service-configs.ports.ts';
+import { PgIdentityServiceConfigStore } from '../src/identity-service-configs/identity-service-configs.store.ts';
+import { PgRouterStore } from '../src/routers/routers.store.ts';
+import { PgServiceStore } from '../src/services/services.store.ts';
+import { PgSeedStore } from '../src/shared/seeds.store.ts';
+import type { InventoryStores, UnitOfWork } from '../src/shared/stores.ports.ts';
+import { PgTerminatorStore } from '../src/terminators/terminators.store.ts';
 
 /** inventory's stores bound to a transaction (as app.ts binds them). */
 export function bindStores(tx: Db, events: EventSink): InventoryStores {

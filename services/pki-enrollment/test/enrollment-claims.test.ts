@@ -3,17 +3,21 @@ import { ApiError, type CreateAuthenticatorRequest } from '@ziti/contracts';
 import { type Database, SecretBox, createUnitOfWork, migrate, openDatabase } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../src/app.ts';
-import { CaService } from '../src/domain/ca-service.ts';
-import { ControllerPkiService } from '../src/domain/controller-pki.ts';
-import { ENROLLMENT_CLAIM_MS, EnrollService } from '../src/domain/enroll-service.ts';
-import { EnrollmentJwtIssuer } from '../src/domain/enrollment-jwt.ts';
-import { EnrollmentService } from '../src/domain/enrollment-service.ts';
-import type { PkiStores, UnitOfWork } from '../src/domain/ports.ts';
-import { type RouterDirectory, RouterEnrollmentService, type RouterKind } from '../src/domain/router-enrollment.ts';
-import { PgPkiMaterialStore } from '../src/store/pg-pki-material-store.ts';
-import { PgCaStore } from '../src/store/pg-ca-store.ts';
-import { PgEnrollmentStore } from '../src/store/pg-enrollment-store.ts';
-import { PgSessionCertificateStore } from '../src/store/pg-session-certificate-store.ts';
+import { CaService } from '../src/cas/cas.domain.ts';
+import { ControllerPkiService } from '../src/controller-pki/controller-pki.domain.ts';
+import { ENROLLMENT_CLAIM_MS, EnrollService } from '../src/enrollments/enroll.domain.ts';
+import { EnrollmentJwtIssuer } from '../src/enrollments/enrollment-jwt.domain.ts';
+import { EnrollmentService } from '../src/enrollments/enrollments.domain.ts';
+import type { PkiStores, UnitOfWork } from '../src/shared/stores.ports.ts';
+import {
+  type RouterDirectory,
+  RouterEnrollmentService,
+  type RouterKind,
+} from '../src/router-enrollments/router-enrollments.domain.ts';
+import { PgPkiMaterialStore } from '../src/controller-pki/pki-material.store.ts';
+import { PgCaStore } from '../src/cas/cas.store.ts';
+import { PgEnrollmentStore } from '../src/enrollments/enrollments.store.ts';
+import { PgSessionCertificateStore } from '../src/session-certificates/session-certificates.store.ts';
 import { FakeCredentials } from './fake-credentials.ts';
 import { makeCsr } from './support.ts';
 

@@ -10,19 +10,19 @@ import {
 } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../src/app.ts';
-import { authEventSubscription } from '../src/bus/auth-events.ts';
-import { maintenanceCalls } from '../src/bus/maintenance.ts';
-import { AuthEventEffects } from '../src/domain/auth-event-effects.ts';
-import { ControllerPkiService } from '../src/domain/controller-pki.ts';
-import { EnrollmentJwtIssuer } from '../src/domain/enrollment-jwt.ts';
-import { EnrollmentService } from '../src/domain/enrollment-service.ts';
-import { PkiMaintenance } from '../src/domain/pki-maintenance.ts';
-import type { PkiStores } from '../src/domain/ports.ts';
-import { type RouterDirectory, RouterEnrollmentService } from '../src/domain/router-enrollment.ts';
-import { PgPkiMaterialStore } from '../src/store/pg-pki-material-store.ts';
-import { PgCaStore } from '../src/store/pg-ca-store.ts';
-import { PgEnrollmentStore, enrollmentStatesPage } from '../src/store/pg-enrollment-store.ts';
-import { PgSessionCertificateStore } from '../src/store/pg-session-certificate-store.ts';
+import { authEventSubscription } from '../src/shared/auth-events.transport.ts';
+import { maintenanceCalls } from '../src/shared/maintenance.transport.ts';
+import { AuthEventEffects } from '../src/shared/auth-event-effects.domain.ts';
+import { ControllerPkiService } from '../src/controller-pki/controller-pki.domain.ts';
+import { EnrollmentJwtIssuer } from '../src/enrollments/enrollment-jwt.domain.ts';
+import { EnrollmentService } from '../src/enrollments/enrollments.domain.ts';
+import { PkiMaintenance } from '../src/shared/maintenance.domain.ts';
+import type { PkiStores } from '../src/shared/stores.ports.ts';
+import { type RouterDirectory, RouterEnrollmentService } from '../src/router-enrollments/router-enrollments.domain.ts';
+import { PgPkiMaterialStore } from '../src/controller-pki/pki-material.store.ts';
+import { PgCaStore } from '../src/cas/cas.store.ts';
+import { PgEnrollmentStore, enrollmentStatesPage } from '../src/enrollments/enrollments.store.ts';
+import { PgSessionCertificateStore } from '../src/session-certificates/session-certificates.store.ts';
 import { FakeCredentials } from './fake-credentials.ts';
 
 /**

@@ -6,7 +6,7 @@ import {
   type CredentialAuthenticator,
   type IdentitySummary,
 } from '@ziti/contracts';
-import type { CredentialPort } from '../src/domain/ports.ts';
+import type { CredentialPort } from '../src/shared/credentials.ports.ts';
 
 /** An in-memory stand-in for auth's credential calls (the real ones are exercised end to end). */
 export class FakeCredentials implements CredentialPort {

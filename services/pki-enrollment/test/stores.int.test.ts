@@ -12,13 +12,14 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../test/support/infra.ts';
 import { migrations } from '../src/app.ts';
-import type { Ca, Enrollment, SessionCertificate } from '../src/domain/model.ts';
-import type { EnrollmentStatePages } from '../src/domain/pki-maintenance.ts';
-import type { PkiMaterialStore, PkiStores, StoredMaterial, UnitOfWork } from '../src/domain/ports.ts';
-import { PgCaStore } from '../src/store/pg-ca-store.ts';
-import { PgEnrollmentStore, enrollmentStatesPage } from '../src/store/pg-enrollment-store.ts';
-import { PgPkiMaterialStore } from '../src/store/pg-pki-material-store.ts';
-import { PgSessionCertificateStore } from '../src/store/pg-session-certificate-store.ts';
+import type { Ca, Enrollment, SessionCertificate } from '../src/shared/model.domain.ts';
+import type { EnrollmentStatePages } from '../src/shared/maintenance.domain.ts';
+import type { PkiMaterialStore, StoredMaterial } from '../src/controller-pki/pki-material.ports.ts';
+import type { PkiStores, UnitOfWork } from '../src/shared/stores.ports.ts';
+import { PgCaStore } from '../src/cas/cas.store.ts';
+import { PgEnrollmentStore, enrollmentStatesPage } from '../src/enrollments/enrollments.store.ts';
+import { PgPkiMaterialStore } from '../src/controller-pki/pki-material.store.ts';
+import { PgSessionCertificateStore } from '../src/session-certificates/session-certificates.store.ts';
 import {
   apiError,
   at,

@@ -1,7 +1,4 @@
-import { BusTerminatorCatalog } from './bus/client-terminators.ts';
-import { ClientTerminators } from './domain/client-terminators.ts';
 import type { Bus, Database, Db, EventHandler, EventSubscription, Logger, RunnableService } from '@ziti/platform';
-import { maintenanceCalls } from './bus/maintenance.ts';
 import {
   type EventSink,
   OutboxRelay,
@@ -12,34 +9,35 @@ import {
   parkedEventResults,
   readMigrations,
 } from '@ziti/platform';
+import { PgAccessLinks } from './access/access-links.store.ts';
+import { PgAccessReads } from './access/access-reads.store.ts';
+import { AccessDerivation } from './access/access.domain.ts';
+import { apiSessionHandlers } from './api-sessions/api-session-events.transport.ts';
+import { ApiSessionLifecycle } from './api-sessions/api-sessions.domain.ts';
+import type { ApiSessionRecords } from './api-sessions/api-sessions.ports.ts';
+import { PgApiSessions } from './api-sessions/api-sessions.store.ts';
+import { ClientEdgeRouterService } from './client-edge-routers/client-edge-routers.domain.ts';
+import { ClientTerminators } from './client-terminators/client-terminators.domain.ts';
+import { BusTerminatorCatalog } from './client-terminators/inventory-terminators.adapter.ts';
+import { edgeRouterPolicyKind } from './edge-router-policies/edge-router-policies.domain.ts';
+import { pgEdgeRouterPolicies } from './edge-router-policies/edge-router-policies.store.ts';
+import { maintenanceCalls } from './maintenance/maintenance.transport.ts';
+import { PolicyIntegrity } from './maintenance/policy-integrity.domain.ts';
+import { policyOperations } from './operations.transport.ts';
+import { PolicyAdvisor } from './policy-advice/policy-advice.domain.ts';
+import { PostureCheckService } from './posture-checks/posture-checks.domain.ts';
+import type { PostureCheckStores } from './posture-checks/posture-checks.ports.ts';
+import { PgPostureCheckStore, PgPostureCheckTypeStore } from './posture-checks/posture-checks.store.ts';
+import { PostureEvaluation } from './posture-checks/posture-evaluation.domain.ts';
+import type { PostureEvaluator } from './posture-checks/posture-evaluation.ports.ts';
+import { PostureDataService } from './posture-data/posture-data.domain.ts';
+import type { PostureDataStores } from './posture-data/posture-data.ports.ts';
+import { PgPostureData, forgetApiSessionPosture } from './posture-data/posture-data.store.ts';
 import {
   type Derivations,
   authReadModelSubscription,
   inventoryReadModelSubscription,
-} from './bus/read-model-events.ts';
-import { AccessDerivation } from './domain/access.ts';
-import { PolicyIntegrity } from './domain/policy-integrity.ts';
-import { RoleAttributeService, type RoleAttributeStores } from './domain/role-attributes.ts';
-import {
-  PolicyService,
-  type PolicyStores,
-  edgeRouterPolicyKind,
-  serviceEdgeRouterPolicyKind,
-  servicePolicyKind,
-} from './domain/policies.ts';
-import { RelationService, type RelationStore } from './domain/relations.ts';
-import { PgAccessLinks } from './store/pg-access-links.ts';
-import { PgRelations } from './store/pg-relations.ts';
-import {
-  PgRoleTargets,
-  pgEdgeRouterPolicies,
-  pgServiceEdgeRouterPolicies,
-  pgServicePolicies,
-} from './store/pg-policy-stores.ts';
-import { policyOperations } from './bus/operations.ts';
-import { PolicyAdvisor } from './domain/advice.ts';
-import { ClientEdgeRouterService } from './domain/client-edge-routers.ts';
-import { PgAccessReads } from './store/pg-access-reads.ts';
+} from './read-models/read-model-events.transport.ts';
 import {
   PgConfigReadModel,
   PgConfigTypeReadModel,
@@ -47,19 +45,24 @@ import {
   PgIdentityReadModel,
   PgIdentityServiceConfigsReadModel,
   PgServiceReadModel,
-} from './store/pg-identity-read-model.ts';
-import { ServiceViewService } from './domain/service-view.ts';
-import { type ApiSessionRecords, ApiSessionLifecycle, SessionService } from './domain/sessions.ts';
-import { SessionCreationBatcher } from './store/pg-session-creation-batcher.ts';
-import { PgApiSessions, PgSessions } from './store/pg-sessions.ts';
-import { apiSessionHandlers } from './bus/api-session-events.ts';
-import type { PostureEvaluator } from './domain/posture-ports.ts';
-import { PgServiceView } from './store/pg-service-view.ts';
-import { PostureCheckService, type PostureCheckStores } from './domain/posture-checks.ts';
-import { PostureDataService, type PostureDataStores } from './domain/posture-data.ts';
-import { PostureEvaluation } from './domain/posture-evaluation.ts';
-import { PgPostureCheckStore, PgPostureCheckTypeStore } from './store/pg-posture-checks.ts';
-import { PgPostureData, forgetApiSessionPosture } from './store/pg-posture-data.ts';
+} from './read-models/read-models.store.ts';
+import { RoleAttributeService } from './read-models/role-attributes.domain.ts';
+import type { RoleAttributeStores } from './read-models/role-attributes.ports.ts';
+import { RelationService } from './relations/relations.domain.ts';
+import type { RelationStore } from './relations/relations.ports.ts';
+import { PgRelations } from './relations/relations.store.ts';
+import { serviceEdgeRouterPolicyKind } from './service-edge-router-policies/service-edge-router-policies.domain.ts';
+import { pgServiceEdgeRouterPolicies } from './service-edge-router-policies/service-edge-router-policies.store.ts';
+import { servicePolicyKind } from './service-policies/service-policies.domain.ts';
+import { pgServicePolicies } from './service-policies/service-policies.store.ts';
+import { ServiceViewService } from './services/service-view.domain.ts';
+import { PgServiceView } from './services/service-view.store.ts';
+import { SessionCreationBatcher } from './sessions/session-creation-batcher.store.ts';
+import { SessionService } from './sessions/sessions.domain.ts';
+import { PgSessions } from './sessions/sessions.store.ts';
+import { PolicyService } from './shared/policies.domain.ts';
+import type { PolicyStores } from './shared/policies.ports.ts';
+import { PgRoleTargets } from './shared/roles.store.ts';
 
 export interface PolicyServiceDeps {
   database: Database;

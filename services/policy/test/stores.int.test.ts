@@ -10,26 +10,31 @@ import { type Database, type Db, type EventSink, migrate, openDatabase, pgErrorO
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, waitFor } from '../../../test/support/infra.ts';
 import { migrations } from '../src/app.ts';
-import { AccessDerivation, type AccessLinks, type PolicyKind } from '../src/domain/access.ts';
-import type { AdviceStore } from '../src/domain/advice.ts';
-import type { ClientEdgeRouterStore } from '../src/domain/client-edge-routers.ts';
-import type { Policy, PolicyStore } from '../src/domain/policies.ts';
+import { AccessDerivation } from '../src/access/access.domain.ts';
+import type { AccessLinks, PolicyKind } from '../src/access/access.ports.ts';
+import type { AdviceStore } from '../src/policy-advice/policy-advice.ports.ts';
+import type { ClientEdgeRouterStore } from '../src/client-edge-routers/client-edge-routers.ports.ts';
+import type { Policy } from '../src/shared/policies.domain.ts';
+import type { PolicyStore } from '../src/shared/policies.ports.ts';
+import type { ListInput } from '@ziti/platform/list-page';
 import type {
   EdgeRouterReadModel,
   EntityReadModel,
   IdentityReadModel,
-  ListInput,
   ServiceReadModel,
-} from '../src/domain/ports.ts';
-import type { PostureCheck, PostureCheckStore, PostureCheckTypeStore } from '../src/domain/posture-checks.ts';
-import type { PostureDataStore } from '../src/domain/posture-data.ts';
-import type { PostureEvaluationStore } from '../src/domain/posture-evaluation.ts';
-import type { RelationStore } from '../src/domain/relations.ts';
-import type { RoleTargets } from '../src/domain/roles.ts';
-import type { ServiceViewStore } from '../src/domain/service-view.ts';
-import type { ApiSessionRecords, Session, SessionStore } from '../src/domain/sessions.ts';
-import { PgAccessLinks } from '../src/store/pg-access-links.ts';
-import { PgAccessReads } from '../src/store/pg-access-reads.ts';
+} from '../src/read-models/read-models.ports.ts';
+import type { PostureCheck } from '../src/posture-checks/posture-checks.domain.ts';
+import type { PostureCheckStore, PostureCheckTypeStore } from '../src/posture-checks/posture-checks.ports.ts';
+import type { PostureDataStore } from '../src/posture-data/posture-data.ports.ts';
+import type { PostureEvaluationStore } from '../src/posture-checks/posture-evaluation.ports.ts';
+import type { RelationStore } from '../src/relations/relations.ports.ts';
+import type { RoleTargets } from '../src/shared/roles.ports.ts';
+import type { ServiceViewStore } from '../src/services/service-view.ports.ts';
+import type { ApiSessionRecords } from '../src/api-sessions/api-sessions.ports.ts';
+import type { Session } from '../src/sessions/sessions.domain.ts';
+import type { SessionStore } from '../src/sessions/sessions.ports.ts';
+import { PgAccessLinks } from '../src/access/access-links.store.ts';
+import { PgAccessReads } from '../src/access/access-reads.store.ts';
 import {
   PgConfigReadModel,
   PgConfigTypeReadModel,
@@ -37,18 +42,17 @@ import {
   PgIdentityReadModel,
   PgIdentityServiceConfigsReadModel,
   PgServiceReadModel,
-} from '../src/store/pg-identity-read-model.ts';
-import {
-  PgRoleTargets,
-  pgEdgeRouterPolicies,
-  pgServiceEdgeRouterPolicies,
-  pgServicePolicies,
-} from '../src/store/pg-policy-stores.ts';
-import { PgPostureCheckStore, PgPostureCheckTypeStore } from '../src/store/pg-posture-checks.ts';
-import { PgPostureData, forgetApiSessionPosture } from '../src/store/pg-posture-data.ts';
-import { PgRelations } from '../src/store/pg-relations.ts';
-import { PgServiceView } from '../src/store/pg-service-view.ts';
-import { PgApiSessions, PgSessions } from '../src/store/pg-sessions.ts';
+} from '../src/read-models/read-models.store.ts';
+import { pgEdgeRouterPolicies } from '../src/edge-router-policies/edge-router-policies.store.ts';
+import { pgServiceEdgeRouterPolicies } from '../src/service-edge-router-policies/service-edge-router-policies.store.ts';
+import { pgServicePolicies } from '../src/service-policies/service-policies.store.ts';
+import { PgRoleTargets } from '../src/shared/roles.store.ts';
+import { PgPostureCheckStore, PgPostureCheckTypeStore } from '../src/posture-checks/posture-checks.store.ts';
+import { PgPostureData, forgetApiSessionPosture } from '../src/posture-data/posture-data.store.ts';
+import { PgRelations } from '../src/relations/relations.store.ts';
+import { PgServiceView } from '../src/services/service-view.store.ts';
+import { PgApiSessions } from '../src/api-sessions/api-sessions.store.ts';
+import { PgSessions } from '../src/sessions/sessions.store.ts';
 import { fixedAt, identityFixture, routerFixture, serviceFixture } from './support.ts';
 import {
   apiError,

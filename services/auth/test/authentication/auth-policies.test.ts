@@ -5,12 +5,12 @@ import {
   allowsSigner,
   normalizePrimary,
   normalizeSecondary,
-} from '../../src/domain/auth-policy.ts';
-import { AuthPolicyService } from '../../src/domain/auth-policy-service.ts';
-import { ExternalJwtSignerService } from '../../src/domain/ext-jwt-signer-service.ts';
-import { IdentityService } from '../../src/domain/identity-service.ts';
-import { IdentityTraceService, parseGoDuration } from '../../src/domain/identity-trace-service.ts';
-import { SessionFactorSync } from '../../src/domain/session-factors.ts';
+} from '../../src/auth-policies/auth-policy.domain.ts';
+import { AuthPolicyService } from '../../src/auth-policies/auth-policies.domain.ts';
+import { ExternalJwtSignerService } from '../../src/external-jwt-signers/external-jwt-signers.domain.ts';
+import { IdentityService } from '../../src/identities/identities.domain.ts';
+import { IdentityTraceService, parseGoDuration } from '../../src/identity-traces/identity-traces.domain.ts';
+import { SessionFactorSync } from '../../src/api-sessions/session-factors.domain.ts';
 import { authTestBed, seed } from './support.ts';
 
 type Bed = Awaited<ReturnType<typeof authTestBed>>;

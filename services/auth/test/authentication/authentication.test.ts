@@ -2,14 +2,14 @@ import { X509Certificate, createHash } from 'node:crypto';
 import { ApiError, type VerifyClientCertificateResult } from '@ziti/contracts';
 import { verifyChain } from '@ziti/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JoseSignerKeys } from '../../src/adapters/jose-signer-keys.ts';
-import { type AuthPolicyInput, AuthPolicyService } from '../../src/domain/auth-policy-service.ts';
-import { AuthenticationService } from '../../src/domain/authentication-service.ts';
-import { AuthenticatorService } from '../../src/domain/authenticator-service.ts';
-import { ExternalJwtSignerService } from '../../src/domain/ext-jwt-signer-service.ts';
-import { IdentityService } from '../../src/domain/identity-service.ts';
-import { SessionFactorSync } from '../../src/domain/session-factors.ts';
-import { PgApiSessionQuery } from '../../src/store/pg-api-session-query.ts';
+import { JoseSignerKeys } from '../../src/external-jwt-signers/jose-signer-keys.adapter.ts';
+import { type AuthPolicyInput, AuthPolicyService } from '../../src/auth-policies/auth-policies.domain.ts';
+import { AuthenticationService } from '../../src/api-sessions/authentication.domain.ts';
+import { AuthenticatorService } from '../../src/authenticators/authenticators.domain.ts';
+import { ExternalJwtSignerService } from '../../src/external-jwt-signers/external-jwt-signers.domain.ts';
+import { IdentityService } from '../../src/identities/identities.domain.ts';
+import { SessionFactorSync } from '../../src/api-sessions/session-factors.domain.ts';
+import { PgApiSessionQuery } from '../../src/api-sessions/api-sessions.store.ts';
 import {
   type SigningKey,
   type TestPki,

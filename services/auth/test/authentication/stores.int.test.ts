@@ -2,10 +2,10 @@ import { ApiError } from '@ziti/contracts';
 import { type Database, openDatabase } from '@ziti/platform';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test/support/infra.ts';
-import { normalizePrimary, normalizeSecondary } from '../../src/domain/auth-policy.ts';
-import type { ExternalJwtSigner } from '../../src/domain/ext-jwt-signer.ts';
-import type { Identity } from '../../src/domain/model.ts';
-import { PgOutstandingEnrollments } from '../../src/store/pg-outstanding-enrollments.ts';
+import { normalizePrimary, normalizeSecondary } from '../../src/auth-policies/auth-policy.domain.ts';
+import type { ExternalJwtSigner } from '../../src/external-jwt-signers/external-jwt-signer.domain.ts';
+import type { Identity } from '../../src/shared/model.domain.ts';
+import { PgOutstandingEnrollments } from '../../src/enrollments/outstanding-enrollments.store.ts';
 import { authTestBed, seed } from './support.ts';
 
 /**

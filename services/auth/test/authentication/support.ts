@@ -7,8 +7,9 @@ import {
   openDatabase,
 } from '@ziti/platform';
 import { bindAuthStores, migrations } from '../../src/app.ts';
-import type { AuthStores, PasswordHasher, UnitOfWork } from '../../src/domain/ports.ts';
-import { seedAuthData } from '../../src/domain/bootstrap.ts';
+import type { AuthStores, UnitOfWork } from '../../src/shared/stores.ports.ts';
+import type { PasswordHasher } from '../../src/passwords/passwords.ports.ts';
+import { seedAuthData } from '../../src/shared/bootstrap.domain.ts';
 
 /**
  * Auth's real stores on an in-memory Postgres (PGlite) with every migration applied: domain tests

@@ -19,15 +19,15 @@ import { Redis } from 'ioredis';
 import { createGuardrails, generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, infra, uniqueName, waitFor } from '../../../../test/support/infra.ts';
-import { JoseSignerKeys } from '../../src/adapters/jose-signer-keys.ts';
-import { OtplibTotp, PngQrCodes } from '../../src/adapters/otplib-totp.ts';
-import { RouterIdentities } from '../../src/domain/router-identities.ts';
-import { AuthenticationService } from '../../src/domain/authentication-service.ts';
-import { AuthenticatorService } from '../../src/domain/authenticator-service.ts';
-import { IdentityService, identityState } from '../../src/domain/identity-service.ts';
-import { MfaService } from '../../src/domain/mfa-service.ts';
-import { ApiSessionSweeper } from '../../src/domain/sweeper.ts';
-import { PgApiSessionQuery } from '../../src/store/pg-api-session-query.ts';
+import { JoseSignerKeys } from '../../src/external-jwt-signers/jose-signer-keys.adapter.ts';
+import { OtplibTotp, PngQrCodes } from '../../src/mfas/otplib-totp.adapter.ts';
+import { RouterIdentities } from '../../src/router-identities/router-identities.domain.ts';
+import { AuthenticationService } from '../../src/api-sessions/authentication.domain.ts';
+import { AuthenticatorService } from '../../src/authenticators/authenticators.domain.ts';
+import { IdentityService, identityState } from '../../src/identities/identities.domain.ts';
+import { MfaService } from '../../src/mfas/mfas.domain.ts';
+import { ApiSessionSweeper } from '../../src/api-sessions/sweeper.domain.ts';
+import { PgApiSessionQuery } from '../../src/api-sessions/api-sessions.store.ts';
 import { authTestBed, plainHasher, seed } from '../authentication/support.ts';
 
 /**

@@ -1,0 +1,31 @@
+import type { LockOption } from '@ziti/platform/db/row-lock';
+import type { Identity, IdentityView, ListInput, ListPage, RoleFilter } from '../shared/model.domain.ts';
+
+export interface IdentityStore {
+  /**
+   * `forUpdate` locks the row until the transaction ends: every read-modify-write of an identity
+   * takes it, so two concurrent changes of different fields both survive.
+   */
+  get(id: string, options?: LockOption): Promise<Identity | null>;
+  /** Refuses a taken name or external id, and an auth policy that does not exist (`unknownAuthPolicy`). */
+  insert(identity: Identity): Promise<void>;
+  update(identity: Identity): Promise<void>;
+  delete(id: string): Promise<boolean>;
+  /** Those of `ids` that exist, in no particular order. */
+  getMany(ids: string[]): Promise<Identity[]>;
+  list(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Identity>>;
+  /** An identity with what its detail shows, in one read. */
+  getView(id: string): Promise<IdentityView | null>;
+  /** A page of identities with what their details show, and the total, in one read. */
+  listViews(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<IdentityView>>;
+  findDefaultAdmin(): Promise<Identity | null>;
+  findByName(name: string): Promise<Identity | null>;
+  findByExternalId(externalId: string): Promise<Identity | null>;
+  /** Ids of the identities using an auth policy (at most `limit`). */
+  idsByAuthPolicy(authPolicyId: string, limit?: number): Promise<string[]>;
+  /**
+   * Records the end of up to `limit` timed disables whose `disabledUntil` is not after `now`
+   * (`disabled` becomes false), skipping rows other transactions hold; answers them as changed.
+   */
+  endLapsedDisables(now: Date, limit: number): Promise<Identity[]>;
+}

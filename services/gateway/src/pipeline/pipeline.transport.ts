@@ -1,0 +1,240 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import {
+  ApiError,
+  type OperationDef,
+  type OperationReply,
+  type OperationRequest,
+  inputLimits,
+  isErrorReply,
+  maxBodyBytes,
+  readsRawBody,
+  subjects,
+  validateOperationInput,
+} from '@ziti/contracts';
+import {
+  type ApiSessionStore,
+  type Bus,
+  type Logger,
+  answerCacheMetrics,
+  busFailureError,
+  hasPositions,
+  settleProduced,
+} from '@ziti/platform';
+import type { AnswerCache } from '../answer-cache/answer-cache.domain.ts';
+import { cachedOperations } from '../answer-cache/answer-concerns.domain.ts';
+import { authenticate, clientAddress, limitAuthenticationAttempts } from '../edge-auth/edge-auth.transport.ts';
+import type { ExtJwtSecondaryCheck } from '../edge-auth/ext-jwt-secondary.transport.ts';
+import type { TokenBucketLimiter } from '../edge-auth/rate-limit.domain.ts';
+import { recordGatewayRequest } from '../metrics/request-metrics.transport.ts';
+import { type RouteTable, canonicalPath } from '../routes/route-table.transport.ts';
+import { clientCertificateChain } from '../tls/tls.transport.ts';
+import { isEmptyObject, isJsonType, parseJson, readBody, unreadableBody } from './body-reader.transport.ts';
+import { newRequestId, sendError, sendJson, setAnswerHeaders, toApiError, writeReply } from './responses.transport.ts';
+
+export type LocalHandler = (request: OperationRequest) => Promise<OperationReply>;
+
+/**
+ * The gateway answers on Node's own request and response: no web framework sits between the socket
+ * and the pipeline (routing is the operation table's, bodies are read per operation below).
+ */
+export type Request = IncomingMessage;
+export type Response = ServerResponse;
+
+/** The path of a request target (`/a/b?c` → `/a/b`; an absolute-form target → its path). */
+export function pathOf(url: string | undefined): string {
+  const target = url ?? '/';
+  const q = target.indexOf('?');
+  const path = q < 0 ? target : target.slice(0, q);
+  if (path.startsWith('/')) return path;
+  try {
+    return new URL(path).pathname;
+  } catch {
+    return path;
+  }
+}
+
+export interface PipelineDeps {
+  routes: RouteTable;
+  bus: Bus;
+  sessions: ApiSessionStore;
+  sessionTimeoutSeconds: number;
+  /** Operations the gateway answers itself (informational), keyed `<api>.<operationId>`. */
+  local: Record<string, LocalHandler>;
+  logger: Logger;
+  instanceId: string;
+  requestTimeoutMs?: number;
+  /** Limits the authentication operations per client address (429 SERVER_TOO_MANY_REQUESTS). */
+  authLimiter?: TokenBucketLimiter;
+  /** Checks the bearer JWT of sessions whose auth policy requires an external JWT signer. */
+  extJwt?: ExtJwtSecondaryCheck;
+  /** Session-scoped answers kept until an owner's event changes them (docs/adr/0015). */
+  answers?: AnswerCache;
+}
+
+function queryOf(req: Request): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  if (q < 0) return out;
+  for (const [k, v] of new URLSearchParams(url.slice(q + 1))) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
+/** The whole edge for one request: route, authenticate, authorise, validate, dispatch, answer. */
+export function createPipeline(deps: PipelineDeps) {
+  const timeoutMs = deps.requestTimeoutMs ?? 10_000;
+
+  return async (req: Request, res: Response): Promise<void> => {
+    const requestId = newRequestId();
+    const url = req.url ?? '/';
+    const reqPath = pathOf(url);
+    const started = process.hrtime.bigint();
+    setAnswerHeaders(res, deps.instanceId, requestId);
+    // The request's logger is made only when something is logged (most requests log nothing at warn).
+    let child: Logger | undefined;
+    const log = (): Logger => (child ??= deps.logger.child({ requestId }));
+    let matched: OperationDef | undefined;
+    res.on('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      recordGatewayRequest(matched, res.statusCode, seconds);
+      if (deps.logger.isLevelEnabled('info'))
+        log().info({ method: req.method, path: reqPath, status: res.statusCode, ms: seconds * 1e3 }, 'request');
+    });
+    try {
+      if (url.length > inputLimits.maxUrlLength) {
+        throw new ApiError('URI_TOO_LONG', {
+          code: 'UNHANDLED',
+          message: `the URL has ${url.length} characters, at most ${inputLimits.maxUrlLength} are accepted`,
+        });
+      }
+      const path = canonicalPath(reqPath);
+      const found = deps.routes.lookup(req.method ?? 'GET', path);
+      if (found.kind === 'not-found')
+        throw new ApiError('NOT_FOUND', { code: 'UNHANDLED', message: `path ${reqPath} was not found` });
+      if (found.kind === 'method-not-allowed') {
+        res.setHeader('allow', found.allowed.join(', '));
+        throw new ApiError('METHOD_NOT_ALLOWED', {
+          code: 'UNHANDLED',
+          message: `method ${req.method} is not allowed on ${reqPath}`,
+        });
+      }
+      const { op, params } = found.match;
+      matched = op;
+
+      if (deps.authLimiter) limitAuthenticationAttempts(req, res, op, deps.authLimiter);
+
+      const { caller, session } = await authenticate(req, res, op, deps);
+
+      const read = await readBody(req, maxBodyBytes(op));
+      const contentType = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+      const raw = read && read.length > 0 ? read : undefined;
+      let body: unknown;
+      let rawBody: string | undefined;
+      // GET and DELETE bodies are ignored (the console sends `{}` on GET) unless the operation
+      // declares one (`GET /current-identity/mfa/recovery-codes`, `DELETE /identities/{id}/service-configs`).
+      const takesBody = (op.method !== 'GET' && op.method !== 'DELETE') || op.body !== undefined;
+      if (raw && takesBody) {
+        if (isJsonType(contentType)) body = parseJson(raw);
+        else if (readsRawBody(op)) rawBody = raw.toString('base64');
+        else if (op.body !== undefined) throw unreadableBody(op, contentType);
+        // The console's habitual `{}` on a GET is no body (ZITI-FACTS §16).
+        if (op.method === 'GET' && isEmptyObject(body)) body = undefined;
+      }
+      const input = validateOperationInput(op, {
+        params,
+        query: queryOf(req),
+        body,
+        bodyPresent: body !== undefined || rawBody !== undefined,
+      });
+      const headers: Record<string, string> = {};
+      for (const name of ['authorization', 'mfa-validation-code', 'session-token']) {
+        const v = req.headers[name];
+        if (typeof v === 'string') headers[name] = v;
+      }
+      const request: OperationRequest = {
+        requestId,
+        api: op.api,
+        operationId: op.operationId,
+        params: input.params as Record<string, string>,
+        query: input.query as Record<string, unknown>,
+        ...(input.body !== undefined ? { body: input.body } : {}),
+        ...(rawBody !== undefined ? { rawBody } : {}),
+        ...(contentType ? { contentType } : {}),
+        ...(req.headers.accept ? { accept: req.headers.accept } : {}),
+        headers,
+        ...(caller ? { caller } : {}),
+        ...(session && hasPositions(session.positions) ? { after: session.positions } : {}),
+        clientCertChain: clientCertificateChain(req.socket as TLSSocket),
+        remoteAddress: clientAddress(req),
+      };
+      // A session-scoped read the gateway keeps: answered here unless the caller's own writes are
+      // newer than the kept answer.
+      let ticket: number | undefined;
+      const label = `${op.api}.${op.operationId}`;
+      if (deps.answers && caller && cachedOperations.has(label)) {
+        const kept = deps.answers.get(caller.identityId, request.after);
+        if (kept !== undefined) {
+          answerCacheMetrics.lookup(label, 'hit');
+          sendJson(res, 200, kept);
+          return;
+        }
+        answerCacheMetrics.lookup(label, deps.answers.following ? 'miss' : 'bypass');
+        ticket = deps.answers.ticket();
+      }
+      const settled = await settleProduced(() => dispatch(op, request, deps, timeoutMs));
+      if (session && hasPositions(settled.produced)) {
+        // Read-your-writes (docs/adr/0008): the session's next request, on any gateway replica,
+        // carries these positions, and the services that consume them wait until applied. A
+        // request that failed after a write committed counts too.
+        await deps.sessions
+          .recordPositions(session.id, settled.produced, deps.sessionTimeoutSeconds)
+          .catch((err) => log().warn({ err }, 'could not record the positions of a write'));
+      }
+      if (!settled.ok) throw settled.error;
+      const result = settled.result;
+      if (
+        ticket !== undefined &&
+        caller &&
+        !isErrorReply(result) &&
+        result.status === 200 &&
+        result.reflects &&
+        result.body !== undefined &&
+        result.rawBody === undefined &&
+        !result.headers
+      ) {
+        const text = JSON.stringify(result.body);
+        deps.answers?.fill(caller.identityId, text, result.reflects, ticket);
+        sendJson(res, 200, text, result.contentType ?? 'application/json');
+        return;
+      }
+      writeReply(req, res, result, requestId);
+    } catch (err) {
+      const apiError = toApiError(err, log);
+      sendError(req, res, apiError, requestId);
+    }
+  };
+}
+
+async function dispatch(
+  op: OperationDef,
+  request: OperationRequest,
+  deps: PipelineDeps,
+  timeoutMs: number,
+): Promise<OperationReply> {
+  if (op.owner === 'gateway') {
+    const local = deps.local[`${op.api}.${op.operationId}`];
+    if (!local) throw new ApiError('NOT_IMPLEMENTED');
+    return local(request);
+  }
+  try {
+    return (await deps.bus.request(subjects.operation(op.owner, op.api, op.operationId), request, {
+      timeoutMs,
+    })) as OperationReply;
+  } catch (err) {
+    throw busFailureError(err, op.owner, op.operationId);
+  }
+}

@@ -1,0 +1,27 @@
+import { type OperationHandlers, listInputOf, pageReply, reply } from '@ziti/platform';
+import { id } from '../shared/requests.transport.ts';
+import type { ConfigTypeService } from './config-types.domain.ts';
+import { configTypeDetail } from './config-types.mapper.ts';
+
+/** Config types (`/config-types`); the configs of a type are listed with the configs. */
+export function configTypeOperations(deps: { configTypes: ConfigTypeService }) {
+  const { configTypes } = deps;
+  return {
+    'management.listConfigTypes': async (req) => pageReply(await configTypes.list(listInputOf(req)), configTypeDetail),
+    'management.createConfigType': async (req) =>
+      reply.created((await configTypes.create(req.body)).id, 'config-types'),
+    'management.detailConfigType': async (req) => reply.ok(configTypeDetail(await configTypes.get(id(req)))),
+    'management.updateConfigType': async (req) => {
+      await configTypes.update(id(req), req.body, 'replace');
+      return reply.empty();
+    },
+    'management.patchConfigType': async (req) => {
+      await configTypes.update(id(req), req.body, 'patch');
+      return reply.empty();
+    },
+    'management.deleteConfigType': async (req) => {
+      await configTypes.delete(id(req));
+      return reply.empty();
+    },
+  } satisfies Partial<OperationHandlers<'inventory'>>;
+}

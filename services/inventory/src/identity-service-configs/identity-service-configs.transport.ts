@@ -1,0 +1,25 @@
+import { type OperationHandlers, pageReply, reply } from '@ziti/platform';
+import { id } from '../shared/requests.transport.ts';
+import type { IdentityServiceConfigService } from './identity-service-configs.domain.ts';
+import { serviceConfigDetail } from './identity-service-configs.mapper.ts';
+
+/** An identity's service configs (`/identities/{id}/service-configs`). */
+export function identityServiceConfigOperations(deps: { identityServiceConfigs: IdentityServiceConfigService }) {
+  const { identityServiceConfigs } = deps;
+  return {
+    'management.listIdentitysServiceConfigs': async (req) => {
+      const list = await identityServiceConfigs.list(id(req));
+      const data = list.map((l) => serviceConfigDetail(l, { service: l.service?.name, config: l.config?.name }));
+      // Not paged: every pair at once.
+      return pageReply({ items: data, totalCount: data.length, pagination: { limit: data.length, offset: 0 } });
+    },
+    'management.associateIdentitysServiceConfigs': async (req) => {
+      await identityServiceConfigs.associate(id(req), req.body);
+      return reply.empty();
+    },
+    'management.disassociateIdentitysServiceConfigs': async (req) => {
+      await identityServiceConfigs.disassociate(id(req), req.body ?? []);
+      return reply.empty();
+    },
+  } satisfies Partial<OperationHandlers<'inventory'>>;
+}

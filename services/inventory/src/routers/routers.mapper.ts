@@ -1,0 +1,44 @@
+import { edgeRouterDetailFields, edgeRouterLinks, noVersionInfo } from '@ziti/contracts';
+import type { Router, RouterEnrollment } from '../shared/model.domain.ts';
+import { baseOf, self, ts } from '../shared/wire.mapper.ts';
+
+/** The enrollment fields of a router that is not verified yet (ZITI-FACTS §8.1, §12.2). */
+function enrollmentFields(r: Router, enrollment: RouterEnrollment | undefined) {
+  if (r.isVerified || !enrollment) return {};
+  return {
+    enrollmentJwt: enrollment.jwt,
+    enrollmentToken: enrollment.token,
+    enrollmentCreatedAt: ts(enrollment.createdAt),
+    enrollmentExpiresAt: ts(enrollment.expiresAt),
+  };
+}
+
+/** ZITI-FACTS §12.2: the fields its state decides (shared with policy), its certificates and enrollment. */
+export function edgeRouterDetail(r: Router, enrollment?: RouterEnrollment) {
+  return {
+    ...baseOf(r, edgeRouterLinks(r.id)),
+    ...edgeRouterDetailFields(r),
+    certPem: r.certPem,
+    unverifiedFingerprint: r.unverifiedFingerprint,
+    unverifiedCertPem: r.unverifiedCertPem,
+    versionInfo: { ...noVersionInfo, ...(r.versionInfo ?? {}) },
+    ...enrollmentFields(r, enrollment),
+  };
+}
+
+/** `/routers` and `/transit-routers` records. */
+export function routerDetail(r: Router, collection: 'routers' | 'transit-routers', enrollment?: RouterEnrollment) {
+  return {
+    ...baseOf(r, self(collection, r.id)),
+    name: r.name,
+    fingerprint: r.fingerprint ?? '',
+    isOnline: false,
+    isVerified: r.isVerified,
+    cost: r.cost,
+    noTraversal: r.noTraversal,
+    disabled: r.disabled,
+    unverifiedCertPem: r.unverifiedCertPem,
+    unverifiedFingerprint: r.unverifiedFingerprint,
+    ...enrollmentFields(r, enrollment),
+  };
+}

@@ -1,0 +1,96 @@
+import type { OperationRequest } from '@ziti/contracts';
+import { type OperationHandlers, listInputOf, pageReply, reply, roleFilterOf } from '@ziti/platform';
+import type { InventoryCallHandlers } from '../shared/calls.transport.ts';
+import type { Router, RouterEnrollment, RouterKind } from '../shared/model.domain.ts';
+import { type WithBody, id } from '../shared/requests.transport.ts';
+import type { RouterInput, RouterService } from './routers.domain.ts';
+import { edgeRouterDetail, routerDetail } from './routers.mapper.ts';
+
+/** Edge routers (`/edge-routers`) and transit routers (`/routers`, and `/transit-routers`, the newer path). */
+export function routerOperations(deps: { routers: RouterService }) {
+  const { routers } = deps;
+
+  /** Routers with the pending enrollment of each unverified one (pki-enrollment owns them). */
+  async function routerDetails(list: Router[], show: (r: Router, e?: RouterEnrollment) => unknown) {
+    const pending = await routers.pendingEnrollments(list);
+    return list.map((r) => show(r, pending.get(r.id)));
+  }
+
+  /** list/create/detail/update/patch/delete of one kind of router; the table names the operation each serves. */
+  function routerHandlers(kind: RouterKind, show: (r: Router, e?: RouterEnrollment) => unknown, collection: string) {
+    return {
+      list: async (req: OperationRequest) => {
+        const page = await routers.list(kind, listInputOf(req), kind === 'edge' ? roleFilterOf(req) : undefined);
+        return pageReply({ ...page, items: await routerDetails(page.items, show) });
+      },
+      create: async (req: WithBody<RouterInput>) =>
+        reply.created((await routers.create(kind, req.body)).id, collection),
+      detail: async (req: OperationRequest) =>
+        reply.ok((await routerDetails([await routers.get(kind, id(req))], show))[0]),
+      update: async (req: WithBody<RouterInput>) => {
+        await routers.update(kind, id(req), req.body, 'replace');
+        return reply.empty();
+      },
+      patch: async (req: WithBody<RouterInput>) => {
+        await routers.update(kind, id(req), req.body, 'patch');
+        return reply.empty();
+      },
+      delete: async (req: OperationRequest) => {
+        await routers.delete(kind, id(req));
+        return reply.empty();
+      },
+    };
+  }
+  const edgeRouters = routerHandlers('edge', edgeRouterDetail, 'edge-routers');
+  const transitRouters = routerHandlers('transit', (r, e) => routerDetail(r, 'routers', e), 'routers');
+  const transitRoutersByNewPath = routerHandlers(
+    'transit',
+    (r, e) => routerDetail(r, 'transit-routers', e),
+    'transit-routers',
+  );
+
+  return {
+    'management.listEdgeRouters': edgeRouters.list,
+    'management.createEdgeRouter': edgeRouters.create,
+    'management.detailEdgeRouter': edgeRouters.detail,
+    'management.updateEdgeRouter': edgeRouters.update,
+    'management.patchEdgeRouter': edgeRouters.patch,
+    'management.deleteEdgeRouter': edgeRouters.delete,
+    'management.reEnrollEdgeRouter': async (req) => {
+      await routers.reEnroll(id(req));
+      return reply.empty();
+    },
+    'management.listRouters': transitRouters.list,
+    'management.createRouter': transitRouters.create,
+    'management.detailRouter': transitRouters.detail,
+    'management.updateRouter': transitRouters.update,
+    'management.patchRouter': transitRouters.patch,
+    'management.deleteRouter': transitRouters.delete,
+    'management.listTransitRouters': transitRoutersByNewPath.list,
+    'management.createTransitRouter': transitRoutersByNewPath.create,
+    'management.detailTransitRouter': transitRoutersByNewPath.detail,
+    'management.updateTransitRouter': transitRoutersByNewPath.update,
+    'management.patchTransitRouter': transitRoutersByNewPath.patch,
+    'management.deleteTransitRouter': transitRoutersByNewPath.delete,
+  } satisfies Partial<OperationHandlers<'inventory'>>;
+}
+
+/** The calls pki-enrollment makes while it enrolls routers and extends their certificates. */
+export function routerCalls(routers: RouterService) {
+  return {
+    routerEnrolled: async (request) => {
+      await routers.markEnrolled(request);
+      return {};
+    },
+    routerByFingerprint: async ({ fingerprint }) => {
+      const router = await routers.byFingerprint(fingerprint);
+      return {
+        router: router ? { id: router.id, name: router.name, kind: router.kind, isVerified: router.isVerified } : null,
+      };
+    },
+    routerCertificateChanged: async (request) => {
+      await routers.changeCertificate(request);
+      return {};
+    },
+  } satisfies Partial<InventoryCallHandlers>;
+}

@@ -1,0 +1,31 @@
+import { serviceLinks } from '../services/services.mapper.ts';
+import type { Terminator } from '../shared/model.domain.ts';
+import { baseOf, ref, self } from '../shared/wire.mapper.ts';
+
+/** ZITI-FACTS §12.4: router references point at `./transit-routers/{id}`, as in the reference. */
+export function terminatorDetail(t: Terminator, names: { service?: string; router?: string }) {
+  return {
+    ...baseOf(t, self('terminators', t.id)),
+    serviceId: t.serviceId,
+    service: ref('services', t.serviceId, names.service, serviceLinks(t.serviceId)),
+    routerId: t.routerId,
+    router: ref('transit-routers', t.routerId, names.router, self('transit-routers', t.routerId)),
+    binding: t.binding,
+    address: t.address,
+    identity: t.instanceId,
+    cost: t.cost,
+    dynamicCost: t.cost,
+    precedence: t.precedence,
+  };
+}
+
+/** A `terminatorClientDetail`: what a client that may see the service is shown of a terminator. */
+export function terminatorClientDetail(t: Terminator, serviceName: string | undefined) {
+  return {
+    ...baseOf(t, self('terminators', t.id)),
+    serviceId: t.serviceId,
+    service: ref('services', t.serviceId, serviceName, serviceLinks(t.serviceId)),
+    routerId: t.routerId,
+    identity: t.instanceId,
+  };
+}

@@ -1,0 +1,56 @@
+import { type OperationHandlers, listInputOf, pageEnvelope, pageReply, reply } from '@ziti/platform';
+import type { ServiceCatalog } from '../services/services.domain.ts';
+import type { InventoryCallHandlers } from '../shared/calls.transport.ts';
+import type { Terminator } from '../shared/model.domain.ts';
+import { id } from '../shared/requests.transport.ts';
+import type { TerminatorService } from './terminators.domain.ts';
+import { terminatorClientDetail, terminatorDetail } from './terminators.mapper.ts';
+
+/** Terminators (`/terminators`), and the terminators of a service. */
+export function terminatorOperations(deps: { terminators: TerminatorService }) {
+  const { terminators } = deps;
+
+  async function terminatorDetails(list: Terminator[]) {
+    const names = await terminators.referenceNames(list);
+    return list.map((t) =>
+      terminatorDetail(t, { service: names.services.get(t.serviceId), router: names.routers.get(t.routerId) }),
+    );
+  }
+
+  return {
+    'management.listTerminators': async (req) => {
+      const page = await terminators.list(listInputOf(req));
+      return pageReply({ ...page, items: await terminatorDetails(page.items) });
+    },
+    'management.createTerminator': async (req) => reply.created((await terminators.create(req.body)).id, 'terminators'),
+    'management.detailTerminator': async (req) =>
+      reply.ok((await terminatorDetails([await terminators.get(id(req))]))[0]),
+    'management.updateTerminator': async (req) => {
+      await terminators.update(id(req), req.body, 'replace');
+      return reply.empty();
+    },
+    'management.patchTerminator': async (req) => {
+      await terminators.update(id(req), req.body, 'patch');
+      return reply.empty();
+    },
+    'management.deleteTerminator': async (req) => {
+      await terminators.delete(id(req));
+      return reply.empty();
+    },
+    'management.listServiceTerminators': async (req) => {
+      const page = await terminators.listForService(id(req), listInputOf(req));
+      return pageReply({ ...page, items: await terminatorDetails(page.items) });
+    },
+  } satisfies Partial<OperationHandlers<'inventory'>>;
+}
+
+/** The call policy makes once it found the service visible to the caller (client listServiceTerminators). */
+export function terminatorCalls(terminators: TerminatorService, services: ServiceCatalog) {
+  return {
+    clientServiceTerminators: async ({ serviceId, list }) => {
+      const page = await terminators.listForService(serviceId, list);
+      const name = (await services.get(serviceId)).name;
+      return pageEnvelope(page, (t) => terminatorClientDetail(t, name));
+    },
+  } satisfies Partial<InventoryCallHandlers>;
+}

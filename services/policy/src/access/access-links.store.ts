@@ -1,0 +1,324 @@
+import { type Db, queryRows } from '@ziti/platform';
+import { accessEventPairLimit } from './access.domain.ts';
+import type {
+  AccessChanges,
+  AccessLinks,
+  AccessScope,
+  LinkDifference,
+  PolicyKind,
+  ServiceUpdateScope,
+  Touched,
+} from './access.ports.ts';
+
+/** One link table: a policy table's roles selecting the live rows of a read model. */
+interface LinkTable {
+  table: string;
+  column: string;
+  entities: 'identities' | 'services' | 'edge_routers' | 'posture_checks';
+  roles: string;
+  policies: string;
+  /** A column of the policy kept on each link, so access read from the links is the policy as linked. */
+  carry?: string;
+}
+
+const links: Record<PolicyKind, LinkTable[]> = {
+  service: [
+    {
+      table: 'service_policy_identities',
+      column: 'identity_id',
+      entities: 'identities',
+      roles: 'identity_roles',
+      policies: 'service_policies',
+    },
+    {
+      table: 'service_policy_services',
+      column: 'service_id',
+      entities: 'services',
+      roles: 'service_roles',
+      policies: 'service_policies',
+      carry: 'type',
+    },
+    {
+      table: 'service_policy_posture_checks',
+      column: 'posture_check_id',
+      entities: 'posture_checks',
+      roles: 'posture_check_roles',
+      policies: 'service_policies',
+    },
+  ],
+  edgeRouter: [
+    {
+      table: 'edge_router_policy_identities',
+      column: 'identity_id',
+      entities: 'identities',
+      roles: 'identity_roles',
+      policies: 'edge_router_policies',
+    },
+    {
+      table: 'edge_router_policy_edge_routers',
+      column: 'edge_router_id',
+      entities: 'edge_routers',
+      roles: 'edge_router_roles',
+      policies: 'edge_router_policies',
+    },
+  ],
+  serviceEdgeRouter: [
+    {
+      table: 'service_edge_router_policy_services',
+      column: 'service_id',
+      entities: 'services',
+      roles: 'service_roles',
+      policies: 'service_edge_router_policies',
+    },
+    {
+      table: 'service_edge_router_policy_edge_routers',
+      column: 'edge_router_id',
+      entities: 'edge_routers',
+      roles: 'edge_router_roles',
+      policies: 'service_edge_router_policies',
+    },
+  ],
+};
+const allLinks = Object.values(links).flat();
+
+/** Posture checks are policy's own rows (no tombstones); the rest are read models. */
+const live = (l: LinkTable) => (l.entities === 'posture_checks' ? 'true' : 'not e.deleted');
+
+/** The columns of a link table. */
+const columns = (l: LinkTable) => `policy_id, ${l.column}${l.carry ? `, ${l.carry}` : ''}`;
+
+/** The links a table should hold, from current policies and read models. */
+const selected = (l: LinkTable, where = 'true') =>
+  `select p.id as policy_id, e.id as ${l.column}${l.carry ? `, p.${l.carry}` : ''} from ${l.policies} p
+     join ${l.entities} e on ${live(l)}
+      and roles_select(p.${l.roles}, p.${l.roles.replace(/_roles$/, '_role_attributes')}, p.semantic, e.id, e.role_attributes)
+    where ${where}`;
+
+const touchedKey: Record<LinkTable['entities'], keyof Touched> = {
+  identities: 'identities',
+  services: 'services',
+  edge_routers: 'edgeRouters',
+  posture_checks: 'postureChecks',
+};
+
+/** Advisory lock key of the derivations of the policy database. */
+const derivationLock = 7_355_610;
+
+/** The derived tables of docs/adr/0009 in Postgres (set-based SQL; `roles_select` is in migration 0009). */
+export class PgAccessLinks implements AccessLinks {
+  /** The scope of the last `captureAccess` of this transaction, for `accessChanges`. */
+  private captured: AccessScope | undefined;
+
+  constructor(private readonly db: Db) {}
+
+  async lock(): Promise<void> {
+    await queryRows(this.db, 'select pg_advisory_xact_lock($1)', [derivationLock]);
+  }
+
+  async relinkPolicy(kind: PolicyKind, policyId: string): Promise<Touched> {
+    const touched: Touched = { identities: [], services: [], edgeRouters: [] };
+    for (const l of links[kind]) {
+      const old = await queryRows<Record<string, string>>(
+        this.db,
+        `delete from ${l.table} where policy_id = $1 returning ${l.column}`,
+        [policyId],
+      );
+      const now = await queryRows<Record<string, string>>(
+        this.db,
+        `insert into ${l.table} (${columns(l)}) ${selected(l, 'p.id = $1')} returning ${l.column}`,
+        [policyId],
+      );
+      touched[touchedKey[l.entities]] = [...new Set([...old, ...now].map((r) => r[l.column]!))];
+    }
+    return touched;
+  }
+
+  private async relinkEntity(entities: LinkTable['entities'], id: string): Promise<void> {
+    for (const l of allLinks.filter((x) => x.entities === entities)) {
+      await queryRows(this.db, `delete from ${l.table} where ${l.column} = $1`, [id]);
+      await queryRows(this.db, `insert into ${l.table} (${columns(l)}) ${selected(l, 'e.id = $1')}`, [id]);
+    }
+  }
+
+  relinkIdentity(identityId: string): Promise<void> {
+    return this.relinkEntity('identities', identityId);
+  }
+
+  relinkService(serviceId: string): Promise<void> {
+    return this.relinkEntity('services', serviceId);
+  }
+
+  relinkEdgeRouter(edgeRouterId: string): Promise<void> {
+    return this.relinkEntity('edge_routers', edgeRouterId);
+  }
+
+  async relinkPostureCheck(postureCheckId: string): Promise<string[]> {
+    const l = allLinks.find((x) => x.entities === 'posture_checks')!;
+    const old = await queryRows<{ policy_id: string }>(
+      this.db,
+      `delete from ${l.table} where ${l.column} = $1 returning policy_id`,
+      [postureCheckId],
+    );
+    const now = await queryRows<{ policy_id: string }>(
+      this.db,
+      `insert into ${l.table} (${columns(l)}) ${selected(l, 'e.id = $1')} returning policy_id`,
+      [postureCheckId],
+    );
+    return [...new Set([...old, ...now].map((r) => r.policy_id))].sort();
+  }
+
+  /** The links a service policy has now and would have from its current row (no writes). */
+  async servicePolicyScope(policyId: string): Promise<{ identities: string[]; services: string[] }> {
+    const scope = { identities: [] as string[], services: [] as string[] };
+    for (const l of links.service.filter((x) => x.entities !== 'posture_checks')) {
+      const rows = await queryRows<{ id: string }>(
+        this.db,
+        `select ${l.column} as id from ${l.table} where policy_id = $1
+          union select s.${l.column} from (${selected(l, 'p.id = $1')}) s`,
+        [policyId],
+      );
+      scope[l.entities === 'identities' ? 'identities' : 'services'] = rows.map((r) => r.id);
+    }
+    return scope;
+  }
+
+  private scopeSql(scope: AccessScope): { where: string; params: unknown[] } {
+    const parts: string[] = [];
+    const params: unknown[] = [];
+    if (scope.identityIds) parts.push(`identity_id = any($${params.push(scope.identityIds)}::text[])`);
+    if (scope.serviceIds) parts.push(`service_id = any($${params.push(scope.serviceIds)}::text[])`);
+    if (parts.length === 0) throw new Error('an access scope names identities or services');
+    return { where: parts.join(' and '), params };
+  }
+
+  async captureAccess(scope: AccessScope): Promise<void> {
+    await queryRows(
+      this.db,
+      `create temp table if not exists access_before
+         (identity_id text not null, service_id text not null, dial boolean not null, bind boolean not null,
+          primary key (identity_id, service_id))
+         on commit delete rows`,
+    );
+    await queryRows(this.db, 'truncate access_before');
+    const { where, params } = this.scopeSql(scope);
+    await queryRows(
+      this.db,
+      `insert into access_before select identity_id, service_id, dial, bind from identity_services where ${where}`,
+      params,
+    );
+    this.captured = scope;
+  }
+
+  /**
+   * The pairs of the captured scope whose access differs from the capture (a lost pair with dial
+   * and bind false). They stay in Postgres: only their count, the identities and — up to
+   * `accessEventPairLimit` — the pairs come back.
+   */
+  async accessChanges(): Promise<AccessChanges> {
+    if (!this.captured) throw new Error('accessChanges without captureAccess');
+    const { where, params } = this.scopeSql(this.captured);
+    this.captured = undefined;
+    const rows = await queryRows<{ identity_id: string; service_id: string; dial: boolean; bind: boolean }>(
+      this.db,
+      `with now as (select identity_id, service_id, dial, bind from identity_services where ${where})
+       select n.identity_id, n.service_id, n.dial, n.bind from now n
+        where not exists (select 1 from access_before b where b.identity_id = n.identity_id
+                            and b.service_id = n.service_id and b.dial = n.dial and b.bind = n.bind)
+       union all
+       select b.identity_id, b.service_id, false, false from access_before b
+        where not exists (select 1 from now n where n.identity_id = b.identity_id and n.service_id = b.service_id)
+       order by 1, 2`,
+      params,
+    );
+    const identityIds = [...new Set(rows.map((r) => r.identity_id))];
+    if (rows.length > accessEventPairLimit) return { pairs: rows.length, identityIds, changes: null };
+    return {
+      pairs: rows.length,
+      identityIds,
+      changes: rows.map((r) => ({ identityId: r.identity_id, serviceId: r.service_id, dial: r.dial, bind: r.bind })),
+    };
+  }
+
+  async markServiceUpdates(scope: ServiceUpdateScope): Promise<void> {
+    // Identities that see a service in `services` (a query of service ids), through the links.
+    const seeing = (services: string) =>
+      `select pi.identity_id from service_policy_identities pi
+        where pi.policy_id in (select ps.policy_id from service_policy_services ps where ps.service_id in (${services}))`;
+    const who = {
+      identities: 'select unnest($1::text[])',
+      service: seeing('select $1::text'),
+      config: seeing(`select s.id from services s where not s.deleted and s.state -> 'configs' ? $1`),
+      configType: seeing(
+        `select s.id from services s where not s.deleted
+            and exists (select 1 from configs c where not c.deleted and c.config_type_id = $1 and s.state -> 'configs' ? c.id)`,
+      ),
+      servicePolicies: 'select identity_id from service_policy_identities where policy_id = any($1::text[])',
+      all: `select pi.identity_id from service_policy_identities pi
+             where $1::text is null and exists (select 1 from service_policy_services ps where ps.policy_id = pi.policy_id)`,
+    }[scope.kind];
+    const param =
+      scope.kind === 'identities' || scope.kind === 'servicePolicies'
+        ? scope.ids
+        : scope.kind === 'all'
+          ? null
+          : scope.id;
+    if ((scope.kind === 'identities' || scope.kind === 'servicePolicies') && scope.ids.length === 0) return;
+    await queryRows(
+      this.db,
+      `insert into identity_service_updates (identity_id, changed_at)
+         select distinct w.id, statement_timestamp() from (${who}) as w(id) where w.id is not null
+         union select '*', statement_timestamp()
+       on conflict (identity_id) do update
+         set changed_at = greatest(identity_service_updates.changed_at, excluded.changed_at)`,
+      [param],
+    );
+  }
+
+  async rebuildAll(): Promise<string[]> {
+    const [one, other] = links.service.filter((x) => x.entities !== 'posture_checks');
+    const snapshot = (l: LinkTable) =>
+      `select policy_id, ${l.column}${l.carry ? ` || ' ' || ${l.carry}` : ''} as id from ${l.table}`;
+    await queryRows(
+      this.db,
+      `create temp table if not exists links_before (kind text not null, policy_id text not null, id text not null)
+         on commit delete rows`,
+    );
+    await queryRows(this.db, 'truncate links_before');
+    await queryRows(
+      this.db,
+      `insert into links_before select 'i', * from (${snapshot(one!)}) a union all select 's', * from (${snapshot(other!)}) b`,
+    );
+    for (const l of allLinks) {
+      await queryRows(this.db, `delete from ${l.table}`);
+      await queryRows(this.db, `insert into ${l.table} (${columns(l)}) ${selected(l)}`);
+    }
+    // Whose services may differ: identities whose own links changed, and every identity (before or
+    // after) of a policy whose services changed.
+    const rows = await queryRows<{ id: string }>(
+      this.db,
+      `with now as (select 'i' as kind, * from (${snapshot(one!)}) a union all select 's', * from (${snapshot(other!)}) b),
+            moved as ((select * from now except select * from links_before) union (select * from links_before except select * from now))
+       select id from moved where kind = 'i'
+       union select x.id from links_before x join moved m on m.kind = 's' and m.policy_id = x.policy_id where x.kind = 'i'
+       union select x.identity_id from ${one!.table} x join moved m on m.kind = 's' and m.policy_id = x.policy_id
+       order by 1`,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async differences(): Promise<LinkDifference[]> {
+    const derived = allLinks.map((l) => ({ table: l.table, columns: columns(l), expected: selected(l) }));
+    const out: LinkDifference[] = [];
+    for (const d of derived) {
+      const [row] = await queryRows<{ missing: number; extra: number }>(
+        this.db,
+        `with want as (${d.expected}), have as (select ${d.columns} from ${d.table})
+         select (select count(*)::int from (select * from want except select * from have) m) as missing,
+                (select count(*)::int from (select * from have except select * from want) x) as extra`,
+      );
+      if (row && (row.missing > 0 || row.extra > 0))
+        out.push({ table: d.table, missing: row.missing, extra: row.extra });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,119 @@
+import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
+import { type Db, json, listRows, queryRows, toListPage } from '@ziti/platform';
+import type { ListInput, ListPage } from '@ziti/platform/list-page';
+import type { ClientEdgeRouterStore } from '../client-edge-routers/client-edge-routers.ports.ts';
+import type { Reachability } from '../policy-advice/policy-advice.domain.ts';
+import type { AdviceStore } from '../policy-advice/policy-advice.ports.ts';
+import { edgeRouterQuery } from '../read-models/read-model-queries.store.ts';
+
+type Row = { state: unknown };
+const stateOf = <S>(r: Row): S => json<S>(r.state);
+
+/** Ids of the live edge routers an identity reaches through its edge-router policies. */
+const identityRouters = (param: string) =>
+  `select x.edge_router_id from identity_edge_routers x where x.identity_id = ${param}`;
+/** Ids of the live edge routers a service reaches through its service-edge-router policies. */
+const serviceRouters = (param: string) =>
+  `select x.edge_router_id from service_edge_routers x where x.service_id = ${param}`;
+
+/**
+ * Reads of the access tables (docs/adr/0009) for the policy advice and the client's edge-router
+ * lists: rows joined to the live read models, never policies evaluated at read time.
+ */
+export class PgAccessReads implements AdviceStore, ClientEdgeRouterStore {
+  constructor(private readonly db: Db) {}
+
+  private async live<S>(table: 'identities' | 'services', id: string): Promise<S | undefined> {
+    const rows = await queryRows<Row>(this.db, `select state from ${table} where id = $1 and not deleted`, [id], {
+      prepare: true,
+    });
+    return rows[0] ? stateOf<S>(rows[0]) : undefined;
+  }
+
+  identity(id: string): Promise<IdentityState | undefined> {
+    return this.live<IdentityState>('identities', id);
+  }
+
+  service(id: string): Promise<ServiceState | undefined> {
+    return this.live<ServiceState>('services', id);
+  }
+
+  /** One statement, so the flags, counts and common routers come from one snapshot. */
+  async reachability(identityId: string, serviceId: string): Promise<Reachability> {
+    const rows = await queryRows<{
+      dial: boolean | null;
+      bind: boolean | null;
+      identity_routers: number;
+      service_routers: number;
+      common: unknown;
+    }>(
+      this.db,
+      `select a.dial, a.bind,
+              (select count(*)::int from edge_routers r
+                where not r.deleted and r.id in (${identityRouters('$1')})) as identity_routers,
+              (select count(*)::int from edge_routers r
+                where not r.deleted and r.id in (${serviceRouters('$2')})) as service_routers,
+              (select coalesce(jsonb_agg(r.state order by r.name collate "C", r.id collate "C"), '[]'::jsonb) from edge_routers r
+                where not r.deleted and r.id in (${identityRouters('$1')}) and r.id in (${serviceRouters('$2')})) as common
+         from (select 1) one
+         left join identity_services a on a.identity_id = $1 and a.service_id = $2`,
+      [identityId, serviceId],
+    );
+    const row = rows[0]!;
+    return {
+      dial: row.dial === true,
+      bind: row.bind === true,
+      identityRouterCount: row.identity_routers,
+      serviceRouterCount: row.service_routers,
+      commonRouters: json<EdgeRouterState[]>(row.common),
+    };
+  }
+
+  private async routers(input: ListInput, scope: string, params: unknown[]): Promise<ListPage<EdgeRouterState>> {
+    const alias = edgeRouterQuery.alias;
+    const listed = await listRows<Row>(this.db, edgeRouterQuery, input, {
+      scope: { sql: `not ${alias}.deleted and ${scope}`, params },
+      columns: `${alias}.state`,
+    });
+    return toListPage(listed, (r) => stateOf<EdgeRouterState>(r));
+  }
+
+  verifiedEdgeRouters(identityId: string | undefined, input: ListInput): Promise<ListPage<EdgeRouterState>> {
+    const alias = edgeRouterQuery.alias;
+    return identityId === undefined
+      ? this.routers(input, `${alias}.is_verified`, [])
+      : this.routers(input, `${alias}.is_verified and ${alias}.id in (${identityRouters('$1')})`, [identityId]);
+  }
+
+  async serviceVisible(serviceId: string, identityId: string, isAdmin: boolean): Promise<boolean> {
+    const rows = await queryRows(
+      this.db,
+      `select 1 from services s where s.id = $1 and not s.deleted
+          and ($3::boolean or exists (select 1 from identity_services x where x.service_id = $1 and x.identity_id = $2))`,
+      [serviceId, identityId, isAdmin],
+      { prepare: true },
+    );
+    return rows.length > 0;
+  }
+
+  /** The first `limit` shared routers by name, without a count (a session's routers: one statement). */
+  async firstSharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterState[]> {
+    const rows = await queryRows<Row>(
+      this.db,
+      `select r.state from edge_routers r
+        where not r.deleted and r.id in (${identityRouters('$1')}) and r.id in (${serviceRouters('$2')})
+        order by r.name collate "C", r.id collate "C" limit $3`,
+      [identityId, serviceId, limit],
+    );
+    return rows.map((r) => stateOf<EdgeRouterState>(r));
+  }
+
+  sharedEdgeRouters(identityId: string, serviceId: string, input: ListInput): Promise<ListPage<EdgeRouterState>> {
+    const alias = edgeRouterQuery.alias;
+    return this.routers(
+      input,
+      `${alias}.id in (${identityRouters('$1')}) and ${alias}.id in (${serviceRouters('$2')})`,
+      [identityId, serviceId],
+    );
+  }
+}

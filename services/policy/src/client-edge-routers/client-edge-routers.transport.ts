@@ -1,0 +1,45 @@
+import { ApiError, type OperationRequest } from '@ziti/contracts';
+import { type OperationHandlersPart, pageEnvelope, pageReply, reply } from '@ziti/platform';
+import { listInput, pathId } from '../shared/request-params.transport.ts';
+import type { ClientCaller, ClientEdgeRouterService } from './client-edge-routers.domain.ts';
+import { currentIdentityEdgeRouterDetail, serviceEdgeRouterDetail } from './client-edge-routers.mapper.ts';
+
+/** What the client edge-router transports call; read per request, so the operation keys exist before wiring. */
+export interface ClientEdgeRouterDeps {
+  clientEdgeRouters: ClientEdgeRouterService;
+}
+
+function callerOf(req: OperationRequest): ClientCaller {
+  if (!req.caller) throw new ApiError('UNAUTHORIZED');
+  const { identityId, apiSessionId, isAdmin } = req.caller;
+  return { identityId, apiSessionId, isAdmin };
+}
+
+/**
+ * Client `GET /current-identity/edge-routers` (a list envelope; filter/limit/offset/sort apply as
+ * the reference reads them from the URL although the spec declares none) and client
+ * `GET /services/{id}/edge-routers`: a detail envelope `{data: {edgeRouters: […]}}` as the reference
+ * answers it, paged and filtered by ZitiQL like the other lists, with the page in `meta.pagination`
+ * (the reference sends `meta: {}` and at most 25 routers, unfiltered).
+ */
+export function clientEdgeRouterOperations(deps: () => ClientEdgeRouterDeps) {
+  return {
+    'client.getCurrentIdentityEdgeRouters': async (req) =>
+      pageReply(
+        await deps().clientEdgeRouters.currentIdentityEdgeRouters(callerOf(req), listInput(req)),
+        currentIdentityEdgeRouterDetail,
+      ),
+    'client.listServiceEdgeRouters': async (req) => {
+      // Checked as ServiceAccessTokens says. The gateway does not pass this header on yet (its
+      // pipeline forwards only `authorization` and `mfa-validation-code`), so it is absent for now.
+      const page = await deps().clientEdgeRouters.serviceEdgeRouters(
+        callerOf(req),
+        pathId(req),
+        req.headers['session-token'],
+        listInput(req),
+      );
+      const { data, meta } = pageEnvelope(page, serviceEdgeRouterDetail);
+      return reply.json({ data: { edgeRouters: data }, meta });
+    },
+  } satisfies OperationHandlersPart<'policy'>;
+}

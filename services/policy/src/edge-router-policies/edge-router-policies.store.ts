@@ -1,0 +1,28 @@
+import type { Db } from '@ziti/platform';
+import { type QueryEntity, arraySet, defineQueryEntity, scalar } from '@ziti/zitiql';
+import { PgPolicyStore, type PolicyTable, commonPolicyFields, linked } from '../shared/policies.store.ts';
+
+/** Filterable fields of edge-router policies (ZITI-FACTS §3.5). */
+export const edgeRouterPolicyQuery: QueryEntity = defineQueryEntity({
+  table: 'edge_router_policies',
+  alias: 'p',
+  fields: {
+    ...commonPolicyFields('p'),
+    isSystem: scalar('p.is_system', 'boolean'),
+    identityRoles: arraySet('p.identity_roles', 'string'),
+    edgeRouterRoles: arraySet('p.edge_router_roles', 'string'),
+    ...linked('identities', 'edge_router_policy_identities', 'identity_id', 'identities'),
+    ...linked('edgeRouters', 'edge_router_policy_edge_routers', 'edge_router_id', 'edge_routers'),
+  },
+});
+
+const edgeRouterPolicyTable: PolicyTable = {
+  table: 'edge_router_policies',
+  store: 'edgeRouterPolicies',
+  roles: { identityRoles: 'identity_roles', edgeRouterRoles: 'edge_router_roles' },
+  hasType: false,
+  hasIsSystem: true,
+  query: edgeRouterPolicyQuery,
+};
+
+export const pgEdgeRouterPolicies = (db: Db) => new PgPolicyStore(db, edgeRouterPolicyTable);

@@ -1,0 +1,31 @@
+import { type OperationHandlersPart, pageReply } from '@ziti/platform';
+import { edgeRouterDetailOf, identityDetailOf } from '../read-models/entity-details.mapper.ts';
+import type { RelationDeps } from '../relations/relations.transport.ts';
+import type { PolicyService } from '../shared/policies.domain.ts';
+import { policyHandlers } from '../shared/policies.transport.ts';
+import { listInput, pathId } from '../shared/request-params.transport.ts';
+import { edgeRouterPolicyResource } from './edge-router-policies.mapper.ts';
+
+export function edgeRouterPolicyOperations(policies: () => PolicyService) {
+  const h = policyHandlers(edgeRouterPolicyResource, policies);
+  return {
+    'management.listEdgeRouterPolicies': h.list,
+    'management.createEdgeRouterPolicy': h.create,
+    'management.detailEdgeRouterPolicy': h.detail,
+    'management.updateEdgeRouterPolicy': h.update,
+    'management.patchEdgeRouterPolicy': h.patch,
+    'management.deleteEdgeRouterPolicy': h.delete,
+  } satisfies OperationHandlersPart<'policy'>;
+}
+
+/** `/edge-router-policies/{id}/…` (ZITI-FACTS §6.1, §6.2): the live entities an edge-router policy's roles select. */
+export function edgeRouterPolicyRelationOperations(deps: () => RelationDeps) {
+  const edgeRouterPolicy = (id: string) => ({ from: 'edgeRouterPolicy' as const, id });
+  const identity = (s: Parameters<typeof identityDetailOf>[0]) => identityDetailOf(s);
+  return {
+    'management.listEdgeRouterPolicyIdentities': async (req) =>
+      pageReply(await deps().relations.identities(edgeRouterPolicy(pathId(req)), listInput(req)), identity),
+    'management.listEdgeRouterPolicyEdgeRouters': async (req) =>
+      pageReply(await deps().relations.edgeRouters(edgeRouterPolicy(pathId(req)), listInput(req)), edgeRouterDetailOf),
+  } satisfies OperationHandlersPart<'policy'>;
+}

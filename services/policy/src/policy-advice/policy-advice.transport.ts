@@ -1,0 +1,18 @@
+import type { OperationHandlersPart } from '@ziti/platform';
+import { reply } from '@ziti/platform';
+import { pathId } from '../shared/request-params.transport.ts';
+import type { PolicyAdvisor } from './policy-advice.domain.ts';
+import { policyAdviceDetail } from './policy-advice.mapper.ts';
+
+/** What the policy-advice transport calls; read per request, so the operation key exists before wiring. */
+export interface PolicyAdviceDeps {
+  advice: PolicyAdvisor;
+}
+
+/** Management `GET /identities/{id}/policy-advice/{serviceId}` (admin only; the gateway checks it). */
+export function policyAdviceOperations(deps: () => PolicyAdviceDeps) {
+  return {
+    'management.getIdentityPolicyAdvice': async (req) =>
+      reply.ok(policyAdviceDetail(await deps().advice.analyze(pathId(req), req.params.serviceId ?? ''))),
+  } satisfies OperationHandlersPart<'policy'>;
+}

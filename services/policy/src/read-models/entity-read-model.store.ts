@@ -1,0 +1,108 @@
+import { type Db, ReadModelRows, json, queryRows } from '@ziti/platform';
+import type { ListInput, ListPage } from '@ziti/platform/list-page';
+import { roleAttributesOf } from '../shared/role-attributes.store.ts';
+import type { EntityReadModel, ReadModelRow } from './read-models.ports.ts';
+
+/** A column of a read model table filled from the state: name, SQL cast, value. */
+export interface ReadModelColumn<S> {
+  name: string;
+  cast?: string;
+  value: (state: S) => unknown;
+}
+
+export interface ReadModelTable<S> {
+  table: string;
+  /** Columns besides `id`, `state`, `source_sequence`, `deleted` and `updated_at`. */
+  columns: ReadModelColumn<S>[];
+}
+
+/**
+ * A read model of another service's entities, one table per entity type: each row keeps the
+ * owner's full state and the owner's event position that wrote it (`source_sequence`). Every write
+ * — an event, a page of the owner's state in a resync, an integrity fix — applies only over an
+ * older position (or over the same position when the row differs: the owner's state at a position
+ * is unique, so a differing row at that position is drift), and deletions leave tombstones, so no order of arrival rolls an entity back or
+ * brings it back (docs/adr/0008). Tombstones go once no older write can arrive any more.
+ */
+export class PgEntityReadModel<S extends { id: string }> implements EntityReadModel<S> {
+  constructor(
+    private readonly db: Db,
+    private readonly def: ReadModelTable<S>,
+  ) {}
+
+  private upsertSql(): string {
+    const names = this.def.columns.map((c) => c.name);
+    const values = this.def.columns.map((c, i) => `$${i + 2}${c.cast ? `::${c.cast}` : ''}`);
+    const n = names.length;
+    const sets = names.map((c) => `${c} = excluded.${c}`).join(', ');
+    const compared = [...names, 'state', 'deleted'];
+    return `insert into ${this.def.table} (${['id', ...names].join(', ')}, state, source_sequence, deleted, updated_at)
+      values (${['$1', ...values].join(', ')}, $${n + 2}::jsonb, $${n + 3}, $${n + 4}, now())
+      on conflict (id) do update set ${sets ? `${sets}, ` : ''}state = excluded.state,
+        source_sequence = excluded.source_sequence, deleted = excluded.deleted, updated_at = now()
+      where ${this.def.table}.source_sequence < excluded.source_sequence
+         or (${this.def.table}.source_sequence = excluded.source_sequence
+             and (${compared.map((c) => `${this.def.table}.${c}`).join(', ')})
+                 is distinct from (${compared.map((c) => `excluded.${c}`).join(', ')}))
+      returning id`;
+  }
+
+  private params(state: S, position: number, deleted: boolean): unknown[] {
+    return [state.id, ...this.def.columns.map((c) => c.value(state)), JSON.stringify(state), position, deleted];
+  }
+
+  async apply(state: S, position: number, deleted: boolean): Promise<boolean> {
+    return (
+      (await queryRows(this.db, this.upsertSql(), this.params(state, position, deleted), { prepare: true })).length > 0
+    );
+  }
+
+  async tombstone(id: string, position: number): Promise<boolean> {
+    const rows = await queryRows(
+      this.db,
+      `update ${this.def.table} set deleted = true, source_sequence = $2, updated_at = now()
+        where id = $1 and (source_sequence < $2 or (source_sequence = $2 and not deleted)) returning id`,
+      [id, position],
+      { prepare: true },
+    );
+    return rows.length > 0;
+  }
+
+  tombstoneAbsent(range: { after?: string; upTo?: string }, present: string[], position: number): Promise<number> {
+    return new ReadModelRows(this.db, this.def.table).tombstoneAbsent(range, present, position);
+  }
+
+  async positionOf(id: string): Promise<number | undefined> {
+    const [row] = await queryRows<{ p: string | number }>(
+      this.db,
+      `select source_sequence as p from ${this.def.table} where id = $1`,
+      [id],
+      { prepare: true },
+    );
+    return row ? Number(row.p) : undefined;
+  }
+
+  pruneTombstones(watermark: number, olderThanSeconds = 3600): Promise<number> {
+    return new ReadModelRows(this.db, this.def.table).pruneTombstones(watermark, olderThanSeconds);
+  }
+
+  async liveRows(after: string | undefined, upTo: string | undefined, limit: number): Promise<ReadModelRow[]> {
+    const rows = await queryRows<{ id: string; state: unknown }>(
+      this.db,
+      `select id, state from ${this.def.table}
+        where not deleted and ($1::text is null or id collate "C" > $1) and ($2::text is null or id collate "C" <= $2)
+        order by id collate "C" limit $3`,
+      [after ?? null, upTo ?? null, limit],
+      { prepare: true },
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      state: json<Record<string, unknown>>(r.state),
+    }));
+  }
+
+  /** Distinct attributes of live entities; only limit/skip inside the filter page them. */
+  roleAttributes(input: ListInput): Promise<ListPage<string>> {
+    return roleAttributesOf(this.db, `${this.def.table} where not deleted`, input);
+  }
+}

@@ -1,0 +1,31 @@
+import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
+import type { ListInput, ListPage } from '@ziti/platform/list-page';
+
+export interface ReadModelRow {
+  id: string;
+  state: Record<string, unknown>;
+}
+
+/**
+ * policy's copy of another service's entities, kept from its events and its owner's state pages.
+ * Every write carries the owner's event position and applies only over an older one.
+ */
+export interface EntityReadModel<S extends { id: string }> {
+  /** Applies a state if `position` is newer than what is stored; returns whether it did. */
+  apply(state: S, position: number, deleted: boolean): Promise<boolean>;
+  /** The owner no longer had the entity at `position`; applies over an older row only. */
+  tombstone(id: string, position: number): Promise<boolean>;
+  /** Live rows with ids in (`after`, `upTo`] other than `present` become tombstones at `position` (guarded likewise). */
+  tombstoneAbsent(range: { after?: string; upTo?: string }, present: string[], position: number): Promise<number>;
+  /** The position the stored row was written at. */
+  positionOf(id: string): Promise<number | undefined>;
+  /** Deletes tombstones at or below `watermark` older than `olderThanSeconds`. */
+  pruneTombstones(watermark: number, olderThanSeconds?: number): Promise<number>;
+  /** Live rows with `after < id <= upTo` (bytewise id order), at most `limit`. */
+  liveRows(after: string | undefined, upTo: string | undefined, limit: number): Promise<ReadModelRow[]>;
+  roleAttributes(input: ListInput): Promise<ListPage<string>>;
+}
+
+export type IdentityReadModel = EntityReadModel<IdentityState>;
+export type ServiceReadModel = EntityReadModel<ServiceState>;
+export type EdgeRouterReadModel = EntityReadModel<EdgeRouterState>;

@@ -1,0 +1,24 @@
+import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
+import type { ListInput, ListPage } from '@ziti/platform/list-page';
+import type { PolicyKind } from '../access/access.ports.ts';
+import type { PostureCheck } from '../posture-checks/posture-checks.domain.ts';
+import type { Policy } from '../shared/policies.domain.ts';
+import type { Relation, RelationSource } from './relations.domain.ts';
+
+/**
+ * The derived link and access tables (docs/adr/0009) joined to the read models: related rows are
+ * read, never computed from policies at read time. A pair the store does not know is a programming
+ * error, not an API error.
+ */
+export interface RelationStore {
+  /** The source is a live entity (tombstones do not count) or an existing policy. */
+  exists(source: RelationSource, id: string): Promise<boolean>;
+  identities(of: Relation, input: ListInput): Promise<ListPage<IdentityState>>;
+  services(of: Relation, input: ListInput): Promise<ListPage<ServiceState>>;
+  edgeRouters(of: Relation, input: ListInput): Promise<ListPage<EdgeRouterState>>;
+  policies(kind: PolicyKind, of: Relation, input: ListInput): Promise<ListPage<Policy>>;
+  /** Posture checks a service policy selects (its `service_policy_posture_checks` links). */
+  postureChecks(of: Relation, input: ListInput): Promise<ListPage<PostureCheck>>;
+}
+
+export type RelationReader = <T>(fn: (store: RelationStore) => Promise<T>) => Promise<T>;

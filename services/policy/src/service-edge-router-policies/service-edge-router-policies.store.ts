@@ -1,0 +1,27 @@
+import type { Db } from '@ziti/platform';
+import { type QueryEntity, arraySet, defineQueryEntity } from '@ziti/zitiql';
+import { PgPolicyStore, type PolicyTable, commonPolicyFields, linked } from '../shared/policies.store.ts';
+
+/** Filterable fields of service-edge-router policies (ZITI-FACTS §3.5). */
+export const serviceEdgeRouterPolicyQuery: QueryEntity = defineQueryEntity({
+  table: 'service_edge_router_policies',
+  alias: 'p',
+  fields: {
+    ...commonPolicyFields('p'),
+    serviceRoles: arraySet('p.service_roles', 'string'),
+    edgeRouterRoles: arraySet('p.edge_router_roles', 'string'),
+    ...linked('services', 'service_edge_router_policy_services', 'service_id', 'services'),
+    ...linked('edgeRouters', 'service_edge_router_policy_edge_routers', 'edge_router_id', 'edge_routers'),
+  },
+});
+
+const serviceEdgeRouterPolicyTable: PolicyTable = {
+  table: 'service_edge_router_policies',
+  store: 'serviceEdgeRouterPolicies',
+  roles: { serviceRoles: 'service_roles', edgeRouterRoles: 'edge_router_roles' },
+  hasType: false,
+  hasIsSystem: false,
+  query: serviceEdgeRouterPolicyQuery,
+};
+
+export const pgServiceEdgeRouterPolicies = (db: Db) => new PgPolicyStore(db, serviceEdgeRouterPolicyTable);

@@ -1,0 +1,39 @@
+import { type OperationHandlersPart, pageReply } from '@ziti/platform';
+import { postureCheckDetail } from '../posture-checks/posture-checks.mapper.ts';
+import { identityDetailOf } from '../read-models/entity-details.mapper.ts';
+import type { RelationDeps } from '../relations/relations.transport.ts';
+import { servicePageReply } from '../services/services.mapper.ts';
+import type { PolicyService } from '../shared/policies.domain.ts';
+import { policyHandlers } from '../shared/policies.transport.ts';
+import { listInput, pathId } from '../shared/request-params.transport.ts';
+import { servicePolicyResource } from './service-policies.mapper.ts';
+
+export function servicePolicyOperations(policies: () => PolicyService) {
+  const h = policyHandlers(servicePolicyResource, policies);
+  return {
+    'management.listServicePolicies': h.list,
+    'management.createServicePolicy': h.create,
+    'management.detailServicePolicy': h.detail,
+    'management.updateServicePolicy': h.update,
+    'management.patchServicePolicy': h.patch,
+    'management.deleteServicePolicy': h.delete,
+  } satisfies OperationHandlersPart<'policy'>;
+}
+
+/** `/service-policies/{id}/…` (ZITI-FACTS §6.1, §6.2): the live entities a service policy's roles select. */
+export function servicePolicyRelationOperations(deps: () => RelationDeps) {
+  const servicePolicy = (id: string) => ({ from: 'servicePolicy' as const, id });
+  const identity = (s: Parameters<typeof identityDetailOf>[0]) => identityDetailOf(s);
+  return {
+    'management.listServicePolicyIdentities': async (req) =>
+      pageReply(await deps().relations.identities(servicePolicy(pathId(req)), listInput(req)), identity),
+    'management.listServicePolicyServices': async (req) =>
+      servicePageReply(
+        deps().serviceViews,
+        req,
+        await deps().relations.services(servicePolicy(pathId(req)), listInput(req)),
+      ),
+    'management.listServicePolicyPostureChecks': async (req) =>
+      pageReply(await deps().relations.postureChecks(servicePolicy(pathId(req)), listInput(req)), postureCheckDetail),
+  } satisfies OperationHandlersPart<'policy'>;
+}

@@ -1,0 +1,65 @@
+import type { EdgeRouterState } from '@ziti/contracts';
+import type { ListInput, ListPage } from '@ziti/platform/list-page';
+import type { ServiceAccessRow, Viewer } from '../services/service-view.domain.ts';
+import type { FailedServiceRequest, Session, SessionType } from './sessions.domain.ts';
+
+export interface SessionStore {
+  /**
+   * Creates the session unless its API session has ended ('ended'), learning the API session from
+   * the request when policy has not heard of it yet (a login announces nothing: docs/adr/0017);
+   * answers the session of that API session, service and type that already exists instead of a
+   * second one.
+   */
+  createIfLive(session: Session): Promise<Session | 'ended'>;
+  findFor(apiSessionId: string, serviceId: string, type: SessionType): Promise<Session | undefined>;
+  get(id: string): Promise<Session | undefined>;
+  list(input: ListInput, scope: { identityId?: string }): Promise<ListPage<Session>>;
+  delete(id: string): Promise<boolean>;
+  serviceNames(ids: string[]): Promise<Map<string, string>>;
+  /** Live edge routers in both the identity's edge-router policies and the service's service-edge-router policies. */
+  sharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterState[]>;
+  /**
+   * Everything a creation decides on, read at once: the viewer's access to a visible service, the
+   * session it already has for it (`reuse`), the first `routerLimit` shared edge routers, and
+   * whether a granting policy of the type names posture checks.
+   */
+  creationContext(
+    viewer: Viewer,
+    serviceId: string,
+    reuse: { apiSessionId: string; type: SessionType },
+    routerLimit: number,
+  ): Promise<CreationContext | undefined>;
+  /**
+   * `creationContext`, and with it the insert of `candidate` when nothing stands in its way: the
+   * service visible and the type permitted, no session of the API session for it yet, no posture
+   * check named by a granting policy of the type, a shared edge router. `created` is the session
+   * (inserted, or made meanwhile by another request of the same API session) or 'ended' (its API
+   * session has ended); absent when the store did not insert (the caller decides as for a context).
+   */
+  createIfClear(
+    viewer: Viewer,
+    serviceId: string,
+    reuse: { apiSessionId: string; type: SessionType },
+    routerLimit: number,
+    candidate: Session,
+  ): Promise<{ context?: CreationContext; created?: Session | 'ended' }>;
+  /** The service policies of `type` that grant the identity the service. */
+  grantingPolicies(
+    identityId: string,
+    serviceId: string,
+    type: SessionType,
+  ): Promise<{ policyId: string; name: string }[]>;
+  recordFailure(identityId: string, request: FailedServiceRequest, keep: number): Promise<void>;
+  failures(identityId: string): Promise<FailedServiceRequest[]>;
+  identityExists(identityId: string): Promise<boolean>;
+}
+
+export interface CreationContext {
+  access: ServiceAccessRow;
+  existing?: Session;
+  edgeRouters: EdgeRouterState[];
+  /** A service policy of the requested type that grants the service names posture checks. */
+  postureChecked: boolean;
+}
+
+export type SessionWork = <T>(fn: (store: SessionStore) => Promise<T>) => Promise<T>;

@@ -1,0 +1,36 @@
+import type { OperationRequest } from '@ziti/contracts';
+import { type OperationHandlersPart, listInputOf, pageReply, reply } from '@ziti/platform';
+import { viewerOf } from '../services/services.transport.ts';
+import { pathId } from '../shared/request-params.transport.ts';
+import type { SessionService } from './sessions.domain.ts';
+import { failedRequestDetail, sessionDetail } from './sessions.mapper.ts';
+
+const callerOf = (req: OperationRequest) => ({ ...viewerOf(req), apiSessionId: req.caller!.apiSessionId });
+
+/** Edge sessions on both APIs (ZITI-FACTS §10.1) and an identity's refused requests. */
+export function sessionOperations(sessions: () => SessionService) {
+  const list = async (req: OperationRequest) =>
+    pageReply(await sessions().list(viewerOf(req), listInputOf(req)), sessionDetail);
+  const remove = async (req: OperationRequest) => {
+    await sessions().delete(viewerOf(req), pathId(req));
+    return reply.empty();
+  };
+  return {
+    'client.createSession': async (req) => {
+      // A null `tags` (the spec lets it be null) is no tags, as an absent one.
+      const { view } = await sessions().create(callerOf(req), { ...req.body, tags: req.body.tags ?? undefined });
+      return reply.ok(sessionDetail(view), 201);
+    },
+    'client.listSessions': list,
+    'client.detailSession': async (req) => reply.ok(sessionDetail(await sessions().get(viewerOf(req), pathId(req)))),
+    'client.deleteSession': remove,
+    'management.listSessions': list,
+    'management.detailSession': async (req) =>
+      reply.ok(sessionDetail(await sessions().get(viewerOf(req), pathId(req), true))),
+    'management.deleteSession': remove,
+    'management.detailSessionRoutePath': async (req) =>
+      reply.ok({ routePath: await sessions().routePath(viewerOf(req), pathId(req)) }),
+    'management.getIdentityFailedServiceRequests': async (req) =>
+      reply.ok((await sessions().failedRequests(pathId(req))).map(failedRequestDetail)),
+  } satisfies OperationHandlersPart<'policy'>;
+}

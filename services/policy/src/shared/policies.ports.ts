@@ -1,0 +1,28 @@
+import type { LockOption } from '@ziti/platform/db/row-lock';
+import type { EventSink } from '@ziti/platform/event-sink';
+import type { ListInput, ListPage } from '@ziti/platform/list-page';
+import type { AccessLinks } from '../access/access.ports.ts';
+import type { Policy } from './policies.domain.ts';
+import type { RoleTargets } from './roles.ports.ts';
+
+/** One policy kind's table (each kind's `<kind>.store.ts` binds the Postgres one). */
+export interface PolicyStore {
+  /** `forUpdate` locks the row until the unit of work ends (every read-modify-write and delete). */
+  get(id: string, options?: LockOption): Promise<Policy | null>;
+  insert(policy: Policy): Promise<void>;
+  update(policy: Policy): Promise<void>;
+  delete(id: string): Promise<boolean>;
+  list(input: ListInput): Promise<ListPage<Policy>>;
+}
+
+/** The stores of one policy transaction. */
+export interface PolicyStores {
+  servicePolicies: PolicyStore;
+  edgeRouterPolicies: PolicyStore;
+  serviceEdgeRouterPolicies: PolicyStore;
+  targets: RoleTargets;
+  links: AccessLinks;
+  events: EventSink;
+}
+
+export type PolicyUnitOfWork = <T>(fn: (stores: PolicyStores) => Promise<T>) => Promise<T>;

@@ -1,0 +1,56 @@
+import type { OperationReply, OperationRequest } from '@ziti/contracts';
+import { listInputOf, pageReply, reply } from '@ziti/platform';
+import type { Policy, PolicyInput, PolicyService } from './policies.domain.ts';
+import { type PolicyResource, policyDetail } from './policies.mapper.ts';
+
+/** A write of any policy kind: its create, update and patch bodies each decode to a `PolicyInput`. */
+type PolicyWrite = OperationRequest & { body: PolicyInput };
+type Handler<R = OperationRequest> = (req: R) => Promise<OperationReply>;
+
+const id = (req: OperationRequest) => req.params.id ?? '';
+
+/**
+ * list/create/detail/update/patch/delete of one policy resource: parse, call the domain, map back.
+ * `service` is read per request, so the operation keys exist before the service is wired. The
+ * resource's transport names the operation each one serves.
+ */
+export function policyHandlers(
+  resource: PolicyResource,
+  service: () => PolicyService,
+): {
+  list: Handler;
+  create: Handler<PolicyWrite>;
+  detail: Handler;
+  update: Handler<PolicyWrite>;
+  patch: Handler<PolicyWrite>;
+  delete: Handler;
+} {
+  const details = async (policies: PolicyService, list: Policy[]) => {
+    const names = await policies.roleNames(list);
+    return list.map((p) => policyDetail(resource, policies.spec.roleFields, p, names));
+  };
+  return {
+    list: async (req) => {
+      const policies = service();
+      const page = await policies.list(listInputOf(req));
+      return pageReply({ ...page, items: await details(policies, page.items) });
+    },
+    create: async (req) => reply.created((await service().create(req.body)).id, resource.collection),
+    detail: async (req) => {
+      const policies = service();
+      return reply.ok((await details(policies, [await policies.get(id(req))]))[0]);
+    },
+    update: async (req) => {
+      await service().update(id(req), req.body, 'replace');
+      return reply.empty();
+    },
+    patch: async (req) => {
+      await service().update(id(req), req.body, 'patch');
+      return reply.empty();
+    },
+    delete: async (req) => {
+      await service().delete(id(req));
+      return reply.empty();
+    },
+  };
+}
