@@ -13,7 +13,9 @@
  * - `lists` (g, bench/lists.ts): management identity lists over 100,000 identities beside SQL;
  * - `startup` (bench/startup.ts): `npm start` to the first answer, cluster services to ready;
  * - `visibility`, `emit`, `policy`, `sessions`: write → visible, event numbering, policy engine,
- *   edge sessions.
+ *   edge sessions;
+ * - `what-if` (issue 24, bench/what-if.ts): what-if analysis of policy changes on the policy
+ *   benchmark's network, p99 against its 1 s target.
  * Loopback only; every loop is bounded.
  */
 import 'reflect-metadata';
@@ -29,11 +31,23 @@ import { benchPolicy } from './policy.ts';
 import { benchRead } from './read.ts';
 import { benchSessions } from './sessions.ts';
 import { benchStartup } from './startup.ts';
+import { benchWhatIf } from './what-if.ts';
 
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // loopback only, self-issued certificates
 
 /** Scenarios: `npm run bench` runs all, `npm run bench -- <name>` one. */
-const scenarios = ['read', 'login', 'bulk', 'lists', 'startup', 'visibility', 'emit', 'policy', 'sessions'] as const;
+const scenarios = [
+  'read',
+  'login',
+  'bulk',
+  'lists',
+  'startup',
+  'visibility',
+  'emit',
+  'policy',
+  'sessions',
+  'what-if',
+] as const;
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const w of wanted)
   if (!(scenarios as readonly string[]).includes(w))
@@ -56,6 +70,7 @@ if (runs('lists')) await benchLists();
 if (runs('startup')) await benchStartup();
 if (runs('policy')) await benchPolicy();
 if (runs('sessions')) await benchSessions();
+if (runs('what-if')) await benchWhatIf();
 
 /** Percentile of sorted numbers. */
 function pct(sorted: number[], p: number): number {

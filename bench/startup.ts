@@ -6,7 +6,12 @@
  * health port answering 200, as deploy/local-cluster.ts detects it, polled every 100 ms), by
  * stopping it in a running cluster and starting it again. Floor, same run: the express
  * hello-world (bench/baseline-server.ts, also run through tsx) from spawn to its first HTTPS answer.
- * `BENCH_STARTUP_STANDALONE_STARTS` (2), `BENCH_STARTUP_SERVICES` (all five, comma-separated).
+ * Then idle RSS (issue 25): once every service was restarted, the cluster idles
+ * `BENCH_STARTUP_IDLE_SECONDS` (30) beside an idle express hello-world run by plain `node` (no
+ * loader, as the services run their bundles), the RSS of each read every second: the highest
+ * figure and the one at the end of the stretch, each against half of the same figure before issue
+ * 25 (`idleRssBefore`).
+ * `BENCH_STARTUP_STANDALONE_STARTS` (2), `BENCH_STARTUP_SERVICES` (all six, comma-separated).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -27,6 +32,51 @@ import {
   rssMiB,
 } from './common.ts';
 import { baselineCert, startBaseline } from './read.ts';
+
+/**
+ * Idle RSS (MiB) of each cluster service before issue 25, when each ran its TypeScript sources
+ * through tsx (`ZITI_CLUSTER_FROM_SOURCES=1` runs them so still): the highest figure of a 60 s idle
+ * stretch and the one at its end. Measured by this scenario (`ZITI_CLUSTER_FROM_SOURCES=1
+ * BENCH_STARTUP_IDLE_SECONDS=60 npm run bench -- startup`) on 2026-11-27 at 14:35, load 8.5–15,
+ * the services running as they did before issue 25; its target is at most half of it.
+ */
+export const idleRssBefore: Record<ServiceName, { highest: number; atEnd: number }> = {
+  'pki-enrollment': { highest: 194, atEnd: 158 },
+  auth: { highest: 230, atEnd: 141 },
+  policy: { highest: 186, atEnd: 112 },
+  inventory: { highest: 189, atEnd: 112 },
+  audit: { highest: 180, atEnd: 109 },
+  gateway: { highest: 191, atEnd: 112 },
+};
+
+/** An express hello-world over https in plain JavaScript, run by `node` itself (no loader). */
+const idleExpressCode = `
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import express from 'express';
+const [certFile, keyFile] = process.argv.slice(1);
+const app = express();
+app.get('/', (_req, res) => res.type('application/json').send('{"data":{"hello":"world"},"meta":{}}'));
+const server = createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, app);
+server.listen(0, '127.0.0.1', () => process.stdout.write('listening ' + server.address().port + '\\n'));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
+`;
+
+/** Spawns the plain-node express hello-world; resolves once it listens. */
+async function startIdleExpress(tls: { cert: string; key: string }): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', idleExpressCode, tls.cert, tls.key], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      const m = /listening (\d+)/.exec(d.toString());
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`the idle express server exited with ${code}`)));
+  });
+  return { port, child };
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -131,8 +181,11 @@ async function standaloneStart(dataDir: string, label: string) {
 }
 
 export async function benchStartup(
-  options: ScenarioOptions & { standaloneStarts?: number; services?: ServiceName[] } = {},
+  options: ScenarioOptions & { standaloneStarts?: number; services?: ServiceName[]; idleSeconds?: number } = {},
 ) {
+  const idleSeconds = options.idleSeconds ?? Number(process.env.BENCH_STARTUP_IDLE_SECONDS ?? 30);
+  if (!Number.isFinite(idleSeconds) || idleSeconds < 0 || idleSeconds > 600)
+    throw new Error(`BENCH_STARTUP_IDLE_SECONDS: ${idleSeconds} is not a number of seconds from 0 to 600`);
   const starts = options.standaloneStarts ?? Number(process.env.BENCH_STARTUP_STANDALONE_STARTS ?? 2);
   const services = options.services ??
     (process.env.BENCH_STARTUP_SERVICES?.split(',').map((s) => s.trim()) as ServiceName[] | undefined) ?? [
@@ -182,6 +235,59 @@ export async function benchStartup(
       console.log(`cluster ${s}: spawn → ready ${ms} ms; RSS ${rssMiB(proc?.pid) ?? '?'} MiB`);
     }
     const rss = clusterRss(cluster);
+
+    // Idle: the whole cluster and an idle express server side by side, no traffic; the RSS of each
+    // read every second. V8 gives memory back at some point of an idle stretch (its memory reducer),
+    // so both the highest figure of the stretch and the one at its end are kept.
+    loadAverage1m.idle = load1();
+    const idleExpress = await startIdleExpress(tls);
+    const samples: ReturnType<typeof clusterRss>[] = [];
+    try {
+      // The express server answers once (as each service answered its readiness probes), then idles.
+      await firstAnswer(`https://127.0.0.1:${idleExpress.port}/`, performance.now(), idleExpress.child);
+      const until = performance.now() + idleSeconds * 1000;
+      do {
+        samples.push(clusterRss(cluster, { express: idleExpress.child.pid }));
+        await new Promise((r) => setTimeout(r, Math.max(0, Math.min(1000, until - performance.now()))));
+      } while (performance.now() < until);
+      samples.push(clusterRss(cluster, { express: idleExpress.child.pid }));
+    } finally {
+      idleExpress.child.kill('SIGTERM');
+    }
+    /** Highest and last RSS of the processes whose name starts with `prefix` (the largest replica). */
+    const idleOf = (prefix: string) => {
+      const of = (sample: ReturnType<typeof clusterRss>) =>
+        Math.max(...sample.filter((p) => p.process.startsWith(prefix)).map((p) => p.rssMiB ?? 0));
+      const all = samples.map(of).filter((x) => x > 0);
+      return all.length > 0 ? { highest: Math.max(...all), atEnd: all.at(-1)! } : undefined;
+    };
+    const express = idleOf('express');
+    const idleServices = serviceNames.map((service) => {
+      const rss = idleOf(`${service}#`);
+      const before = idleRssBefore[service];
+      const half = (x: number) => Math.floor(x / 2);
+      return {
+        service,
+        highestMiB: rss?.highest,
+        atEndMiB: rss?.atEnd,
+        before,
+        floorMiB: { highest: half(before.highest), atEnd: half(before.atEnd) },
+        met: {
+          highest: rss ? rss.highest <= half(before.highest) : null,
+          atEnd: rss ? rss.atEnd <= half(before.atEnd) : null,
+        },
+        vsExpress: rss && express ? +(rss.atEnd / express.atEnd).toFixed(2) : null,
+      };
+    });
+    const verdict = (met: boolean | null) => (met === null ? '?' : met ? 'met' : 'not met');
+    for (const s of idleServices)
+      console.log(
+        `idle ${idleSeconds} s: ${s.service.padEnd(14)} highest ${s.highestMiB ?? '?'} MiB (before ${s.before.highest}, ≤ ${s.floorMiB.highest}: ${verdict(s.met.highest)}); at the end ${s.atEndMiB ?? '?'} MiB (before ${s.before.atEnd}, ≤ ${s.floorMiB.atEnd}: ${verdict(s.met.atEnd)}); ${s.vsExpress ?? '?'} × express`,
+      );
+    console.log(
+      `idle ${idleSeconds} s: express hello-world (plain node) highest ${express?.highest ?? '?'} MiB, at the end ${express?.atEnd ?? '?'} MiB`,
+    );
+
     const summary = {
       date: new Date().toISOString(),
       scenario: 'startup',
@@ -198,6 +304,19 @@ export async function benchStartup(
       targets: { goal: 'npm start ≤ 3 s to the first /version answer (was ~17 s)' },
       met: { standaloneLe3s: standalone.length > 0 && standalone.every((s) => s.msToFirstVersion <= 3000) },
       rssMiB: rss,
+      idle: {
+        seconds: idleSeconds,
+        runner: cluster.bundleDir ? 'bundles' : 'sources through tsx',
+        express,
+        services: idleServices,
+        floor:
+          'each service ≤ half of its idle RSS before issue 25 (idleRssBefore), highest of the stretch and at its end',
+        met: {
+          highest: idleServices.every((s) => s.met.highest !== false),
+          atEnd: idleServices.every((s) => s.met.atEnd !== false),
+        },
+        samples: samples.at(-1),
+      },
     };
     console.log(`RSS: ${formatRss(rss)}\n`);
     await recordResult('startup', summary, options.record);

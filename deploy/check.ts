@@ -14,7 +14,15 @@
  * - metrics: under values metrics.scrapeAnnotations the services' pods carry the Prometheus scrape annotations
  *   (port = the health port, path /metrics, which the health listener serves);
  * - NOTES.txt says how to log in, with the admin password from wherever it is kept; `helm test` asks every service;
- * - the entrypoint knows the five services.
+ * - the entrypoint knows the six services;
+ * - the image (issue 25): the runtime stage holds the bundles and the pruned production node_modules the build
+ *   stage made with deploy/bundles.ts, nothing else (no sources, no npm install, no tsx, TypeScript, esbuild or
+ *   vitest), runs as a user that is not root, and starts `node <flags> dist/<service>.mjs` with each service's
+ *   flags and the environment of `serviceRuntime`, from the entrypoint and from the chart alike;
+ * - the ServiceMonitor renders only under values metrics.serviceMonitor.enabled (off by default), scrapes
+ *   `/metrics` on the port `health` of Services that name it for every service (the gateway's own health
+ *   Service included), at the interval and with the labels of values; values and NOTES.txt say Redis needs
+ *   persistence or replicas.
  * It renders nothing: a template error that only shows when rendering is not caught here.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -22,10 +30,11 @@ import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { bundleEntries, serviceRuntime } from './bundles.ts';
 
 const deployDir = dirname(fileURLToPath(import.meta.url));
 const chartDir = join(deployDir, 'helm', 'ziti-edge');
-const services = ['gateway', 'auth', 'pki-enrollment', 'policy', 'inventory'] as const;
+const services = ['gateway', 'auth', 'pki-enrollment', 'policy', 'inventory', 'audit'] as const;
 type ServiceName = (typeof services)[number];
 
 /** The runtime contract: what each service must be given. */
@@ -52,6 +61,8 @@ const contract: Record<ServiceName, string[]> = {
   'pki-enrollment': [...common, 'PKI_DATABASE_URL', 'ZITI_SECRET_KEY', 'ZITI_ADVERTISED_ADDRESS'],
   policy: [...common, 'POLICY_DATABASE_URL'],
   inventory: [...common, 'INVENTORY_DATABASE_URL'],
+  // The advertised address names the controller in the change feed (event_src_id), as `/controllers` does.
+  audit: [...common, 'AUDIT_DATABASE_URL', 'ZITI_ADVERTISED_ADDRESS', 'ZITI_AUDIT_RETENTION_DAYS'],
 };
 /** May be set for any service (optional settings of the code, the entrypoint's choice, the health listener). */
 const optional = new Set([
@@ -165,6 +176,7 @@ else {
     advertised: ['ZITI_ADVERTISED_ADDRESS'],
     https: ['ZITI_BIND', 'ZITI_PORT'],
     signer: [],
+    auditRetention: ['ZITI_AUDIT_RETENTION_DAYS'],
   };
   for (const name of services) {
     const t = traits[name];
@@ -198,11 +210,13 @@ else {
       report(chartDir, `services.${name}: minReplicas > maxReplicas`);
     if (
       !isRecord(svc) ||
-      !['replicas', 'resources', 'podDisruptionBudget', 'extraEnv', 'podAnnotations', 'probes'].every((k) => k in svc)
+      !['nodeArgs', 'replicas', 'resources', 'podDisruptionBudget', 'extraEnv', 'podAnnotations', 'probes'].every(
+        (k) => k in svc,
+      )
     )
       report(
         chartDir,
-        `values.services.${name} lacks replicas, resources, podDisruptionBudget, extraEnv, podAnnotations or probes`,
+        `values.services.${name} lacks nodeArgs, replicas, resources, podDisruptionBudget, extraEnv, podAnnotations or probes`,
       );
   }
 }
@@ -334,6 +348,15 @@ try {
     ['an advertised address without port', changed((v) => (v.advertisedAddress = 'ziti.example.com'))],
     ['scrape annotations that are not a switch', changed((v) => (v.metrics = { scrapeAnnotations: 'yes' }))],
     ['an unknown metrics setting', changed((v) => (v.metrics = { scrapeAnnotations: true, port: 9090 }))],
+    [
+      'a ServiceMonitor switch that is not a boolean',
+      changed((v) => (v.metrics = { scrapeAnnotations: true, serviceMonitor: { enabled: 'yes' } })),
+    ],
+    [
+      'a ServiceMonitor interval without a unit',
+      changed((v) => (v.metrics = { scrapeAnnotations: true, serviceMonitor: { enabled: true, interval: '30' } })),
+    ],
+    ['a node flag that is not a flag', changed((v) => (svc(v, 'audit').nodeArgs = ['max-semi-space-size=2']))],
   ];
   for (const [what, sample] of refused) if (validate(sample)) report(schemaFile, `does not refuse ${what}`);
 } catch (err) {
@@ -384,13 +407,194 @@ else {
   }
 }
 
-// 5. The entrypoint chooses among exactly the five services.
+// 5. The entrypoint chooses among exactly the six services.
 const entrypointFile = join(deployDir, 'docker-entrypoint.sh');
 const entrypoint = readFileSync(entrypointFile, 'utf8');
-for (const pattern of entrypoint.matchAll(/^\s*(gateway[^)]*)\)/gm)) {
+for (const pattern of entrypoint.matchAll(/^\s*(gateway\s*\|[^)]*)\)/gm)) {
   const names = (pattern[1] ?? '').split('|').map((s) => s.trim());
   const { missing, extra } = sameSet(names, services);
   if (missing.length || extra.length) report(entrypointFile, `case ${pattern[1]}: missing ${missing} extra ${extra}`);
+}
+
+// 6. The image: bundles and a pruned production tree, run as a user that is not root, no compile at start.
+const dockerfileFile = join(deployDir, 'Dockerfile');
+{
+  const lines = readFileSync(dockerfileFile, 'utf8')
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.trim().startsWith('#'));
+  const stages: { name: string; lines: string[] }[] = [];
+  for (const line of lines) {
+    const from = /^FROM\s+\S+(?:\s+AS\s+(\S+))?/i.exec(line);
+    if (from) stages.push({ name: from[1] ?? '', lines: [] });
+    else stages.at(-1)?.lines.push(line);
+  }
+  const runtime = stages.at(-1);
+  const build = stages.find((st) => st.name === 'build');
+  if (!runtime || runtime.name !== 'runtime') report(dockerfileFile, 'the last stage is not `runtime`');
+  if (!build) report(dockerfileFile, 'no `build` stage');
+  else if (
+    !build.lines.some((l) => /^RUN node --import tsx deploy\/bundles\.ts --out (\S+) --node-modules (\S+)$/.test(l))
+  )
+    report(
+      dockerfileFile,
+      'the build stage does not make the bundles and the pruned node_modules with deploy/bundles.ts',
+    );
+  if (runtime) {
+    const instructions = runtime.lines.map((l) => l.trim());
+    const users = instructions.filter((l) => /^USER\s/i.test(l)).map((l) => l.split(/\s+/)[1] ?? '');
+    const user = users.at(-1);
+    if (!user || /^(root|0)(:|$)/.test(user)) report(dockerfileFile, `the runtime stage runs as ${user ?? 'root'}`);
+    const userAt = instructions.findIndex((l) => /^USER\s/i.test(l) && l.split(/\s+/)[1] === user);
+    const entryAt = instructions.findIndex((l) => /^ENTRYPOINT\s/i.test(l));
+    if (entryAt < 0 || userAt > entryAt) report(dockerfileFile, 'USER does not come before the ENTRYPOINT');
+    for (const l of instructions) {
+      const tooling = /\b(tsx|typescript|tsc|vitest|esbuild|npm (ci|install|i)|yarn|pnpm)\b/.exec(l);
+      if (tooling) report(dockerfileFile, `the runtime stage mentions ${tooling[1]}: ${l}`);
+      const copy = /^COPY\s+(.*)$/i.exec(l);
+      if (!copy) continue;
+      const args = copy[1]!.split(/\s+/);
+      const sources = args.filter((a) => !a.startsWith('--')).slice(0, -1);
+      const fromBuild = args.includes('--from=build');
+      const allowed = fromBuild
+        ? sources.every((src) => src === '/out/dist' || src === '/out/node_modules')
+        : sources.every((src) => src === 'deploy/docker-entrypoint.sh');
+      if (!allowed)
+        report(
+          dockerfileFile,
+          `the runtime stage copies more than the bundles, their node_modules and the entrypoint: ${l}`,
+        );
+    }
+    for (const wanted of ['COPY --from=build /out/node_modules ./node_modules', 'COPY --from=build /out/dist ./dist'])
+      if (!instructions.includes(wanted)) report(dockerfileFile, `the runtime stage lacks \`${wanted}\``);
+    const env = instructions.filter((l) => /^ENV\s/i.test(l)).join(' ');
+    for (const [name, value] of Object.entries(serviceRuntime.env))
+      if (!new RegExp(`\\b${name}=${value}\\b`).test(env))
+        report(dockerfileFile, `the runtime stage does not set ${name}=${value}`);
+  }
+  const ignore = readFileSync(join(deployDir, 'Dockerfile.dockerignore'), 'utf8');
+  if (!/^!deploy\/bundles\.ts$/m.test(ignore))
+    report(dockerfileFile, 'Dockerfile.dockerignore does not send deploy/bundles.ts');
+}
+{
+  const { missing, extra } = sameSet(Object.keys(bundleEntries), services);
+  if (missing.length || extra.length)
+    report(join(deployDir, 'bundles.ts'), `bundleEntries: missing ${missing} extra ${extra}`);
+  // One line per service gives its node flags, then one exec runs the bundle with them.
+  const flags = new Map(
+    [...entrypoint.matchAll(/^\s*([a-z-]+)\) NODE_FLAGS="([^"]*)" ;;$/gm)].map((m) => [m[1]!, m[2]!]),
+  );
+  for (const name of services) {
+    const wantedFlags = serviceRuntime.nodeArgs[name].join(' ');
+    if (flags.get(name) !== wantedFlags)
+      report(
+        entrypointFile,
+        `${name}: NODE_FLAGS="${flags.get(name) ?? '(none)'}", not serviceRuntime's "${wantedFlags}"`,
+      );
+  }
+  const exec = entrypoint.split('\n').filter((l) => /^\s*exec\s/.test(l));
+  const wanted = 'exec node ${NODE_FLAGS} "dist/${ZITI_SERVICE}.mjs" "$@"';
+  if (exec.length !== 1 || exec[0]!.trim() !== wanted)
+    report(entrypointFile, `does not end in \`${wanted}\` (the service's bundle, with its flags)`);
+  if (
+    /\btsx\b|main\.ts/.test(
+      entrypoint
+        .split('\n')
+        .filter((l) => !l.trim().startsWith('#'))
+        .join('\n'),
+    )
+  )
+    report(entrypointFile, 'still runs TypeScript');
+}
+
+// 7. The chart runs the bundles with the same flags; the ServiceMonitor; Redis persistence.
+{
+  for (const name of services) {
+    const svc = isRecord(servicesValues) ? servicesValues[name] : undefined;
+    const nodeArgs = isRecord(svc) ? svc.nodeArgs : undefined;
+    if (JSON.stringify(nodeArgs) !== JSON.stringify(serviceRuntime.nodeArgs[name]))
+      report(
+        chartDir,
+        `values services.${name}.nodeArgs ${JSON.stringify(nodeArgs)} are not serviceRuntime's ${JSON.stringify(serviceRuntime.nodeArgs[name])}`,
+      );
+  }
+  const nodeArgsHelper = /{{- define "ziti-edge\.nodeArgs" -}}([\s\S]*?)(?={{- define|$)/.exec(helpers)?.[1] ?? '';
+  if (
+    !nodeArgsHelper.includes('range (index .root.Values.services .name).nodeArgs') ||
+    !nodeArgsHelper.includes('printf "/app/dist/%s.mjs" .name')
+  )
+    report(helpersFile, 'ziti-edge.nodeArgs does not give the node flags and /app/dist/<service>.mjs');
+  const jobsFile = join(templateDir, 'migration-jobs.yaml');
+  for (const [file, text, extra] of [
+    [deploymentFile, deployment, ''],
+    [jobsFile, readFileSync(jobsFile, 'utf8'), '\n\\s+- migrate'],
+  ] as const) {
+    const run = new RegExp(
+      `command: \\["/usr/bin/tini", "--", "node"\\]\\n\\s+args:\\n\\s+{{- include "ziti-edge\\.nodeArgs" \\(dict "root" \\$ "name" \\$name\\) \\| nindent \\d+ }}${extra}`,
+    );
+    if (!run.test(text)) report(file, "the container does not run node on the service's bundle (ziti-edge.nodeArgs)");
+    if (/main\.ts|\btsx\b/.test(text)) report(file, 'still names TypeScript sources or tsx');
+  }
+
+  const metricsValues = isRecord(values) && isRecord(values.metrics) ? values.metrics : {};
+  const monitorValues = isRecord(metricsValues.serviceMonitor) ? metricsValues.serviceMonitor : undefined;
+  if (
+    !monitorValues ||
+    monitorValues.enabled !== false ||
+    typeof monitorValues.interval !== 'string' ||
+    !isRecord(monitorValues.labels)
+  )
+    report(chartDir, 'values metrics.serviceMonitor must default to enabled: false, with an interval and labels');
+  const monitorFile = join(templateDir, 'servicemonitor.yaml');
+  const monitor = templates.includes(monitorFile) ? readFileSync(monitorFile, 'utf8') : '';
+  if (!monitor) report(monitorFile, 'missing');
+  else {
+    // The whole file is one `if` on the switch: nothing before it, nothing after its `end`.
+    const actions = [...monitor.matchAll(actionPattern)];
+    const first = actions[0];
+    let depth = 0;
+    let closedAt = -1;
+    for (const [i, m] of actions.entries()) {
+      const word = (m[2] ?? '').trim().split(/\s+/)[0] ?? '';
+      if (['if', 'range', 'with', 'define', 'block'].includes(word)) depth++;
+      else if (word === 'end' && --depth === 0 && closedAt < 0) closedAt = i;
+    }
+    if (
+      !first ||
+      first.index !== 0 ||
+      (first[2] ?? '').trim() !== 'if .Values.metrics.serviceMonitor.enabled' ||
+      closedAt !== actions.length - 1 ||
+      monitor.slice(actions.at(-1)!.index! + actions.at(-1)![0].length).trim() !== ''
+    )
+      report(monitorFile, 'does not render only under {{- if .Values.metrics.serviceMonitor.enabled }} … {{- end }}');
+    const body = parseYaml(monitor.replace(/{{[\s\S]*?}}/g, 'x').replace(/^\s*x\s*$/gm, ''));
+    if (!isRecord(body) || body.apiVersion !== 'monitoring.coreos.com/v1' || body.kind !== 'ServiceMonitor')
+      report(monitorFile, 'is not a monitoring.coreos.com/v1 ServiceMonitor');
+    if (!/endpoints:\n\s+- port: health\n\s+path: \/metrics\n/.test(monitor))
+      report(monitorFile, 'does not scrape /metrics on the port health');
+    for (const read of ['.Values.metrics.serviceMonitor.interval', '.Values.metrics.serviceMonitor.labels'])
+      if (!monitor.includes(read)) report(monitorFile, `does not read ${read}`);
+    if (!/matchLabels:[\s\S]*{{- include "ziti-edge\.metricsLabel" \. \| nindent \d+ }}/.test(monitor))
+      report(monitorFile, 'does not select the Services by ziti-edge.metricsLabel');
+  }
+  // Every service has a Service with the metrics label and a port named health: the non-gateway ones their own,
+  // the gateway a second one beside its HTTPS Service.
+  const serviceFile = join(templateDir, 'service.yaml');
+  const serviceText = readFileSync(serviceFile, 'utf8');
+  if (!/{{- if not \$traits\.https }}\n\s+{{- include "ziti-edge\.metricsLabel" \$ \| nindent 4 }}/.test(serviceText))
+    report(serviceFile, "the services' health Services do not carry ziti-edge.metricsLabel");
+  if (
+    !/"component" "gateway-health"[\s\S]*ziti-edge\.metricsLabel[\s\S]*- name: health\n\s+port: 8080\n\s+targetPort: health[\s\S]*selectorLabels" \(dict "root" \. "component" "gateway"\)/.test(
+      serviceText,
+    )
+  )
+    report(serviceFile, "no health Service for the gateway's pods (port health, the metrics label)");
+
+  const redisBlock = /^redis:\n([\s\S]*?)^\S/m.exec(readFileSync(join(chartDir, 'values.yaml'), 'utf8'))?.[1] ?? '';
+  if (!/persistence/.test(redisBlock) || !/replicas/.test(redisBlock))
+    report(chartDir, 'values.yaml does not say at redis that API sessions need persistence or replicas');
+  if (!/API sessions live only in Redis: without persistence[\s\S]*or replicas/.test(notes))
+    report(notesFile, 'does not say that Redis needs persistence or replicas');
 }
 
 if (problems.length > 0) {

@@ -1,26 +1,26 @@
 #!/bin/sh
-# Chooses which of the five services this container runs, then replaces itself with that Node process.
+# Chooses which of the six services this container runs, then replaces itself with that Node process.
 #   docker run IMAGE gateway            the service as the first argument
 #   docker run -e ZITI_SERVICE=auth IMAGE
 #   docker run IMAGE policy migrate     apply the policy service's migrations and exit
-# Every argument after the service name is passed to services/<name>/src/main.ts.
+# Every argument after the service name is passed to the service's bundle, dist/<name>.mjs (deploy/bundles.ts).
 set -eu
 
 case "${1:-}" in
-  gateway | auth | pki-enrollment | policy | inventory)
+  gateway | auth | pki-enrollment | policy | inventory | audit)
     ZITI_SERVICE=$1
     shift
     ;;
 esac
 
 case "${ZITI_SERVICE:-}" in
-  gateway | auth | pki-enrollment | policy | inventory) ;;
+  gateway | auth | pki-enrollment | policy | inventory | audit) ;;
   "")
-    echo "docker-entrypoint: no service chosen; pass gateway|auth|pki-enrollment|policy|inventory as the first argument or set ZITI_SERVICE" >&2
+    echo "docker-entrypoint: no service chosen; pass gateway|auth|pki-enrollment|policy|inventory|audit as the first argument or set ZITI_SERVICE" >&2
     exit 64
     ;;
   *)
-    echo "docker-entrypoint: unknown service '${ZITI_SERVICE}'; expected gateway|auth|pki-enrollment|policy|inventory" >&2
+    echo "docker-entrypoint: unknown service '${ZITI_SERVICE}'; expected gateway|auth|pki-enrollment|policy|inventory|audit" >&2
     exit 64
     ;;
 esac
@@ -29,6 +29,17 @@ export ZITI_SERVICE
 # Build metadata left empty at build time: unset, so the code's defaults apply.
 [ -n "${ZITI_REVISION:-}" ] || unset ZITI_REVISION
 [ -n "${ZITI_BUILD_DATE:-}" ] || unset ZITI_BUILD_DATE
-# The repository root: /app in the image.
+# /app in the image: dist/ (the bundles) beside node_modules/ (what they import).
 cd "$(dirname "$0")/.."
-exec node --import tsx "services/${ZITI_SERVICE}/src/main.ts" "$@"
+# Node's flags per service (deploy/bundles.ts, serviceRuntime), as the chart and `npm run cluster` give them:
+# V8's young generation capped where requests are few; the gateway and policy keep V8's default.
+case "${ZITI_SERVICE}" in
+  gateway) NODE_FLAGS="" ;;
+  auth) NODE_FLAGS="--max-semi-space-size=2" ;;
+  pki-enrollment) NODE_FLAGS="--max-semi-space-size=2" ;;
+  policy) NODE_FLAGS="" ;;
+  inventory) NODE_FLAGS="--max-semi-space-size=2" ;;
+  audit) NODE_FLAGS="--max-semi-space-size=2" ;;
+esac
+# shellcheck disable=SC2086 # the flags are words
+exec node ${NODE_FLAGS} "dist/${ZITI_SERVICE}.mjs" "$@"

@@ -3,6 +3,10 @@
  * replicas) on the local NATS, Redis and Postgres. `npm run cluster` runs it until Ctrl-C and keeps
  * the secrets it generates in its data directory, so the next start reuses them; the end-to-end
  * suite uses `startLocalCluster` with a namespace and databases of its own.
+ *
+ * Each process runs its service's JavaScript bundle (deploy/bundles.ts, as the image does: no
+ * TypeScript compiler in the process), made again when a source changed; `fromSources`
+ * (`ZITI_CLUSTER_FROM_SOURCES=1`) runs the TypeScript sources through tsx instead.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -13,8 +17,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { clusterBundles, serviceRuntime } from './bundles.ts';
 
-export const serviceNames = ['pki-enrollment', 'auth', 'policy', 'inventory', 'gateway'] as const;
+export const serviceNames = ['pki-enrollment', 'auth', 'policy', 'inventory', 'audit', 'gateway'] as const;
 export type ServiceName = (typeof serviceNames)[number];
 
 const databaseVar: Record<Exclude<ServiceName, 'gateway'>, string> = {
@@ -22,6 +27,7 @@ const databaseVar: Record<Exclude<ServiceName, 'gateway'>, string> = {
   'pki-enrollment': 'PKI_DATABASE_URL',
   policy: 'POLICY_DATABASE_URL',
   inventory: 'INVENTORY_DATABASE_URL',
+  audit: 'AUDIT_DATABASE_URL',
 };
 
 export interface ClusterOptions {
@@ -46,9 +52,54 @@ export interface ClusterOptions {
   dataDir?: string;
   /** Extra arguments for every service's node process (e.g. `--cpu-prof` for profiling). */
   nodeArgs?: string[];
+  /**
+   * Runs each service's TypeScript sources through tsx instead of its bundle (default:
+   * `ZITI_CLUSTER_FROM_SOURCES=1`). Slower to start and about twice the memory.
+   */
+  fromSources?: boolean;
+  /**
+   * An environment whose documented configuration (`passedConfiguration`) every process is given:
+   * `npm run cluster` passes its own. Unset (tests): only what `env` and the options say.
+   */
+  configuration?: NodeJS.ProcessEnv;
   /** Drop the databases on stop (tests). */
   dropDatabases?: boolean;
   logDir?: string;
+}
+
+/**
+ * Set by the cluster for each process, never taken from the environment it was started with: where
+ * the cluster's NATS, Redis and databases are, its namespace, the ports it chose, the secrets it
+ * read or kept. (`ZITI_CLUSTER_*` configure the cluster itself.)
+ */
+export const clusterOwnedVariables = [
+  'NATS_URL',
+  'REDIS_URL',
+  'ZITI_BUS_NAMESPACE',
+  'ZITI_SECRET_KEY',
+  'ZITI_ADMIN_PASSWORD',
+  'ZITI_PORT',
+  'HEALTH_PORT',
+  ...Object.values(databaseVar),
+] as const;
+
+/** Variables of the README's configuration table that are not `ZITI_*`, passed on as they are. */
+const passedVariables = ['LOG_LEVEL', 'LOG_FORMAT', 'HEALTH_BIND', 'DATABASE_POOL_SIZE', 'REDIS_KEY_PREFIX'];
+
+/**
+ * The documented configuration in `env` that the cluster passes on to every process: every
+ * `ZITI_*` (rate limits, hash settings, certificate lifetimes, audit retention, ...) and the
+ * variables of `passedVariables`, except what the cluster sets itself (`clusterOwnedVariables`) and
+ * the cluster's own `ZITI_CLUSTER_*`. Empty values are left out.
+ */
+export function passedConfiguration(env: NodeJS.ProcessEnv): Record<string, string> {
+  const owned = new Set<string>(clusterOwnedVariables);
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || value === '' || owned.has(name) || name.startsWith('ZITI_CLUSTER_')) continue;
+    if (name.startsWith('ZITI_') || passedVariables.includes(name)) out[name] = value;
+  }
+  return out;
 }
 
 interface Proc {
@@ -212,23 +263,50 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
     if (dataDir) keep(dataDir, 'admin-password', adminPassword);
   }
 
+  const adminUsername = options.configuration?.ZITI_ADMIN_USERNAME || 'admin';
   const baseEnv: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
+    // Defaults, which the configuration passed on overrides.
+    REDIS_KEY_PREFIX: namespace ? `${namespace}:` : 'ziti:',
+    ZITI_BIND: '127.0.0.1',
+    ZITI_ADVERTISED_ADDRESS: `localhost:${port}`,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    ...(process.env.ZITI_AUDIT_RETENTION_DAYS
+      ? { ZITI_AUDIT_RETENTION_DAYS: process.env.ZITI_AUDIT_RETENTION_DAYS }
+      : {}),
+    ...(options.configuration ? passedConfiguration(options.configuration) : {}),
+    ZITI_ADMIN_USERNAME: adminUsername,
+    // The cluster's own (clusterOwnedVariables).
     NATS_URL: natsUrl,
     REDIS_URL: redisUrl,
     ZITI_BUS_NAMESPACE: namespace,
-    REDIS_KEY_PREFIX: namespace ? `${namespace}:` : 'ziti:',
     ZITI_SECRET_KEY: secretKey,
-    ZITI_ADMIN_USERNAME: 'admin',
     ...(adminPassword ? { ZITI_ADMIN_PASSWORD: adminPassword } : {}),
-    ZITI_BIND: '127.0.0.1',
     ZITI_PORT: String(port),
-    ZITI_ADVERTISED_ADDRESS: `localhost:${port}`,
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     ...(options.env ?? {}),
   };
   for (const [svc, url] of Object.entries(databases)) baseEnv[databaseVar[svc as keyof typeof databaseVar]] = url;
+
+  // The bundles every process runs (made now if a source changed since they were last made).
+  const fromSources = options.fromSources ?? process.env.ZITI_CLUSTER_FROM_SOURCES === '1';
+  let bundleDir: string | undefined;
+  if (!fromSources) {
+    try {
+      bundleDir = await clusterBundles();
+    } catch (err) {
+      // A compile error shows again, with its place, when the service runs from its sources.
+      const errors = (err as { errors?: { text: string }[] }).errors;
+      const reason = errors?.length ? errors.map((e) => e.text).join('; ') : (err as Error).message;
+      process.stderr.write(`local cluster: could not bundle the services (${reason}); running their sources\n`);
+    }
+  }
+  // A bundle runs as in the image (serviceRuntime); the sources as they always ran.
+  const entry = (service: ServiceName): string[] =>
+    bundleDir
+      ? [...serviceRuntime.nodeArgs[service], ...(options.nodeArgs ?? []), join(bundleDir, `${service}.mjs`)]
+      : [...(options.nodeArgs ?? []), '--import', 'tsx', join(root, 'services', service, 'src', 'main.ts')];
+  const runtimeEnv: Record<string, string> = bundleDir ? { ...serviceRuntime.env } : {};
 
   const procs: Proc[] = [];
 
@@ -250,15 +328,11 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
         ? { ZITI_PORT: String(basePort !== undefined ? basePort + replica : await freePort()) }
         : {};
     const log = createWriteStream(join(logDir, `${service}-${replica}.log`), { flags: 'a' });
-    const child = spawn(
-      process.execPath,
-      [...(options.nodeArgs ?? []), '--import', 'tsx', join(root, 'services', service, 'src', 'main.ts')],
-      {
-        cwd: root,
-        env: { ...baseEnv, ...ownPort, HEALTH_PORT: String(healthPort) },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, entry(service), {
+      cwd: root,
+      env: { ...runtimeEnv, ...baseEnv, ...ownPort, HEALTH_PORT: String(healthPort) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -333,7 +407,9 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
   return {
     baseUrl: `https://127.0.0.1:${port}`,
     port,
-    adminUsername: 'admin',
+    adminUsername,
+    /** The folder of bundles the processes run; undefined when they run their sources. */
+    bundleDir,
     /** The admin's password; empty when the admin was created by an earlier start whose password was not kept. */
     adminPassword,
     /** Whether this start generated the admin password (and, with a data directory, kept it). */
@@ -383,23 +459,47 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     console.error(`npm run cluster: ${(err as Error).message}`);
     process.exit(2);
   }
+  const port = Number(process.env.ZITI_PORT || 1280);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    console.error(`npm run cluster: ZITI_PORT=${process.env.ZITI_PORT} is not a port from 1 to 65535`);
+    process.exit(2);
+  }
   const cluster = await startLocalCluster({
-    port: Number(process.env.ZITI_PORT ?? 1280),
+    port,
     namespace: process.env.ZITI_CLUSTER_NAMESPACE ?? '',
     replicas,
     dataDir,
     logDir: join(dataDir, 'logs'),
+    // Every documented setting of this environment reaches the processes (ZITI_AUTH_RATE_LIMIT, ...).
+    configuration: process.env,
   }).catch((err: Error) => {
     console.error(`npm run cluster: ${err.message}`);
     process.exit(1);
   });
   const ports = cluster.gatewayPorts();
+  // Each process's plain-HTTP listener, at the address it binds (loopback unless HEALTH_BIND says otherwise).
+  const bind = cluster.env.HEALTH_BIND;
+  const healthHost =
+    !bind || bind === '0.0.0.0' || bind === '::' ? '127.0.0.1' : bind.includes(':') ? `[${bind}]` : bind;
+  const width = Math.max(...cluster.processes().map((p) => `${p.service} #${p.replica}`.length));
   const lines = [
     '',
     `  cluster up: ${cluster.processes().length} processes (${serviceNames
       .map((s) => `${s} ×${cluster.processes().filter((p) => p.service === s).length}`)
-      .join(', ')})`,
-    ...ports.map((p, i) => `  gateway #${i}: https://localhost:${p}`),
+      .join(', ')}), ${cluster.bundleDir ? 'each running its bundle' : 'from their TypeScript sources (tsx)'}`,
+    ...serviceNames.flatMap((s) =>
+      cluster
+        .processes()
+        .filter((p) => p.service === s)
+        .map((p) => {
+          const health = `http://${healthHost}:${p.healthPort}`;
+          return `  ${`${p.service} #${p.replica}`.padEnd(width)}  pid ${String(p.pid).padEnd(7)} health ${health}/healthz  metrics ${health}/metrics`;
+        }),
+    ),
+    ...ports.map(
+      (p, i) =>
+        `  gateway #${i}: https://localhost:${p}  (Client API https://localhost:${p}/edge/client/v1, Management API https://localhost:${p}/edge/management/v1)`,
+    ),
     `  Log in:  ziti edge login localhost:${cluster.port} -u ${cluster.adminUsername} -p <password> -y`,
     `  admin password: ${
       !cluster.adminPassword

@@ -6,14 +6,17 @@ CREATE ROLE ziti_auth LOGIN PASSWORD 'ziti_auth';
 CREATE ROLE ziti_pki LOGIN PASSWORD 'ziti_pki';
 CREATE ROLE ziti_policy LOGIN PASSWORD 'ziti_policy';
 CREATE ROLE ziti_inventory LOGIN PASSWORD 'ziti_inventory';
+CREATE ROLE ziti_audit LOGIN PASSWORD 'ziti_audit';
 
 CREATE DATABASE auth OWNER ziti_auth;
 CREATE DATABASE pki OWNER ziti_pki;
 CREATE DATABASE policy OWNER ziti_policy;
 CREATE DATABASE inventory OWNER ziti_inventory;
+CREATE DATABASE audit OWNER ziti_audit;
 
 -- PUBLIC may connect to a new database by default; keep each database to its owner.
 REVOKE ALL ON DATABASE auth FROM PUBLIC;
 REVOKE ALL ON DATABASE pki FROM PUBLIC;
 REVOKE ALL ON DATABASE policy FROM PUBLIC;
 REVOKE ALL ON DATABASE inventory FROM PUBLIC;
+REVOKE ALL ON DATABASE audit FROM PUBLIC;

@@ -221,7 +221,7 @@ describe('snapshots', () => {
     const labels = readdirSync(snapshotDir);
     expect(labels).toHaveLength(1);
     const services = readdirSync(join(snapshotDir, labels[0]!)).sort();
-    expect(services).toEqual(['auth', 'inventory', 'pki-enrollment', 'policy']);
+    expect(services).toEqual(['audit', 'auth', 'inventory', 'pki-enrollment', 'policy']);
     for (const s of services) {
       const manifest = JSON.parse(readFileSync(join(snapshotDir, labels[0]!, s, 'manifest.json'), 'utf8'));
       expect(manifest).toMatchObject({ service: s, label: labels[0] });

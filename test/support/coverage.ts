@@ -1,4 +1,5 @@
 import { type Owner, operations } from '@ziti/contracts';
+import { auditOperations } from '@ziti/audit/operations.transport';
 import { authOperations } from '@ziti/auth/operations.transport';
 import { inventoryOperations } from '@ziti/inventory/operations.transport';
 import { pkiOperations, routerEnrollmentOperations } from '@ziti/pki-enrollment/operations.transport';
@@ -16,6 +17,7 @@ export function operationTables(): Record<Exclude<Owner, 'gateway'>, OperationHa
     'pki-enrollment': { ...pkiOperations(inert), ...routerEnrollmentOperations(inert, inert) },
     policy: policyOperations(inert),
     inventory: inventoryOperations(inert),
+    audit: auditOperations(inert),
   };
 }
 

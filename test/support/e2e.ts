@@ -10,7 +10,7 @@ export type Api = 'client' | 'management';
 export const base: Record<Api, string> = { client: '/edge/client/v1', management: '/edge/management/v1' };
 
 /**
- * The end-to-end fixture: the five services as separate processes on the machine's NATS, Redis
+ * The end-to-end fixture: the six services as separate processes on the machine's NATS, Redis
  * and Postgres (own namespace and databases), an HTTPS client that trusts only the controller
  * CA it fetched from `/.well-known/est/cacerts`, and spec validation of every response.
  */
@@ -110,7 +110,7 @@ export async function startE2e(options: Parameters<typeof startLocalCluster>[0] 
       },
     };
   } catch (err) {
-    // A fixture that failed after the cluster started must not leave five processes behind.
+    // A fixture that failed after the cluster started must not leave six processes behind.
     await cluster.stop().catch(() => undefined);
     throw err;
   }

@@ -18,6 +18,11 @@ export interface HttpRequest {
   /** PEM client certificate and key for mutual TLS. */
   cert?: string;
   key?: string;
+  /**
+   * A stream (`text/event-stream`) never ends: answer with the status and headers once a 200 stream
+   * starts, and close it. Any other answer is read to its end as usual.
+   */
+  streamHead?: boolean;
 }
 
 /** A minimal HTTPS client for tests: trusts exactly the controller's CA bundle, loopback only. */
@@ -50,6 +55,12 @@ export function createHttpClient(baseUrl: string, ca: string | undefined) {
           agent: false,
         },
         (res) => {
+          const type = String(res.headers['content-type'] ?? '');
+          if (req.streamHead && res.statusCode === 200 && type.startsWith('text/event-stream')) {
+            resolve({ status: 200, headers: res.headers, text: '', raw: Buffer.alloc(0), json: undefined });
+            res.destroy();
+            return;
+          }
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {

@@ -12,7 +12,9 @@
  * ```
  *
  * The specs are read from `<repo>/../shared/openapi/{client,management}.yml` (the `shared` folder is a
- * sibling of the repository root; override with `loadSpecValidator({ specDir })`).
+ * sibling of the repository root; override with `loadSpecValidator({ specDir })`). The management document
+ * gets this controller's extensions merged in (`packages/contracts/openapi/management-extensions.yml`, paths
+ * under `/extensions/` only), as the served spec has them.
  *
  * Matching
  * - `url` is absolute (`https://host:1280/edge/client/v1/x`) or a path, with or without the API base
@@ -136,9 +138,30 @@ export function loadSpecValidator(options: { specDir?: URL | string } = {}): Spe
     }
     docs[api] = parseYaml(text) as SwaggerDoc;
   }
+  mergeManagementExtensions(docs.management);
   const validator = createSpecValidator(docs);
   cache.set(dir.href, validator);
   return validator;
+}
+
+/** This controller's extensions to the management API (issue 24), as `npm run generate` merges them. */
+const EXTENSIONS_FILE = new URL('../../packages/contracts/openapi/management-extensions.yml', import.meta.url);
+
+/**
+ * Merges the extensions (paths under `/extensions/`, their definitions) into the management document,
+ * as the served `/specs/management/spec` has them, so their responses are validated like the others.
+ * An extension that would replace an official path or definition is an error.
+ */
+function mergeManagementExtensions(doc: SwaggerDoc): void {
+  const extensions = parseYaml(readFileSync(EXTENSIONS_FILE, 'utf8')) as Pick<SwaggerDoc, 'paths' | 'definitions'>;
+  for (const path of Object.keys(extensions.paths ?? {}))
+    if (!path.startsWith('/extensions/') || doc.paths[path])
+      throw new Error(`spec-validator: extension path ${path} is outside /extensions/ or already in the spec`);
+  doc.definitions ??= {};
+  for (const name of Object.keys(extensions.definitions ?? {}))
+    if (doc.definitions[name]) throw new Error(`spec-validator: extension definition ${name} is already in the spec`);
+  Object.assign(doc.paths, extensions.paths);
+  Object.assign(doc.definitions, extensions.definitions);
 }
 
 function toDirUrl(dir: URL | string): URL {

@@ -13,7 +13,8 @@ describe('operation coverage', () => {
     console.log(
       `operations implemented: ${operations.length - missing.length}/${operations.length}; still 501: ${missing.length} ${JSON.stringify(byOwner)}`,
     );
-    expect(operations).toHaveLength(242);
+    // The two official specs have 242 operations; this controller's extensions live under /extensions/ only.
+    expect(operations.filter((o) => !o.path.startsWith('/extensions/'))).toHaveLength(242);
   });
 
   it("every service's table names exactly the operations it owns (the unimplemented ones as notImplemented)", () => {

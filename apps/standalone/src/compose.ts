@@ -1,3 +1,5 @@
+import { createAuditService } from '@ziti/audit/app';
+import { readAuditConfig } from '@ziti/audit/config';
 import { createAuthService } from '@ziti/auth/app';
 import { readAuthConfig } from '@ziti/auth/config';
 import { createGateway } from '@ziti/gateway/app';
@@ -23,14 +25,29 @@ import { createPolicyService } from '@ziti/policy/app';
 export async function composeEmbedded(o: {
   env: NodeJS.ProcessEnv;
   logger: Logger;
-  database: (service: 'pki' | 'auth' | 'policy' | 'inventory') => Promise<Database>;
+  database: (service: 'pki' | 'auth' | 'policy' | 'inventory' | 'audit') => Promise<Database>;
 }): Promise<{ controller: RunnableService; gatewayConfig: GatewayConfig }> {
   const bus = new InProcessBus({ holdEvents: true, logger: o.logger.child({ service: 'bus' }) });
   const sessions = new MemoryApiSessionStore();
   let unwatchSessions: (() => void) | undefined;
   const log = (service: string) => o.logger.child({ service });
   const gatewayConfig = readGatewayConfig(o.env);
-  const [pki, auth, policy, inventory] = await openAll(o.database, ['pki', 'auth', 'policy', 'inventory']);
+  const auditConfig = readAuditConfig(o.env);
+  const [pki, auth, policy, inventory, audit] = await openAll(o.database, [
+    'pki',
+    'auth',
+    'policy',
+    'inventory',
+    'audit',
+  ]);
+  const auditService = createAuditService({
+    config: auditConfig,
+    database: audit,
+    bus,
+    logger: log('audit'),
+    ownsBus: false,
+    awaitFirstResyncs: true,
+  });
   const services: RunnableService[] = [
     createPkiService({
       config: readPkiConfig(o.env),
@@ -49,11 +66,17 @@ export async function composeEmbedded(o: {
     }),
     createPolicyService({ database: policy, bus, logger: log('policy'), ownsBus: false }),
     createInventoryService({ database: inventory, bus, logger: log('inventory'), ownsBus: false }),
+    // Last to start: its first resyncs ask the four owners for their positions and states, and it is live once they
+    // are done. It stops after them (see `stop`).
+    auditService,
   ];
   const gateway = createGateway({ config: gatewayConfig, bus, sessions, logger: log('gateway') });
   const started: RunnableService[] = [];
   const stop = async () => {
-    for (const s of [...started].reverse()) await s.stop().catch((err) => o.logger.error({ err }, 'stop failed'));
+    // In reverse start order, but audit after the entity owners: what they publish while stopping (auth's
+    // last batch of attempts) still reaches the trail.
+    const order = [...started].reverse().sort((a, b) => Number(a === auditService) - Number(b === auditService));
+    for (const s of order) await s.stop().catch((err) => o.logger.error({ err }, 'stop failed'));
     started.length = 0;
     unwatchSessions?.();
     unwatchSessions = undefined;

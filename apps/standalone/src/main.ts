@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RunnableService } from '@ziti/platform';
+import { configOrExit, readProcessEnv } from '@ziti/platform/config';
 import { SecretBox } from '@ziti/platform/secret-box';
 import { seedFromTemplate } from './template.ts';
 
@@ -14,13 +15,16 @@ import { seedFromTemplate } from './template.ts';
  * version left open is closed at start.
  */
 process.umask(0o077);
+// The process-wide variables (LOG_LEVEL, LOG_FORMAT, HEALTH_BIND) are checked before anything
+// starts: one message naming every problem, exit 1, as every clustered service does.
+configOrExit('controller', () => readProcessEnv(process.env));
 const dataDir = resolve(process.env.ZITI_DATA_DIR ?? './data');
 mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 
 // A database that is not there yet starts as a copy of the install's template cluster (initdb
 // once per install, not once per database at every first start). The copies run on libuv's
 // threads while the controller's modules load, which is why these are imported only now.
-const databases = ['pki', 'auth', 'policy', 'inventory'] as const;
+const databases = ['pki', 'auth', 'policy', 'inventory', 'audit'] as const;
 const seeding = Promise.all(databases.map((name) => seedFromTemplate(join(dataDir, name))));
 const [{ composeEmbedded }, { createLogger, openDatabase, restrictToOwner, runProcess }] = await Promise.all([
   import('./compose.ts'),

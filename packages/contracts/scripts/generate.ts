@@ -60,6 +60,8 @@ interface SpecDocument {
 
 const sharedDir = new URL('../../../../shared/', import.meta.url);
 const generatedDir = new URL('../src/generated/', import.meta.url);
+/** This controller's extensions to the management API (`openapi/management-extensions.yml`, `extensions.tsv`). */
+const extensionsDir = new URL('../openapi/', import.meta.url);
 
 /** Required entries the 0.26.25 spec lists without defining them (ZITI-FACTS §16); the reference never sends them. */
 const undefinedRequired: Record<string, string[]> = {
@@ -77,11 +79,28 @@ function load(): { docs: Record<ApiName, SpecDocument>; tsv: string[][] } {
   for (const api of apis) {
     docs[api] = parse(readFileSync(new URL(`openapi/${api}.yml`, sharedDir), 'utf8')) as SpecDocument;
   }
-  const tsv = readFileSync(new URL('operations.tsv', sharedDir), 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .slice(1)
-    .map((line) => line.split('\t'));
+  const rowsOf = (text: string) =>
+    text
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .slice(1)
+      .map((line) => line.split('\t'));
+  const tsv = rowsOf(readFileSync(new URL('operations.tsv', sharedDir), 'utf8'));
+  // This controller's extensions (under /extensions/ only), with their owners in a table of their own.
+  const extensions = parse(readFileSync(new URL('management-extensions.yml', extensionsDir), 'utf8')) as Pick<
+    SpecDocument,
+    'paths' | 'definitions'
+  >;
+  for (const path of Object.keys(extensions.paths)) {
+    if (!path.startsWith('/extensions/') || docs.management.paths[path]) throw new Error(`extension path ${path}`);
+  }
+  for (const name of Object.keys(extensions.definitions)) {
+    if (docs.management.definitions[name] || docs.client.definitions[name])
+      throw new Error(`extension definition ${name}`);
+  }
+  Object.assign(docs.management.paths, extensions.paths);
+  Object.assign(docs.management.definitions, extensions.definitions);
+  tsv.push(...rowsOf(readFileSync(new URL('extensions.tsv', extensionsDir), 'utf8')));
   return { docs, tsv };
 }
 

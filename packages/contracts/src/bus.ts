@@ -54,6 +54,24 @@ export const callerSchema = z.object({
 });
 export type Caller = z.infer<typeof callerSchema>;
 
+/**
+ * Who made a change and how (issue 24): the request an event was written on behalf of. It travels
+ * with every bus request made while serving an operation (a header), and is stored with each
+ * event the request's writes emit (`EventEnvelope.meta`), so the audit trail and the event stream
+ * name the actor, the API session, the source address, the request id and the operation. It never
+ * holds a secret: the caller's token stays out of it.
+ */
+export const requestMetaSchema = z.object({
+  requestId: z.string().max(200),
+  /** `<api>.<operationId>`, e.g. `management.createIdentity`. */
+  operation: z.string().max(200),
+  remoteAddress: z.string().max(200).optional(),
+  /** The identity the API session belongs to; absent before authentication (a login, an enrollment). */
+  identityId: z.string().max(200).optional(),
+  apiSessionId: z.string().max(200).optional(),
+});
+export type RequestMeta = z.infer<typeof requestMetaSchema>;
+
 /** One HTTP operation as it travels from the gateway to its owner. */
 export const operationRequestSchema = z.object({
   requestId: z.string(),

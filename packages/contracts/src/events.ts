@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { auditEventTypes, authenticationEventTypes } from './audit.ts';
 
 /**
  * Versioned event definitions (DESIGN §3). An event carries the entity's full new state so a
@@ -437,10 +438,11 @@ export type EventData<D extends EventDefinition> = z.output<D['schema']>;
  * of dropping it (docs/adr/0008). New event types are added to their owner's table above.
  */
 export const publishedEvents: Record<
-  'auth' | 'inventory' | 'pki-enrollment' | 'policy',
+  'auth' | 'inventory' | 'pki-enrollment' | 'policy' | 'audit',
   Record<string, EventDefinition>
 > = {
-  auth: eventTypes,
+  auth: { ...eventTypes, ...authenticationEventTypes },
+  audit: auditEventTypes,
   inventory: inventoryEventTypes,
   'pki-enrollment': { ...caEventTypes, ...enrollmentEventTypes },
   policy: policyEventTypes,

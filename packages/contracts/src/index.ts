@@ -13,3 +13,4 @@ export * from './names.ts';
 export * from './typed-operations.ts';
 export * from './service-calls.ts';
 export * from './edge-router-detail.ts';
+export * from './audit.ts';

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 
 export type ApiName = 'client' | 'management';
-export type Owner = 'gateway' | 'auth' | 'pki-enrollment' | 'policy' | 'inventory';
+export type Owner = 'gateway' | 'auth' | 'pki-enrollment' | 'policy' | 'inventory' | 'audit';
 /** Who may call: anyone, any API session, or an API session of an admin identity (ZITI-FACTS §1.4). */
 export type Access = 'none' | 'authenticated' | 'admin';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

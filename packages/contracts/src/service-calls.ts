@@ -236,9 +236,15 @@ export const inventoryCallContracts = {
   ),
 } as const;
 
-const databaseOwners = ['auth', 'pki-enrollment', 'policy', 'inventory'] as const;
+/** The services that own entities: they also serve their entities' states for read-model rebuilds. */
+export const entityOwners = ['auth', 'pki-enrollment', 'policy', 'inventory'] as const;
+export type EntityOwner = (typeof entityOwners)[number];
 
-/** The maintenance calls every database owner serves (see `maintenanceActions`). */
+/** Every service with a database: each serves counts, integrity checks, snapshots and its event position. */
+export const databaseOwners = [...entityOwners, 'audit'] as const;
+export type DatabaseOwner = (typeof databaseOwners)[number];
+
+/** The maintenance calls the database owners serve (see `maintenanceActions`). */
 export const maintenanceCallContracts = {
   summaryCounts: callContract(databaseOwners, maintenanceActions.summaryCounts, noRequest, summaryCountsSchema),
   integrityCheck: callContract(
@@ -249,7 +255,7 @@ export const maintenanceCallContracts = {
   ),
   snapshot: callContract(databaseOwners, maintenanceActions.snapshot, snapshotRequestSchema, snapshotReplySchema),
   entityStates: callContract(
-    databaseOwners,
+    entityOwners,
     maintenanceActions.entityStates,
     entityStatesRequestSchema,
     entityStatesReplySchema,

@@ -10,7 +10,7 @@ import {
   tags,
 } from '../src/generated/schemas.ts';
 import { operationById } from '../src/table.ts';
-import { officialSpec } from './spec-fixtures.ts';
+import { extensionsSpec, officialSpec } from './spec-fixtures.ts';
 
 const now = '2024-08-21T10:00:00.000Z';
 const entity = { id: 'e1', createdAt: now, updatedAt: now, _links: { self: { href: './things/e1' } }, tags: {} };
@@ -18,7 +18,11 @@ const ref = { id: 'r1', name: 'r', entity: 'things', _links: {} };
 
 describe('generated schemas', () => {
   it('exist for every definition an operation uses, in both specs', () => {
-    const all = { ...officialSpec('client').definitions, ...officialSpec('management').definitions };
+    const all = {
+      ...officialSpec('client').definitions,
+      ...officialSpec('management').definitions,
+      ...extensionsSpec().definitions,
+    };
     for (const name of Object.keys(definitions)) expect(all[name], name).toBeDefined();
     for (const used of ['identityCreate', 'identityDetail', 'authPolicyCreate', 'postureCheckCreate', 'meta']) {
       expect(Object.keys(definitions)).toContain(used);

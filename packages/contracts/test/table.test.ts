@@ -3,10 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { renderGeneratedFiles } from '../scripts/generate.ts';
 import type { ApiName } from '../src/operation.ts';
 import { findOperation, operationById, operations, operationsByOwner } from '../src/table.ts';
-import { operationsTsv, specOperations } from './spec-fixtures.ts';
+import { extensionsSpec, operationsTsv, specOperations } from './spec-fixtures.ts';
 
 const apis: ApiName[] = ['client', 'management'];
 const routeOf = (op: { api: string; method: string; path: string }) => `${op.api} ${op.method} ${op.path}`;
+/** The operations management-extensions.yml adds (all under /extensions/). */
+const extensionCount = Object.values<Record<string, unknown>>(extensionsSpec().paths).reduce(
+  (n, item) => n + Object.keys(item).filter((m) => m !== 'parameters').length,
+  0,
+);
+const isExtension = (op: { path: string }) => op.path.startsWith('/extensions/');
 
 describe('the operation table', () => {
   it('has exactly one row per operation of each spec, and nothing else', () => {
@@ -16,10 +22,14 @@ describe('the operation table', () => {
     expect([...rows].sort()).toEqual([...spec].sort());
   });
 
-  it('counts 56 client and 186 management operations', () => {
+  it('counts 56 client and 186 management operations of the specs, and the extensions under /extensions/', () => {
     expect(operations.filter((op) => op.api === 'client')).toHaveLength(56);
-    expect(operations.filter((op) => op.api === 'management')).toHaveLength(186);
-    expect(operations).toHaveLength(242);
+    expect(operations.filter((op) => op.api === 'management' && !isExtension(op))).toHaveLength(186);
+    expect(specOperations('management', 'official')).toHaveLength(186);
+    expect(extensionCount).toBeGreaterThan(0);
+    expect(operations.filter(isExtension)).toHaveLength(extensionCount);
+    expect(operations.filter(isExtension).every((op) => op.api === 'management' && op.access === 'admin')).toBe(true);
+    expect(operations).toHaveLength(242 + extensionCount);
   });
 
   it('carries the operationId and tags of the spec (the logout operations are deleteCurrentApiSession)', () => {
@@ -37,7 +47,7 @@ describe('the operation table', () => {
 
   it('matches operations.tsv row for row: operationId, tag, owner, access, MFA gating', () => {
     const tsv = operationsTsv();
-    expect(tsv).toHaveLength(242);
+    expect(tsv).toHaveLength(242 + extensionCount);
     const access: Record<string, string> = { none: 'none', auth: 'authenticated', admin: 'admin' };
     // The only departures from the proposed table: access required by the spec's own text, and the
     // management service reads owned by policy, which alone knows the caller's permissions (§12.3).
@@ -78,11 +88,11 @@ describe('the operation table', () => {
     const owned = operationsByOwner('auth');
     expect(owned).toContain(create);
     expect(owned.every((op) => op.owner === 'auth')).toBe(true);
-    const total = (['gateway', 'auth', 'pki-enrollment', 'policy', 'inventory'] as const).reduce(
+    const total = (['gateway', 'auth', 'pki-enrollment', 'policy', 'inventory', 'audit'] as const).reduce(
       (n, owner) => n + operationsByOwner(owner).length,
       0,
     );
-    expect(total).toBe(242);
+    expect(total).toBe(242 + extensionCount);
   });
 
   it('declares path parameters, bodies and responses as the spec does', () => {

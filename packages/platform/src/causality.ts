@@ -1,10 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { RequestMeta } from '@ziti/contracts';
 
 /** Event source (owning service) → the position of one of its events (docs/adr/0008). */
 export type Positions = Record<string, number>;
 
 interface CausalContext {
   produced: Positions;
+  /** The operation this work serves (who, from where, which request), when it serves one. */
+  meta?: RequestMeta;
 }
 
 const context = new AsyncLocalStorage<CausalContext>();
@@ -37,8 +40,9 @@ export async function trackProduced<T>(fn: () => Promise<T>): Promise<{ result: 
  */
 export async function settleProduced<T>(
   fn: () => Promise<T>,
+  meta?: RequestMeta,
 ): Promise<{ ok: true; result: T; produced: Positions } | { ok: false; error: unknown; produced: Positions }> {
-  const ctx: CausalContext = { produced: {} };
+  const ctx: CausalContext = meta ? { produced: {}, meta } : { produced: {} };
   try {
     return { ok: true, result: await context.run(ctx, fn), produced: ctx.produced };
   } catch (error) {
@@ -59,4 +63,18 @@ export function recordProduced(positions: Positions): void {
 
 export function hasPositions(positions: Positions | undefined): positions is Positions {
   return positions !== undefined && Object.keys(positions).length > 0;
+}
+
+/** The operation the current work serves (undefined outside one, and in background work). */
+export function currentRequestMeta(): RequestMeta | undefined {
+  return context.getStore()?.meta;
+}
+
+/**
+ * Names the operation the current request serves (the owner does, from the operation request it
+ * received); the events its writes emit and the bus requests it makes carry it from then on.
+ */
+export function setRequestMeta(meta: RequestMeta): void {
+  const ctx = context.getStore();
+  if (ctx) ctx.meta = meta;
 }

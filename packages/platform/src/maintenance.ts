@@ -6,7 +6,7 @@ import {
   ApiError,
   type EntityStatesRequest,
   type IntegrityResult,
-  type Owner,
+  type EntityOwner,
   maintenanceCallContracts,
 } from '@ziti/contracts';
 import type { Bus } from './bus/bus.ts';
@@ -205,7 +205,7 @@ export interface OwnerStatesPage {
  */
 export async function* ownerEntityStates(
   bus: Bus,
-  owner: Exclude<Owner, 'gateway'>,
+  owner: EntityOwner,
   type: EntityStatesRequest['type'],
   pageSize = 500,
 ): AsyncGenerator<OwnerStatesPage> {
@@ -232,6 +232,6 @@ export async function* ownerEntityStates(
 }
 
 /** The position of an owner's last committed event. */
-export async function ownerEventPosition(bus: Bus, owner: Exclude<Owner, 'gateway'>): Promise<number> {
+export async function ownerEventPosition(bus: Bus, owner: EntityOwner): Promise<number> {
   return (await callService(bus, owner, maintenanceCallContracts.eventPosition, {})).position;
 }

@@ -313,3 +313,36 @@ export const answerCacheMetrics = {
   entries: (n: number) => answerCacheSeries().entries.set(n),
   reset: () => answerCacheSeries().resets.inc(),
 };
+
+// ---------------------------------------------------------------------------------------------
+// auth's reports of authentication attempts (written in batches off the login's path, docs/adr/0021).
+
+const authenticationAttemptSeries = lazy(() => ({
+  queued: new Gauge({
+    name: 'ziti_auth_attempts_queued',
+    help: 'Authentication attempts reported and not yet written to the outbox',
+    registers: [metricsRegistry],
+  }),
+  written: new Counter({
+    name: 'ziti_auth_attempts_written_total',
+    help: 'Authentication attempts written to the outbox (authentication.attempted)',
+    registers: [metricsRegistry],
+  }),
+  dropped: new Counter({
+    name: 'ziti_auth_attempts_dropped_total',
+    help: 'Authentication attempts not recorded because the queue was full (or auth was stopping)',
+    registers: [metricsRegistry],
+  }),
+}));
+
+export const authenticationAttemptMetrics = {
+  queued(count: number): void {
+    authenticationAttemptSeries().queued.set(count);
+  },
+  written(count: number): void {
+    if (count > 0) authenticationAttemptSeries().written.inc(count);
+  },
+  dropped(count: number): void {
+    if (count > 0) authenticationAttemptSeries().dropped.inc(count);
+  },
+};

@@ -15,6 +15,7 @@ import {
   subjects,
 } from '@ziti/contracts';
 import type { Bus, Served } from './bus/bus.ts';
+import { setRequestMeta } from './causality.ts';
 import type { CallTable } from './call.ts';
 import type { Logger } from './logger.ts';
 
@@ -78,6 +79,13 @@ export function serveOperations(
       logger.error({ subject, issues: parsed.error.issues.slice(0, 3) }, 'malformed operation request');
       throw new ApiError('UNHANDLED', 'malformed operation request');
     }
+    const { requestId, remoteAddress, caller } = parsed.data;
+    setRequestMeta({
+      requestId,
+      operation: key,
+      remoteAddress,
+      ...(caller ? { identityId: caller.identityId, apiSessionId: caller.apiSessionId } : {}),
+    });
     if (parsed.data.after && waitFor) await waitFor(parsed.data.after);
     // The subject names the operation, and the gateway validated the input against its schemas.
     return handler(parsed.data as never);

@@ -93,6 +93,11 @@ export class SecretBox {
   }
 
   decrypt(token: string, options: SecretBoxCryptOptions = {}): Buffer {
+    return this.#open(token, options).plaintext;
+  }
+
+  /** The plaintext and which key opened it (0: the current one, then the previous ones in order). */
+  #open(token: string, options: SecretBoxCryptOptions): { plaintext: Buffer; key: number } {
     const fail = (): never => {
       throw new SecretBoxError('secret box: the token could not be decrypted');
     };
@@ -108,12 +113,12 @@ export class SecretBox {
     if (body.length < TAG_BYTES || body.toString('base64url') !== bodyText) return fail();
     const ciphertext = body.subarray(0, body.length - TAG_BYTES);
     const tag = body.subarray(body.length - TAG_BYTES);
-    for (const key of [this.#key, ...this.#previousKeys]) {
+    for (const [index, key] of [this.#key, ...this.#previousKeys].entries()) {
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, nonce, { authTagLength: TAG_BYTES });
         decipher.setAAD(aad(options.context));
         decipher.setAuthTag(tag);
-        return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
+        return { plaintext: Buffer.concat([decipher.update(ciphertext), decipher.final()]), key: index };
       } catch {
         // try the next key
       }
@@ -126,6 +131,19 @@ export class SecretBox {
     return this.decrypt(token, options).toString('utf8');
   }
 
+  /**
+   * `reseal` for what a previous key sealed; undefined when the current key sealed it already, so a
+   * rotation rewrites only what still needs it and running it again changes nothing.
+   */
+  resealIfStale(token: string, options: SecretBoxCryptOptions = {}): string | undefined {
+    const { plaintext, key } = this.#open(token, options);
+    try {
+      return key === 0 ? undefined : this.encrypt(plaintext, options);
+    } finally {
+      plaintext.fill(0);
+    }
+  }
+
   /** Decrypts with any accepted key and encrypts again with the current one (key rotation). */
   reseal(token: string, options: SecretBoxCryptOptions = {}): string {
     const plaintext = this.decrypt(token, options);
@@ -134,5 +152,88 @@ export class SecretBox {
     } finally {
       plaintext.fill(0);
     }
+  }
+}
+
+/** One value a `SecretBox` sealed, as a row stores it: its column, the context it was sealed under, the token. */
+export interface SealedField {
+  name: string;
+  context: string;
+  token: string;
+}
+
+/** A row holding sealed values, named by its key (never by anything secret). */
+export interface SealedRecord {
+  key: string;
+  fields: SealedField[];
+}
+
+/** One table's sealed values inside one transaction: read in key order under row locks, written back. */
+export interface SealedRecords {
+  /** The next `limit` rows after `after` (key order), locked (`for update`) until the transaction ends. */
+  lock(after: string | undefined, limit: number): Promise<SealedRecord[]>;
+  /** Writes the given re-sealed fields of one row locked by `lock` in the same transaction. */
+  write(key: string, fields: Record<string, string>): Promise<void>;
+}
+
+export interface ResealCounts {
+  /** Rows walked. */
+  records: number;
+  /** Sealed values walked. */
+  values: number;
+  /** Values a previous key had sealed, sealed again with the current one (or that would be, in a dry run). */
+  resealed: number;
+  /** Values the current key had sealed already. */
+  current: number;
+  /** Values no accepted key opens (left as they are). */
+  unreadable: number;
+  /** The keys of the rows with unreadable values (at most 20). */
+  unreadableKeys: string[];
+}
+
+/**
+ * Re-seals every value of one table with the box's current key (key rotation): batch after batch
+ * in key order, each batch one transaction holding its rows' locks, so a concurrent change of a row
+ * waits for (or is waited on by) its batch and nothing is overwritten. Only what a previous key
+ * sealed is rewritten, so an interrupted run resumes by running again, and a run that finds nothing
+ * to re-seal proves the previous keys can go. A dry run counts without writing.
+ */
+export async function resealRecords(
+  box: Pick<SecretBox, 'resealIfStale'>,
+  transaction: <T>(fn: (records: SealedRecords) => Promise<T>) => Promise<T>,
+  options: { batchSize?: number; dryRun?: boolean } = {},
+): Promise<ResealCounts> {
+  const batchSize = options.batchSize ?? 200;
+  const counts: ResealCounts = { records: 0, values: 0, resealed: 0, current: 0, unreadable: 0, unreadableKeys: [] };
+  let after: string | undefined;
+  for (;;) {
+    const last = await transaction(async (records) => {
+      const page = await records.lock(after, batchSize);
+      for (const record of page) {
+        counts.records++;
+        const fresh: Record<string, string> = {};
+        let unreadable = false;
+        for (const field of record.fields) {
+          counts.values++;
+          try {
+            const next = box.resealIfStale(field.token, { context: field.context });
+            if (next === undefined) counts.current++;
+            else {
+              counts.resealed++;
+              fresh[field.name] = next;
+            }
+          } catch (err) {
+            if (!(err instanceof SecretBoxError)) throw err;
+            counts.unreadable++;
+            unreadable = true;
+          }
+        }
+        if (unreadable && counts.unreadableKeys.length < 20) counts.unreadableKeys.push(record.key);
+        if (!options.dryRun && Object.keys(fresh).length > 0) await records.write(record.key, fresh);
+      }
+      return page.length < batchSize ? undefined : page[page.length - 1]!.key;
+    });
+    if (last === undefined) return counts;
+    after = last;
   }
 }

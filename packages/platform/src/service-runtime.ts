@@ -1,4 +1,4 @@
-import type { Owner } from '@ziti/contracts';
+import type { EntityOwner, Owner } from '@ziti/contracts';
 import type { Bus, Served } from './bus/bus.ts';
 import type { Database } from './db/database.ts';
 import { queryRows } from './db/database.ts';
@@ -23,6 +23,12 @@ export interface ServiceRuntimeOptions {
   subscriptions?: EventSubscription[];
   /** Runs after migrations and before serving (seeding first-start data, loading keys). */
   onStart?: () => Promise<void>;
+  /**
+   * Runs on stop once no request is served and no event consumed any more, before the outbox relay
+   * stops: work that still writes events (auth's queued authentication attempts). What it wrote is
+   * published by this replica's relay before it stops, not left for the next leader.
+   */
+  onDrained?: () => Promise<void>;
   onStop?: () => Promise<void>;
   /** Closes the bus on stop (false when the bus is shared, as under `npm start`). */
   ownsBus?: boolean;
@@ -39,7 +45,7 @@ export function createServiceRuntime(o: ServiceRuntimeOptions): RunnableService 
   progress: ConsumerProgress;
 } {
   const served: Served[] = [];
-  const bySource = new Map<Exclude<Owner, 'gateway'>, EventSubscription>();
+  const bySource = new Map<EntityOwner, EventSubscription>();
   for (const s of o.subscriptions ?? []) {
     const merged = bySource.get(s.source) ?? { source: s.source, handlers: [], readModels: [] };
     for (const h of s.handlers) {
@@ -94,6 +100,14 @@ export function createServiceRuntime(o: ServiceRuntimeOptions): RunnableService 
       await Promise.allSettled(served.map((s) => s.drain()));
       await Promise.allSettled(consumers.map((c) => c.stop()));
       await progress.stop();
+      if (o.onDrained) {
+        await o.onDrained();
+        // A flush the hook's commit woke may be under way: publishing a row twice is harmless (the
+        // stream drops a message whose id it has); missing one would leave it to the next leader.
+        await o.relay
+          .flushAll()
+          .catch((err) => o.logger.warn({ err }, 'outbox flush at stop failed; the next relay leader publishes'));
+      }
       await o.relay.stop();
       await o.onStop?.();
       if (o.ownsBus !== false) await o.bus.close();

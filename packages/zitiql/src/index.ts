@@ -26,6 +26,14 @@ export {
   set,
 } from './entity.ts';
 export { syntaxErrorMessage } from './errors.ts';
+export {
+  compareText,
+  compileCondition,
+  compilePredicate,
+  type DocumentPredicate,
+  evaluate,
+  lookup,
+} from './evaluate.ts';
 export { type Token, type TokenType, tokenize } from './lexer.ts';
 export {
   buildListQuery,

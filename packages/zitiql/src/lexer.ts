@@ -206,7 +206,9 @@ export function tokenize(input: string): Token[] {
       };
       // Keywords are defined before IDENTIFIER: they win ties.
       const word = matchAt(LETTERS_RE, input, pos)![0];
-      const keyword = KEYWORDS[word.toLowerCase()];
+      // Own keys only: `constructor`, `toString`… are identifiers, not Object.prototype's members.
+      const lower = word.toLowerCase();
+      const keyword = Object.hasOwn(KEYWORDS, lower) ? KEYWORDS[lower] : undefined;
       if (keyword && word.length >= best.text.length) {
         best = { type: keyword, text: word, extra: negatable(keyword) ? { negated: false } : {} };
       }

@@ -340,6 +340,12 @@ describe('lexical rules', () => {
     });
   });
 
+  it("names of Object.prototype's members are identifiers like any other word", () => {
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+      expect(filterOf(`${name} = "x"`)).toMatchObject({ lhs: { name } });
+    }
+  });
+
   it('identifiers: dotted segments of letters and underscores, optionally single-quoted', () => {
     expect(filterOf('tags.my_env = "x"')).toMatchObject({ lhs: { name: 'tags.my_env' } });
     expect(filterOf('\'tags.env\' = "x"')).toMatchObject({ lhs: { name: 'tags.env' } });

@@ -52,6 +52,11 @@ import { PgLoginAttemptStore } from './api-sessions/login-attempts.store.ts';
 import { PgMfaStore } from './mfas/mfas.store.ts';
 import { PgControllerQuery } from './controllers/controllers.store.ts';
 import { PgOutstandingEnrollments } from './enrollments/outstanding-enrollments.store.ts';
+import {
+  type AttemptQueueOptions,
+  BatchedAuthenticationAttempts,
+  outboxAttemptWriter,
+} from './authentication-attempts/authentication-attempts.store.ts';
 
 export interface AuthConfig {
   sessionTimeoutSeconds: number;
@@ -63,6 +68,8 @@ export interface AuthConfig {
   hashNice?: number;
   /** `ZITI_SECRET_KEY`: seals the TOTP secrets and recovery codes at rest. */
   secretKey: string;
+  /** `ZITI_SECRET_KEY_PREVIOUS`: keys it replaced, still opened until `rotate-secret-key` re-sealed their values. */
+  previousSecretKeys?: string[];
   /** The issuer authenticator apps show for TOTP (`openziti.io`). */
   totpIssuer?: string;
   /** host:port clients use (the `/controllers` record). */
@@ -76,6 +83,8 @@ export interface AuthServiceDeps {
   sessions: ApiSessionStore;
   logger: Logger;
   ownsBus?: boolean;
+  /** How authentication attempts are batched (docs/adr/0021; tests set it, the defaults otherwise). */
+  attemptQueue?: AttemptQueueOptions;
 }
 
 export const migrations = readMigrations(new URL('../migrations/', import.meta.url));
@@ -118,6 +127,13 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
   const authenticators = new AuthenticatorService(work, hasher);
   const pki = new PkiCertificates(deps.bus, deps.logger);
   const sync = new SessionFactorSync(work, deps.sessions, ttl);
+  // Every login and MFA check is reported as `authentication.attempted`, queued in memory and
+  // written to the outbox in batches: no write on the login's path (docs/adr/0021).
+  const attempts = new BatchedAuthenticationAttempts(
+    outboxAttemptWriter(deps.database, relay),
+    deps.logger,
+    deps.attemptQueue,
+  );
   const authentication = new AuthenticationService({
     work,
     read,
@@ -130,6 +146,7 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     verifyChain: (leaf, intermediates, roots, options) => verifyChain(leaf, intermediates, roots, options),
     lockout: (identityId, minutes) => identities.disable(identityId, minutes),
     onRefused: (reason, detail) => deps.logger.info({ reason, ...detail }, 'authentication refused'),
+    attempts,
   });
   const authPolicies = new AuthPolicyService(work, sync);
   const signers = new ExternalJwtSignerService(work, sync);
@@ -138,10 +155,11 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     deps.sessions,
     new OtplibTotp(),
     new PngQrCodes(),
-    new SecretBox(deps.config.secretKey),
+    new SecretBox(deps.config.secretKey, { previousSecrets: deps.config.previousSecretKeys ?? [] }),
     {
       issuer: deps.config.totpIssuer ?? 'openziti.io',
       sessionTtlSeconds: ttl,
+      attempts,
     },
   );
   const traces = new IdentityTraceService(work);
@@ -218,6 +236,9 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
       if (outcome === 'created') deps.logger.info({ username: deps.config.admin?.username }, 'default admin created');
       sweeper.start();
     },
+    // No login is served any more: what is queued goes to the outbox before the relay's last
+    // flush, so this replica publishes it.
+    onDrained: () => attempts.stop(),
     onStop: async () => {
       await sweeper.stop();
       await deps.sessions.close();

@@ -4,6 +4,7 @@ import { type Server, createServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import {
   ApiError,
+  type GatewayOperationKey,
   type OperationDef,
   inputLimits,
   type ServerIdentity,
@@ -23,10 +24,23 @@ import type { GatewayConfig } from './config.ts';
 import type { AnswerCache } from './answer-cache/answer-cache.domain.ts';
 import { AnswerCacheFollower } from './answer-cache/answer-cache-follower.transport.ts';
 import { ExtJwtSecondaryCheck } from './edge-auth/ext-jwt-secondary.transport.ts';
-import { TokenBucketLimiter } from './edge-auth/rate-limit.domain.ts';
-import { informationalHandlers } from './informational/informational.transport.ts';
-import { createPipeline } from './pipeline/pipeline.transport.ts';
-import { newRequestId, rawErrorResponse, securityHeaders, sendError } from './pipeline/responses.transport.ts';
+import { ClientAddresses } from './edge-auth/client-address.transport.ts';
+import { type AuthRateLimiter, TokenBucketLimiter } from './edge-auth/rate-limit.domain.ts';
+import { auditExportHandler } from './audit-export/audit-export.transport.ts';
+import { EventStreams } from './event-stream/event-stream.transport.ts';
+import {
+  type InformationalOperationKey,
+  type StreamOperationKey,
+  informationalHandlers,
+} from './informational/informational.transport.ts';
+import {
+  type GatewayHandler,
+  type LocalHandler,
+  type StreamingHandler,
+  createPipeline,
+} from './pipeline/pipeline.transport.ts';
+import { corsStep } from './pipeline/cors.transport.ts';
+import { newRequestId, rawErrorResponse, sendError } from './pipeline/responses.transport.ts';
 import { RouteTable } from './routes/route-table.transport.ts';
 import { tlsCiphers } from './tls/tls.transport.ts';
 
@@ -39,6 +53,25 @@ export interface GatewayDeps {
   operations?: readonly OperationDef[];
   /** Session-scoped answers the pipeline keeps (docs/adr/0015); none when absent. */
   answers?: AnswerCache;
+  /** The event stream's subscribers (ended when the gateway stops); made here when absent. */
+  eventStreams?: EventStreams;
+  /**
+   * The authentication rate limit: the cluster's is shared by the gateway replicas through Redis
+   * (`SharedRateLimiter`); absent, this process counts alone (`npm start`'s one process).
+   */
+  authLimiter?: AuthRateLimiter;
+}
+
+/**
+ * Every operation the gateway owns, with exactly one handler: a reply (informational) or a stream.
+ * The two key sets partition `GatewayOperationKey`, so the compiler finds an operation left without
+ * a handler or given two.
+ */
+export function gatewayHandlers(
+  informational: Record<InformationalOperationKey, LocalHandler>,
+  streams: Record<StreamOperationKey, StreamingHandler>,
+): Record<GatewayOperationKey, GatewayHandler> {
+  return { ...informational, ...streams };
 }
 
 /** Asks pki-enrollment for the edge TLS identity, waiting for it to come up. */
@@ -63,36 +96,36 @@ export async function fetchServerIdentity(bus: Bus, logger: Logger, timeoutMs = 
   }
 }
 
-/** CORS as the reference answers it (ZITI-FACTS §1.1): any origin, credentials, preflight 200. */
-function cors(req: IncomingMessage, res: ServerResponse): 'answered' | 'continue' {
-  res.setHeader('access-control-allow-origin', req.headers.origin ?? '*');
-  res.setHeader('access-control-allow-credentials', 'true');
-  res.setHeader('vary', 'Origin');
-  if (req.method === 'OPTIONS') {
-    for (const [name, value] of Object.entries(securityHeaders)) res.setHeader(name, value);
-    res.setHeader('access-control-allow-headers', 'content-type, accept, authorization, zt-session');
-    res.setHeader('access-control-allow-methods', 'GET, HEAD, POST, PUT, PATCH, DELETE');
-    res.statusCode = 200;
-    res.end();
-    return 'answered';
-  }
-  return 'continue';
-}
-
 /**
  * The gateway's express app: one middleware, CORS then the pipeline, which routes by the operation
  * table, reads each body within its operation's limit and answers every error with the envelope.
  */
 export function createGatewayApp(deps: GatewayDeps): express.Express {
+  const cors = corsStep(deps.config.corsOrigins);
+  const authLimiter =
+    deps.authLimiter ?? (deps.config.authRateLimit ? new TokenBucketLimiter(deps.config.authRateLimit) : undefined);
   const pipeline = createPipeline({
     routes: new RouteTable(deps.operations ?? operations),
     bus: deps.bus,
     sessions: deps.sessions,
     sessionTimeoutSeconds: deps.config.sessionTimeoutSeconds,
-    local: informationalHandlers(deps.config),
+    local: gatewayHandlers(informationalHandlers(deps.config), {
+      'management.streamEntityChangeEvents': (
+        deps.eventStreams ??
+        new EventStreams({
+          bus: deps.bus,
+          sessions: deps.sessions,
+          sessionTimeoutSeconds: deps.config.sessionTimeoutSeconds,
+          logger: deps.logger,
+        })
+      ).handler,
+      'management.exportAuditRecords': auditExportHandler({ bus: deps.bus, logger: deps.logger }),
+    }),
     logger: deps.logger,
     instanceId: `c${randomBytes(12).toString('hex')}`,
-    ...(deps.config.authRateLimit ? { authLimiter: new TokenBucketLimiter(deps.config.authRateLimit) } : {}),
+    ...(authLimiter ? { authLimiter } : {}),
+    clientAddresses: new ClientAddresses(deps.config.trustedProxies, deps.config.forwardedHeader),
+    readRetryMs: deps.config.readRetryMs,
     extJwt: new ExtJwtSecondaryCheck(deps.bus, deps.logger),
     ...(deps.answers ? { answers: deps.answers } : {}),
   });
@@ -176,6 +209,14 @@ export function createGateway(
   let drain: (() => Promise<void>) | undefined;
   let started = false;
   const follower = new AnswerCacheFollower(deps.bus, deps.logger, deps.config.answerCacheEntries);
+  const eventStreams =
+    deps.eventStreams ??
+    new EventStreams({
+      bus: deps.bus,
+      sessions: deps.sessions,
+      sessionTimeoutSeconds: deps.config.sessionTimeoutSeconds,
+      logger: deps.logger,
+    });
   return {
     name: 'gateway',
     port: () => {
@@ -186,7 +227,7 @@ export function createGateway(
       const identity = await fetchServerIdentity(deps.bus, deps.logger);
       // Kept answers are served only once the events that change them are followed.
       await follower.start();
-      const app = createGatewayApp({ ...deps, answers: follower.cache });
+      const app = createGatewayApp({ ...deps, answers: follower.cache, eventStreams });
       server = createServer(
         {
           ...expressMessageClasses(app),
@@ -219,6 +260,8 @@ export function createGateway(
       return started;
     },
     async stop() {
+      // Event-stream subscribers never finish by themselves: ended first, they reconnect elsewhere.
+      await eventStreams.closeAll();
       await drain?.();
       await new Promise<void>((resolve) => {
         if (!server) return resolve();
@@ -228,6 +271,7 @@ export function createGateway(
       await follower.stop();
       await deps.bus.close();
       await deps.sessions.close();
+      await deps.authLimiter?.close?.();
     },
   };
 }

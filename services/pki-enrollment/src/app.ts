@@ -37,7 +37,7 @@ export const migrations = readMigrations(new URL('../migrations/', import.meta.u
 /** Composition root of the pki-enrollment service. */
 export function createPkiService(deps: PkiServiceDeps): RunnableService {
   const { config } = deps;
-  const box = new SecretBox(config.secretKey);
+  const box = new SecretBox(config.secretKey, { previousSecrets: config.previousSecretKeys ?? [] });
   const pki = new ControllerPkiService(new PgPkiMaterialStore(deps.database.db), box, {
     advertisedAddress: config.advertisedAddress,
     serverCertValidityDays: config.serverCertValidityDays,

@@ -12,6 +12,7 @@ import {
 import { PgAccessLinks } from './access/access-links.store.ts';
 import { PgAccessReads } from './access/access-reads.store.ts';
 import { AccessDerivation } from './access/access.domain.ts';
+import type { PolicyKind } from './access/access.ports.ts';
 import { apiSessionHandlers } from './api-sessions/api-session-events.transport.ts';
 import { ApiSessionLifecycle } from './api-sessions/api-sessions.domain.ts';
 import type { ApiSessionRecords } from './api-sessions/api-sessions.ports.ts';
@@ -61,8 +62,10 @@ import { SessionCreationBatcher } from './sessions/session-creation-batcher.stor
 import { SessionService } from './sessions/sessions.domain.ts';
 import { PgSessions } from './sessions/sessions.store.ts';
 import { PolicyService } from './shared/policies.domain.ts';
-import type { PolicyStores } from './shared/policies.ports.ts';
+import type { PolicyStores, PolicyUnitOfWork } from './shared/policies.ports.ts';
 import { PgRoleTargets } from './shared/roles.store.ts';
+import { WhatIfAnalysis } from './what-if/what-if.domain.ts';
+import { PgWhatIfProbe, whatIfSandbox } from './what-if/what-if.store.ts';
 
 export interface PolicyServiceDeps {
   database: Database;
@@ -79,9 +82,14 @@ const withHandlers = (sub: EventSubscription, handlers: EventHandler[]): EventSu
   handlers: [...sub.handlers, ...handlers],
 });
 
-/** Composition root of the policy service: stores, domain, bus endpoints and consumers. */
-export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
-  const relay = new OutboxRelay(deps.database, deps.bus, 'policy', deps.logger);
+/**
+ * The policy engine on one database: the read models it keeps, the links it derives (docs/adr/0009,
+ * 0011), the domain services that change policies and posture checks (each change in a unit of work
+ * of its own; the relay, when given, kicked after its commit) and the what-if analysis, which runs
+ * the same services and the same read-model update path in a sandbox transaction that is always
+ * rolled back (what-if/what-if.store.ts).
+ */
+export function policyEngine(database: Database, relay: OutboxRelay | undefined) {
   const identities = (db: Db) => new PgIdentityReadModel(db);
   const services = (db: Db) => new PgServiceReadModel(db);
   const edgeRouters = (db: Db) => new PgEdgeRouterReadModel(db);
@@ -106,9 +114,6 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
     links: links(tx),
     events,
   });
-  const work = createUnitOfWork<PolicyStores>(deps.database, relay, 'policy', bind);
-  // Posture checks, posture data and their evaluation (ZITI-FACTS §6.3, §7.3, §10.1).
-  const posture: PostureEvaluator = new PostureEvaluation(createReader(deps.database, (db) => new PgPostureData(db)));
   const postureCheckStores = (tx: Db, events: EventSink): PostureCheckStores => ({
     checks: new PgPostureCheckStore(tx),
     types: new PgPostureCheckTypeStore(tx),
@@ -116,11 +121,58 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
     links: links(tx),
     events,
   });
-  const postureChecks = new PostureCheckService(
-    createUnitOfWork(deps.database, relay, 'policy', postureCheckStores),
-    createReader(deps.database, postureCheckStores),
-    access,
+  const policyServices = (work: PolicyUnitOfWork, read: PolicyUnitOfWork): Record<PolicyKind, PolicyService> => ({
+    service: new PolicyService(servicePolicyKind, work, read, access),
+    edgeRouter: new PolicyService(edgeRouterPolicyKind, work, read, access),
+    serviceEdgeRouter: new PolicyService(serviceEdgeRouterPolicyKind, work, read, access),
+  });
+  const work = createUnitOfWork<PolicyStores>(database, relay, 'policy', bind);
+  const read = createReader<PolicyStores>(database, bind);
+  /** The stores of one open transaction as a unit of work: every call runs in it. */
+  const inTransaction =
+    <S>(stores: S) =>
+    <T>(fn: (stores: S) => Promise<T>) =>
+      fn(stores);
+  const whatIf = new WhatIfAnalysis(
+    whatIfSandbox(database, (tx, events) => {
+      const policyWork = inTransaction(bind(tx, events));
+      const checkWork = inTransaction(postureCheckStores(tx, events));
+      return {
+        policies: policyServices(policyWork, policyWork),
+        postureChecks: new PostureCheckService(checkWork, checkWork, access),
+        // The path an owner's event takes (read-model-events.transport.ts): the read model, then the derivation.
+        identities: { model: identities(tx), changed: (id) => derive.identityChanged(tx, id, events) },
+        services: { model: services(tx), changed: (id) => derive.serviceChanged(tx, id, events) },
+        edgeRouters: { model: edgeRouters(tx), changed: (id) => derive.edgeRouterChanged(tx, id, events) },
+        probe: new PgWhatIfProbe(tx),
+      };
+    }),
   );
+  return {
+    identities,
+    services,
+    edgeRouters,
+    access,
+    links,
+    derive,
+    postureCheckStores,
+    policies: policyServices(work, read),
+    postureChecks: new PostureCheckService(
+      createUnitOfWork(database, relay, 'policy', postureCheckStores),
+      createReader(database, postureCheckStores),
+      access,
+    ),
+    whatIf,
+  };
+}
+
+/** Composition root of the policy service: stores, domain, bus endpoints and consumers. */
+export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
+  const relay = new OutboxRelay(deps.database, deps.bus, 'policy', deps.logger);
+  const engine = policyEngine(deps.database, relay);
+  const { identities, services, edgeRouters, access, links, derive, postureChecks } = engine;
+  // Posture checks, posture data and their evaluation (ZITI-FACTS §6.3, §7.3, §10.1).
+  const posture: PostureEvaluator = new PostureEvaluation(createReader(deps.database, (db) => new PgPostureData(db)));
   const postureDataStores = (tx: Db): PostureDataStores => ({ data: new PgPostureData(tx), links: links(tx) });
   const postureData = new PostureDataService(
     createUnitOfWork(deps.database, relay, 'policy', postureDataStores),
@@ -140,8 +192,6 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
       forgetPosture: (id) => forgetApiSessionPosture(tx, id),
     };
   };
-  const read = createReader<PolicyStores>(deps.database, bind);
-  const policies = (kind: typeof servicePolicyKind) => new PolicyService(kind, work, read, access);
   return createServiceRuntime({
     owner: 'policy',
     database: deps.database,
@@ -177,9 +227,9 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
           edgeRouters: edgeRouters(db),
         })),
       ),
-      servicePolicies: policies(servicePolicyKind),
-      edgeRouterPolicies: policies(edgeRouterPolicyKind),
-      serviceEdgeRouterPolicies: policies(serviceEdgeRouterPolicyKind),
+      servicePolicies: engine.policies.service,
+      edgeRouterPolicies: engine.policies.edgeRouter,
+      serviceEdgeRouterPolicies: engine.policies.serviceEdgeRouter,
       sessions,
       serviceViews: new ServiceViewService(
         createReader(deps.database, (db) => new PgServiceView(db)),
@@ -190,6 +240,7 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
       relations: new RelationService(createReader<RelationStore>(deps.database, (db) => new PgRelations(db))),
       advice: new PolicyAdvisor(createReader(deps.database, (db) => new PgAccessReads(db))),
       clientEdgeRouters: new ClientEdgeRouterService(createReader(deps.database, (db) => new PgAccessReads(db))),
+      whatIf: engine.whatIf,
       clientTerminators: new ClientTerminators(
         createReader(deps.database, (db) => new PgAccessReads(db)),
         new BusTerminatorCatalog(deps.bus),

@@ -1,10 +1,14 @@
 import 'reflect-metadata';
-import { runServiceMain } from '@ziti/platform';
+import { configOrExit, exitOnStartFailure, runServiceMain } from '@ziti/platform';
 import { createPolicyService, migrations } from './app.ts';
+import { policyDatabaseVar, readPolicyProcessConfig } from './config.ts';
+
+// Every variable is checked before anything connects: one message naming every problem, exit 1.
+configOrExit('policy', () => readPolicyProcessConfig());
 
 await runServiceMain({
   name: 'policy',
-  databaseVar: 'POLICY_DATABASE_URL',
+  databaseVar: policyDatabaseVar,
   migrations,
   create: ({ database, bus, logger }) => createPolicyService({ database, bus, logger }),
-});
+}).catch(exitOnStartFailure('policy'));

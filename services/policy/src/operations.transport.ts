@@ -35,6 +35,8 @@ import { serviceOperations } from './services/services.transport.ts';
 import type { SessionService } from './sessions/sessions.domain.ts';
 import { sessionOperations } from './sessions/sessions.transport.ts';
 import type { PolicyService } from './shared/policies.domain.ts';
+import type { WhatIfAnalysis } from './what-if/what-if.domain.ts';
+import { whatIfOperations } from './what-if/what-if.transport.ts';
 
 export interface PolicyOperationDeps {
   roleAttributes: RoleAttributeService;
@@ -49,6 +51,7 @@ export interface PolicyOperationDeps {
   postureChecks: PostureCheckService;
   postureData: PostureDataService;
   sessions: SessionService;
+  whatIf: WhatIfAnalysis;
 }
 
 /**
@@ -75,5 +78,6 @@ export function policyOperations(deps: PolicyOperationDeps = {} as PolicyOperati
     ...postureCheckOperations(() => deps.postureChecks),
     ...postureResponseOperations(() => deps.postureData),
     ...sessionOperations(() => deps.sessions),
+    ...whatIfOperations(() => deps.whatIf),
   };
 }

@@ -49,6 +49,23 @@ app.kubernetes.io/component: {{ .component }}
 app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
+{{/*
+The arguments of a service's node process: its node flags (values services.<name>.nodeArgs; deploy/bundles.ts
+serviceRuntime) and its bundle in the image. deploy/check.ts holds both to the image. Context: dict "root" $ "name"
+"<service>".
+*/}}
+{{- define "ziti-edge.nodeArgs" -}}
+{{- range (index .root.Values.services .name).nodeArgs }}
+- {{ . | quote }}
+{{- end }}
+- {{ printf "/app/dist/%s.mjs" .name | quote }}
+{{- end }}
+
+{{/* The label of the Services that name a health port, which the ServiceMonitor selects. Context: the root. */}}
+{{- define "ziti-edge.metricsLabel" -}}
+ziti-edge/metrics: {{ .Release.Name | quote }}
+{{- end }}
+
 {{- define "ziti-edge.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
@@ -60,7 +77,8 @@ app.kubernetes.io/component: {{ .component }}
 {{/*
 What each service needs from the runtime contract (deploy/README.md): the session timeout, the environment
 variable of its own database (also its key in the Secret), Redis, the at-rest secret key, the admin login, the
-advertised address, the HTTPS listener, the optional PKI signer files. Use: include "ziti-edge.traits" $ | fromYaml
+advertised address, the HTTPS listener, the optional PKI signer files, the audit records' retention. Use:
+include "ziti-edge.traits" $ | fromYaml
 */}}
 {{- define "ziti-edge.traits" -}}
 gateway:
@@ -72,6 +90,7 @@ gateway:
   advertised: true
   https: true
   signer: false
+  auditRetention: false
 auth:
   sessionTimeout: true
   database: AUTH_DATABASE_URL
@@ -81,6 +100,7 @@ auth:
   advertised: true
   https: false
   signer: false
+  auditRetention: false
 pki-enrollment:
   sessionTimeout: false
   database: PKI_DATABASE_URL
@@ -90,6 +110,7 @@ pki-enrollment:
   advertised: true
   https: false
   signer: true
+  auditRetention: false
 policy:
   sessionTimeout: false
   database: POLICY_DATABASE_URL
@@ -99,6 +120,7 @@ policy:
   advertised: false
   https: false
   signer: false
+  auditRetention: false
 inventory:
   sessionTimeout: false
   database: INVENTORY_DATABASE_URL
@@ -108,13 +130,24 @@ inventory:
   advertised: false
   https: false
   signer: false
+  auditRetention: false
+audit:
+  sessionTimeout: false
+  database: AUDIT_DATABASE_URL
+  redis: false
+  secretKey: false
+  admin: false
+  advertised: true
+  https: false
+  signer: false
+  auditRetention: true
 {{- end }}
 
-{{/* The traits of one service; fails on a name that is not one of the five. Context: dict "root" $ "name" "<service>". */}}
+{{/* The traits of one service; fails on a name that is not one of the six. Context: dict "root" $ "name" "<service>". */}}
 {{- define "ziti-edge.serviceTraits" -}}
 {{- $all := include "ziti-edge.traits" .root | fromYaml }}
 {{- if not (hasKey $all .name) }}
-{{- fail (printf "services.%s: unknown service; expected gateway, auth, pki-enrollment, policy or inventory" .name) }}
+{{- fail (printf "services.%s: unknown service; expected gateway, auth, pki-enrollment, policy, inventory or audit" .name) }}
 {{- end }}
 {{- index $all .name | toYaml }}
 {{- end }}
@@ -137,6 +170,7 @@ per variable; deploy/check.ts reads this table.
 {{- $_ := set $own "PKI_DATABASE_URL" (list .Values.postgres.existingSecret .Values.postgres.existingSecretKeys.pki) }}
 {{- $_ := set $own "POLICY_DATABASE_URL" (list .Values.postgres.existingSecret .Values.postgres.existingSecretKeys.policy) }}
 {{- $_ := set $own "INVENTORY_DATABASE_URL" (list .Values.postgres.existingSecret .Values.postgres.existingSecretKeys.inventory) }}
+{{- $_ := set $own "AUDIT_DATABASE_URL" (list .Values.postgres.existingSecret .Values.postgres.existingSecretKeys.audit) }}
 {{- toYaml $own }}
 {{- end }}
 
@@ -222,13 +256,17 @@ key: {{ .key }}
 - name: ZITI_PKI_SIGNER_KEY_FILE
   value: {{ printf "%s/%s" (include "ziti-edge.signerDir" $root) $root.Values.pki.signer.keyKey | quote }}
 {{- end }}
+{{- if $traits.auditRetention }}
+- name: ZITI_AUDIT_RETENTION_DAYS
+  value: {{ $root.Values.audit.retentionDays | quote }}
+{{- end }}
 {{- with (index $root.Values.services .name).extraEnv }}
 {{ toYaml . }}
 {{- end }}
 {{- end }}
 
-{{/* Volumes of one service's pods: a writable /tmp (the root filesystem is read-only; tsx caches there) and
-the PKI signer. Context: dict "root" $ "name" "<service>". */}}
+{{/* Volumes of one service's pods: a writable /tmp (the root filesystem is read-only), the snapshots and the PKI
+signer. Context: dict "root" $ "name" "<service>". */}}
 {{- define "ziti-edge.volumes" -}}
 {{- $traits := include "ziti-edge.serviceTraits" . | fromYaml -}}
 - name: tmp

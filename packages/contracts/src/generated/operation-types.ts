@@ -1171,6 +1171,51 @@ export interface OperationTypes {
     query: Record<string, unknown>;
     reply: s.ListEnumeratedCapabilitiesEnvelope['data'];
   };
+  'management.listAuditRecords': {
+    owner: 'audit';
+    body: undefined;
+    bodyRequired: false;
+    query: {
+      limit?: number | undefined;
+      offset?: number | undefined;
+      filter?: string | undefined;
+      sort?: string | undefined;
+      [key: string]: unknown;
+    };
+    reply: s.AuditRecordList;
+  };
+  'management.exportAuditRecords': {
+    owner: 'gateway';
+    body: undefined;
+    bodyRequired: false;
+    query: {
+      filter?: string | undefined;
+      sort?: string | undefined;
+      [key: string]: unknown;
+    };
+    reply: undefined;
+  };
+  'management.streamEntityChangeEvents': {
+    owner: 'gateway';
+    body: undefined;
+    bodyRequired: false;
+    query: {
+      entityType?: Array<string> | undefined;
+      eventType?: Array<'created' | 'updated' | 'deleted'> | undefined;
+      filter?: string | undefined;
+      lastEventId?: string | undefined;
+      sort?: string | undefined;
+      [key: string]: unknown;
+    };
+    reply: undefined;
+  };
+  'management.whatIfPolicyChange': {
+    owner: 'policy';
+    body: s.WhatIfRequest;
+    bodyRequired: true;
+    query: Record<string, unknown>;
+    reply: s.WhatIfResult;
+  };
   'management.listExternalJwtSigners': {
     owner: 'auth';
     body: undefined;
@@ -2009,6 +2054,10 @@ export interface OperationTypes {
   };
 }
 
+/** The operations audit owns. */
+export type AuditOperationKey =
+  | 'management.listAuditRecords';
+
 /** The operations auth owns. */
 export type AuthOperationKey =
   | 'client.authenticate'
@@ -2092,6 +2141,8 @@ export type GatewayOperationKey =
   | 'client.listVersion'
   | 'management.listRoot'
   | 'management.listEnumeratedCapabilities'
+  | 'management.exportAuditRecords'
+  | 'management.streamEntityChangeEvents'
   | 'management.listSpecs'
   | 'management.detailSpec'
   | 'management.detailSpecBody'
@@ -2220,6 +2271,7 @@ export type PolicyOperationKey =
   | 'management.listEdgeRouterIdentities'
   | 'management.listEdgeRouterServiceEdgeRouterPolicies'
   | 'management.listEdgeRouterServices'
+  | 'management.whatIfPolicyChange'
   | 'management.listIdentitysEdgeRouterPolicies'
   | 'management.listIdentityEdgeRouters'
   | 'management.getIdentityFailedServiceRequests'
@@ -2268,6 +2320,7 @@ export type PolicyOperationKey =
 
 /** Every owner's operation keys. */
 export interface OperationKeysByOwner {
+  audit: AuditOperationKey;
   auth: AuthOperationKey;
   gateway: GatewayOperationKey;
   inventory: InventoryOperationKey;

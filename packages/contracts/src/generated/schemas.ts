@@ -188,6 +188,31 @@ export type ApiVersion = z.infer<typeof apiVersion>;
 export const attributes = z.array(z.string()).nullable().meta({ id: 'attributes' });
 export type Attributes = z.infer<typeof attributes>;
 
+export const auditRecordDetail = z.object({
+  id: z.string(),
+  at: z.string().meta({ format: 'date-time' }),
+  category: z.enum(['change', 'authentication']),
+  operation: z.string(),
+  method: z.string().optional(),
+  requestId: z.string(),
+  remoteAddress: z.string().optional(),
+  actorId: z.string().optional(),
+  actorName: z.string().optional(),
+  apiSessionId: z.string().optional(),
+  entityType: z.string().optional(),
+  entityId: z.string().optional(),
+  entityName: z.string().optional(),
+  action: z.string().optional(),
+  changes: z.record(z.string(), z.unknown().meta({ type: 'object' })).optional(),
+  authMethod: z.string().optional(),
+  reason: z.string().optional(),
+  eventId: z.string(),
+}).meta({ id: 'auditRecordDetail' });
+export type AuditRecordDetail = z.infer<typeof auditRecordDetail>;
+
+export const auditRecordList = z.array(auditRecordDetail).meta({ id: 'auditRecordList' });
+export type AuditRecordList = z.infer<typeof auditRecordList>;
+
 export const authPolicyPrimaryCert = z.object({
   allowExpiredCerts: z.boolean(),
   allowed: z.boolean(),
@@ -1758,6 +1783,12 @@ export const listApiSessionsEnvelope = z.object({
 }).meta({ id: 'listApiSessionsEnvelope' });
 export type ListApiSessionsEnvelope = z.infer<typeof listApiSessionsEnvelope>;
 
+export const listAuditRecordsEnvelope = z.object({
+  data: auditRecordList,
+  meta: meta,
+}).meta({ id: 'listAuditRecordsEnvelope' });
+export type ListAuditRecordsEnvelope = z.infer<typeof listAuditRecordsEnvelope>;
+
 export const listAuthPoliciesEnvelope = z.object({
   data: authPolicyList,
   meta: meta,
@@ -2593,6 +2624,113 @@ export const traceSpec = z.object({
 }).meta({ id: 'traceSpec' });
 export type TraceSpec = z.infer<typeof traceSpec>;
 
+/** One proposed change. `create` takes the body of the real create operation (no id); `patch` the id and the body of the real patch operation; `delete` the id only. Identities, services and edge routers take `patch` only, with a body holding `roleAttributes` alone (their new role attributes). */
+export const whatIfChange = z.object({
+  action: z.enum(['create', 'patch', 'delete']),
+  entityType: z.enum(['servicePolicies', 'edgeRouterPolicies', 'serviceEdgeRouterPolicies', 'postureChecks', 'identities', 'services', 'edgeRouters']),
+  id: z.string().optional(),
+  body: z.record(z.string(), z.unknown()).optional(),
+}).meta({ id: 'whatIfChange' });
+export type WhatIfChange = z.infer<typeof whatIfChange>;
+
+export const whatIfEntity = z.object({
+  id: z.string(),
+  name: z.string(),
+}).meta({ id: 'whatIfEntity' });
+export type WhatIfEntity = z.infer<typeof whatIfEntity>;
+
+export const whatIfEntityList = z.array(whatIfEntity).meta({ id: 'whatIfEntityList' });
+export type WhatIfEntityList = z.infer<typeof whatIfEntityList>;
+
+/** One identity whose usable edge routers for the service change */
+export const whatIfEdgeRouterChange = z.object({
+  identity: whatIfEntity,
+  gained: whatIfEntityList,
+  lost: whatIfEntityList,
+}).meta({ id: 'whatIfEdgeRouterChange' });
+export type WhatIfEdgeRouterChange = z.infer<typeof whatIfEdgeRouterChange>;
+
+export const whatIfEdgeRouterChanges = z.object({
+  pairs: z.int(),
+  identities: z.array(whatIfEdgeRouterChange),
+}).meta({ id: 'whatIfEdgeRouterChanges' });
+export type WhatIfEdgeRouterChanges = z.infer<typeof whatIfEdgeRouterChanges>;
+
+/** Identities that gain or lose the permission on the service (counts complete, lists possibly cut) */
+export const whatIfIdentityChanges = z.object({
+  gained: whatIfEntityList,
+  lost: whatIfEntityList,
+  gainedCount: z.int(),
+  lostCount: z.int(),
+}).meta({ id: 'whatIfIdentityChanges' });
+export type WhatIfIdentityChanges = z.infer<typeof whatIfIdentityChanges>;
+
+/** A posture check that starts or stops applying to the service through a service policy */
+export const whatIfPostureCheckChange = z.object({
+  postureCheck: whatIfEntity,
+  policy: whatIfEntity,
+  policyType: z.enum(['Dial', 'Bind']),
+}).meta({ id: 'whatIfPostureCheckChange' });
+export type WhatIfPostureCheckChange = z.infer<typeof whatIfPostureCheckChange>;
+
+export const whatIfPostureCheckList = z.array(whatIfPostureCheckChange).meta({ id: 'whatIfPostureCheckList' });
+export type WhatIfPostureCheckList = z.infer<typeof whatIfPostureCheckList>;
+
+export const whatIfPostureCheckChanges = z.object({
+  started: whatIfPostureCheckList,
+  stopped: whatIfPostureCheckList,
+  startedCount: z.int(),
+  stoppedCount: z.int(),
+}).meta({ id: 'whatIfPostureCheckChanges' });
+export type WhatIfPostureCheckChanges = z.infer<typeof whatIfPostureCheckChanges>;
+
+/** What changes for one service */
+export const whatIfServiceChange = z.object({
+  id: z.string(),
+  name: z.string(),
+  dial: whatIfIdentityChanges,
+  bind: whatIfIdentityChanges,
+  edgeRouters: whatIfEdgeRouterChanges,
+  postureChecks: whatIfPostureCheckChanges,
+}).meta({ id: 'whatIfServiceChange' });
+export type WhatIfServiceChange = z.infer<typeof whatIfServiceChange>;
+
+/** Every difference counted (identity/service pairs; pair and router; service, policy and check) */
+export const whatIfSummary = z.object({
+  changes: z.int(),
+  services: z.int(),
+  dialGained: z.int(),
+  dialLost: z.int(),
+  bindGained: z.int(),
+  bindLost: z.int(),
+  edgeRouterPairs: z.int(),
+  edgeRoutersGained: z.int(),
+  edgeRoutersLost: z.int(),
+  postureChecksStarted: z.int(),
+  postureChecksStopped: z.int(),
+}).meta({ id: 'whatIfSummary' });
+export type WhatIfSummary = z.infer<typeof whatIfSummary>;
+
+export const whatIfResult = z.object({
+  summary: whatIfSummary,
+  truncated: z.boolean(),
+  services: z.array(whatIfServiceChange),
+}).meta({ id: 'whatIfResult' });
+export type WhatIfResult = z.infer<typeof whatIfResult>;
+
+export const whatIfEnvelope = z.object({
+  data: whatIfResult,
+  meta: meta,
+}).meta({ id: 'whatIfEnvelope' });
+export type WhatIfEnvelope = z.infer<typeof whatIfEnvelope>;
+
+/** Proposed changes, applied in order on the proposed state (nothing is applied for real) */
+export const whatIfRequest = z.object({
+  changes: z.array(whatIfChange).min(1).max(50),
+  limit: z.int().min(1).max(5000).optional(),
+}).meta({ id: 'whatIfRequest' });
+export type WhatIfRequest = z.infer<typeof whatIfRequest>;
+
 /**
  * The polymorphic definitions: each is the union of its subtypes, chosen by `property`, whose
  * value is the subtype's `x-class`; `base` holds the properties they share.
@@ -2686,6 +2824,8 @@ export const definitions = {
   apiSessionPostureData,
   apiVersion,
   attributes,
+  auditRecordDetail,
+  auditRecordList,
   authPolicyCreate,
   authPolicyDetail,
   authPolicyList,
@@ -2833,6 +2973,7 @@ export const definitions = {
   link,
   links,
   listApiSessionsEnvelope,
+  listAuditRecordsEnvelope,
   listAuthPoliciesEnvelope,
   listAuthenticatorsEnvelope,
   listCasEnvelope,
@@ -3017,4 +3158,18 @@ export const definitions = {
   usernameNullable,
   version,
   versionInfo,
+  whatIfChange,
+  whatIfEdgeRouterChange,
+  whatIfEdgeRouterChanges,
+  whatIfEntity,
+  whatIfEntityList,
+  whatIfEnvelope,
+  whatIfIdentityChanges,
+  whatIfPostureCheckChange,
+  whatIfPostureCheckChanges,
+  whatIfPostureCheckList,
+  whatIfRequest,
+  whatIfResult,
+  whatIfServiceChange,
+  whatIfSummary,
 } as const;

@@ -1,4 +1,4 @@
-import type { SerializedApiError } from '@ziti/contracts';
+import type { RequestMeta, SerializedApiError } from '@ziti/contracts';
 
 /** A versioned domain event as it travels on the stream (DESIGN §3). */
 export interface EventEnvelope<T = unknown> {
@@ -14,10 +14,21 @@ export interface EventEnvelope<T = unknown> {
   sequence: number;
   occurredAt: string;
   data: T;
+  /** The request whose writes emitted it: actor, API session, address, request id, operation (absent for background work). */
+  meta?: RequestMeta;
 }
 
 export interface RequestOptions {
   timeoutMs?: number;
+  /**
+   * For a request that is safe to repeat (a read, or a write whose idempotency is guaranteed; the
+   * gateway sends only its GETs so): when no reply came within `afterMs`, the same request is sent
+   * again, and again after each further `afterMs`, up to `attempts` sends in all, within `timeoutMs`.
+   * The queue group picks a replica for each send (one that died is no longer among them), the
+   * earlier sends may still answer, and the first reply wins, so a slow replica costs nothing but a
+   * repeated read. The in-process bus has no replicas and ignores it.
+   */
+  retry?: { afterMs: number; attempts: number };
 }
 
 /** A request handler: resolves with the reply payload or throws (an `ApiError` keeps its code). */
@@ -83,7 +94,42 @@ export interface Bus {
    * start again and may have missed some (the view must then forget what it derived).
    */
   tail?(subjects: string[], onEvent: (event: EventEnvelope) => void, onReset: () => void): Promise<Tail>;
+  /**
+   * Follows the events on `subjects` from a position of the event stream, each delivered with its
+   * own position (its stream sequence), for this process alone: nothing durable is created, and
+   * nothing is left behind once stopped. With `afterSequence`, delivery starts with the first
+   * matching event after that position, so a reader that kept the position of the last event it
+   * got resumes with nothing lost and nothing doubled; without it, with the next event published.
+   * Events arrive in stream order, one call at a time; `onEvent` must not block (queue and return).
+   * When the events after `afterSequence` are no longer all held, `onLost` is told and delivery
+   * goes on from the oldest event held. `onEnd` is called once, when the follower ends: stopped, or
+   * failed (the stream is gone, the bus closed).
+   */
+  follow?(
+    subjects: string[],
+    options: FollowOptions,
+    onEvent: (event: EventEnvelope, sequence: number) => void,
+    onEnd: (end: FollowEnd) => void,
+  ): Promise<Follower>;
   close(): Promise<void>;
+}
+
+export interface FollowOptions {
+  /** Deliver the events after this stream position; absent: the events published from now on. */
+  afterSequence?: number;
+  /**
+   * Some events after `afterSequence` are no longer held (retention, or a position from before a
+   * restart of an in-process log): delivery resumes at `resumesAt`, the oldest position held.
+   */
+  onLost?: (gap: { afterSequence: number; resumesAt: number }) => void;
+}
+
+/** Why a follower ended. */
+export type FollowEnd = { reason: 'stopped' } | { reason: 'failed'; error: Error };
+
+export interface Follower {
+  /** Stops delivery (no `onEvent` after it resolves) and removes what the follower used on the server. */
+  stop(): Promise<void>;
 }
 
 export interface Tail {

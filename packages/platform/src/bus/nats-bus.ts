@@ -13,8 +13,12 @@ import {
   StorageType,
   type Subscription,
   ConsumerEvents,
+  DebugEvents,
+  Events,
   connect,
   createInbox,
+  headers,
+  type MsgHdrs,
   nanos,
 } from 'nats';
 import { eventStream } from '@ziti/contracts';
@@ -26,21 +30,49 @@ import type {
   EventConsumerOptions,
   EventDelivery,
   EventEnvelope,
+  FollowEnd,
+  FollowOptions,
+  Follower,
   RequestHandler,
+  RequestOptions,
   Served,
   Tail,
 } from './bus.ts';
-import { NoRespondersError, RequestTimeoutError, RetryEvents } from './bus.ts';
+import { NoRespondersError, RequestTimeoutError, RetryEvents, subjectMatches } from './bus.ts';
 import { observeBusRequest } from '../metrics.ts';
-import { fromBusReply, toBusReply, toFailure } from './reply.ts';
+import { fromBusReply, requestMetaHeader, requestMetaOf, toBusReply, toFailure } from './reply.ts';
+import { currentRequestMeta } from '../causality.ts';
 
 const codec = JSONCodec<unknown>();
 
+/** One request in flight: one or more sends (`retry`), each with a reply key of its own. */
 interface PendingRequest {
   subject: string;
   resolve: (data: Uint8Array) => void;
   reject: (err: Error) => void;
+  /** The request's deadline (`timeoutMs`). */
   timer: NodeJS.Timeout;
+  /** The next send of a request that may be repeated. */
+  resend?: NodeJS.Timeout;
+  /** The reply keys of its sends. */
+  keys: string[];
+  /** Sends that have not answered "no responders" (the server's 503 status message). */
+  outstanding: number;
+  done: boolean;
+}
+
+/**
+ * A request made while this process has no connection to NATS (lost, reconnecting, or closed):
+ * it is answered at once instead of waiting for its timeout, as the owner's being down is (a
+ * `NoRespondersError`: 503 SERVICE_UNAVAILABLE at the gateway). Requests in flight when the
+ * connection drops end with it too: their replies can no longer reach this process.
+ */
+export class BusUnavailableError extends NoRespondersError {
+  constructor(subject: string) {
+    super(subject);
+    this.message = `no connection to NATS (request to ${subject})`;
+    this.name = 'BusUnavailableError';
+  }
 }
 
 /**
@@ -54,6 +86,8 @@ const heartbeatMs = 1_000;
 const maxHoldMs = 35_000;
 /** Events pulled and handled at a time. */
 const batchSize = 100;
+/** How long the server keeps a follower's consumer whose process stopped pulling (it died). */
+const followInactiveMs = 30_000;
 
 export interface NatsBusOptions {
   url: string;
@@ -82,6 +116,8 @@ export class NatsBus implements Bus {
   private readonly inbox = createInbox();
   private replies?: Subscription;
   private nextRequest = 0;
+  /** Whether the connection to NATS is up (false while it is lost or reconnecting, and once closed). */
+  private connected = true;
   private js: JetStreamClient;
   private streamReady?: Promise<void>;
 
@@ -93,6 +129,42 @@ export class NatsBus implements Bus {
     this.streamName = options.namespace
       ? `${eventStream.name}_${options.namespace.replace(/[^A-Za-z0-9_-]/g, '_')}`
       : eventStream.name;
+    this.watchConnection();
+  }
+
+  /**
+   * Follows the connection's status: when it drops, requests are answered at once (and those in
+   * flight end) until it is back; each transition is logged once.
+   */
+  private watchConnection(): void {
+    void (async () => {
+      for await (const status of this.nc.status()) {
+        if (status.type === Events.Disconnect || status.type === DebugEvents.StaleConnection) this.lost();
+        else if (status.type === Events.Reconnect && !this.connected) {
+          this.connected = true;
+          this.options.logger.info('the NATS connection is back');
+        }
+      }
+    })().catch(() => undefined);
+    void this.nc.closed().then(() => {
+      this.connected = false;
+    });
+  }
+
+  private lost(): void {
+    if (this.connected && !this.nc.isClosed())
+      this.options.logger.warn(
+        'lost the NATS connection; requests answer 503 SERVICE_UNAVAILABLE at once until it is back',
+      );
+    this.connected = false;
+    // Their replies would come to a subscription the server no longer has.
+    for (const waiting of new Set(this.pending.values()))
+      this.finish(waiting, new BusUnavailableError(waiting.subject));
+  }
+
+  /** Whether requests can be sent now (the connection is up). */
+  get available(): boolean {
+    return this.connected && !this.nc.isClosed();
   }
 
   static async connect(options: NatsBusOptions): Promise<NatsBus> {
@@ -112,42 +184,93 @@ export class NatsBus implements Bus {
     return this.options.namespace ? `${this.options.namespace}.${subject}` : subject;
   }
 
-  request(subject: string, payload: unknown, options: { timeoutMs?: number } = {}): Promise<unknown> {
+  request(subject: string, payload: unknown, options: RequestOptions = {}): Promise<unknown> {
     return observeBusRequest(subject, async () => {
-      const data = await this.requestData(subject, codec.encode(payload ?? null), options.timeoutMs ?? 10_000);
+      const data = await this.requestData(subject, codec.encode(payload ?? null), options);
       return fromBusReply(codec.decode(data) as BusReply);
     });
   }
 
-  /** One request/reply over the shared reply subscription; the reply's bytes. */
-  private requestData(subject: string, data: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
+  /** Ends a request in flight: its reply's bytes, or its failure; its sends are forgotten. */
+  private finish(waiting: PendingRequest, outcome: Uint8Array | Error): void {
+    if (waiting.done) return;
+    waiting.done = true;
+    for (const key of waiting.keys) this.pending.delete(key);
+    clearTimeout(waiting.timer);
+    clearTimeout(waiting.resend);
+    if (outcome instanceof Error) waiting.reject(outcome);
+    else waiting.resolve(outcome);
+  }
+
+  /**
+   * One request/reply over the shared reply subscription; the reply's bytes. Without a connection
+   * it fails at once (`BusUnavailableError`). With `retry`, the request is sent again after each
+   * `afterMs` without a reply (up to `attempts` sends) and the first reply of any send wins; a
+   * "no responders" answer ends it only when no other send is still out.
+   */
+  private requestData(subject: string, data: Uint8Array, options: RequestOptions): Promise<Uint8Array> {
+    if (!this.available) return Promise.reject(new BusUnavailableError(subject));
     this.replies ??= this.nc.subscribe(`${this.inbox}.*`, {
       callback: (err, msg) => {
         if (err) return;
         const key = msg.subject.slice(this.inbox.length + 1);
         const waiting = this.pending.get(key);
-        if (!waiting) return; // timed out meanwhile
-        this.pending.delete(key);
-        clearTimeout(waiting.timer);
+        if (!waiting) return; // answered, timed out or failed meanwhile
         // The server answers a request nobody serves with a 503 status message (no responders).
-        if (msg.headers?.hasError && msg.headers.code === 503) waiting.reject(new NoRespondersError(waiting.subject));
-        else waiting.resolve(msg.data);
+        if (msg.headers?.hasError && msg.headers.code === 503) {
+          this.pending.delete(key);
+          if (--waiting.outstanding === 0) this.finish(waiting, new NoRespondersError(waiting.subject));
+          return;
+        }
+        this.finish(waiting, msg.data);
       },
     });
-    const key = (this.nextRequest = (this.nextRequest + 1) % Number.MAX_SAFE_INTEGER).toString(36);
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    const retry = options.retry;
+    const meta = currentRequestMeta();
+    let hdrs: MsgHdrs | undefined;
+    if (meta) {
+      hdrs = headers();
+      hdrs.set(requestMetaHeader, JSON.stringify(meta));
+    }
     return new Promise<Uint8Array>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(key);
-        reject(new RequestTimeoutError(subject));
-      }, timeoutMs);
-      this.pending.set(key, { subject, resolve, reject, timer });
-      try {
-        this.nc.publish(this.subject(subject), data, { reply: `${this.inbox}.${key}` });
-      } catch (err) {
-        this.pending.delete(key);
-        clearTimeout(timer);
-        reject(err);
-      }
+      const waiting: PendingRequest = {
+        subject,
+        resolve,
+        reject,
+        timer: setTimeout(() => this.finish(waiting, new RequestTimeoutError(subject)), timeoutMs),
+        keys: [],
+        outstanding: 0,
+        done: false,
+      };
+      const started = Date.now();
+      const send = (): boolean => {
+        const key = (this.nextRequest = (this.nextRequest + 1) % Number.MAX_SAFE_INTEGER).toString(36);
+        waiting.keys.push(key);
+        waiting.outstanding++;
+        this.pending.set(key, waiting);
+        try {
+          this.nc.publish(this.subject(subject), data, {
+            reply: `${this.inbox}.${key}`,
+            ...(hdrs ? { headers: hdrs } : {}),
+          });
+          return true;
+        } catch (err) {
+          // The connection closed under it.
+          this.finish(waiting, this.available ? (err as Error) : new BusUnavailableError(subject));
+          return false;
+        }
+      };
+      const scheduleResend = (sent: number) => {
+        if (!retry || sent >= retry.attempts || retry.afterMs <= 0) return;
+        // A send that could not be answered before the deadline is not made.
+        if (Date.now() - started + retry.afterMs >= timeoutMs) return;
+        waiting.resend = setTimeout(() => {
+          if (waiting.done) return;
+          if (send()) scheduleResend(sent + 1);
+        }, retry.afterMs);
+      };
+      if (send()) scheduleResend(1);
     });
   }
 
@@ -162,7 +285,8 @@ export class NatsBus implements Bus {
           return;
         }
         const local = prefix && msg.subject.startsWith(prefix) ? msg.subject.slice(prefix.length) : msg.subject;
-        const work = toBusReply(() => handler(codec.decode(msg.data), local), this.options.logger, local).then(
+        const meta = requestMetaOf(msg.headers?.get(requestMetaHeader));
+        const work = toBusReply(() => handler(codec.decode(msg.data), local), this.options.logger, local, meta).then(
           (reply) => {
             if (!msg.reply) return;
             try {
@@ -259,6 +383,94 @@ export class NatsBus implements Bus {
       stop: async () => {
         for (const r of running) r.stop();
         await Promise.allSettled(running.map((r) => r.closed));
+      },
+    };
+  }
+
+  /**
+   * One ordered consumer (ephemeral, in memory, no acknowledgements; nats.js recreates it after the
+   * last stream sequence it delivered when it misses a heartbeat or the connection drops, so the
+   * order has no gap) starting after `afterSequence`, or with the next event. One subject is
+   * filtered by the server; several (NATS 2.9 takes one filter per consumer) are read from the
+   * whole stream and filtered here, so their events still come in one stream order. The consumer is
+   * deleted when stopped, and expires on the server within `followInactiveMs` if this process dies.
+   */
+  async follow(
+    subjects: string[],
+    options: FollowOptions,
+    onEvent: (event: EventEnvelope, sequence: number) => void,
+    onEnd: (end: FollowEnd) => void,
+  ): Promise<Follower> {
+    await this.ensureStream();
+    const jsm = await this.nc.jetstreamManager();
+    let start: { deliver_policy: DeliverPolicy; opt_start_seq?: number } = { deliver_policy: DeliverPolicy.New };
+    if (options.afterSequence !== undefined) {
+      const { state } = await jsm.streams.info(this.streamName);
+      const after = options.afterSequence;
+      // A position before what the stream still holds, or past its end (a stream made anew).
+      if (after + 1 < state.first_seq || after > state.last_seq) {
+        options.onLost?.({ afterSequence: after, resumesAt: state.first_seq });
+        start = { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(1, state.first_seq) };
+      } else start = { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 };
+    }
+    const prefix = this.options.namespace ? `${this.options.namespace}.` : '';
+    const one = subjects.length === 1 ? this.subject(subjects[0]!) : undefined;
+    const consumer = await this.js.consumers.get(this.streamName, {
+      filterSubjects: one ?? eventStream.subjects.map((s) => this.subject(s))[0]!,
+      ...start,
+      inactive_threshold: followInactiveMs,
+    });
+    let ended = false;
+    const end = (result: FollowEnd) => {
+      if (ended) return;
+      ended = true;
+      onEnd(result);
+    };
+    let stopping = false;
+    const messages = await consumer.consume({
+      abort_on_missing_resource: true,
+      callback: (m) => {
+        if (ended || stopping) return;
+        if (!one) {
+          const local = prefix && m.subject.startsWith(prefix) ? m.subject.slice(prefix.length) : m.subject;
+          if (!subjects.some((pattern) => subjectMatches(pattern, local))) return;
+        }
+        let event: EventEnvelope;
+        try {
+          event = codec.decode(m.data) as EventEnvelope;
+        } catch (err) {
+          this.options.logger.error(
+            { err, seq: m.seq, subject: m.subject },
+            'undecodable message on the event stream; skipped',
+          );
+          return;
+        }
+        try {
+          onEvent(event, m.seq);
+        } catch (err) {
+          stopping = true;
+          messages.stop();
+          end({ reason: 'failed', error: err instanceof Error ? err : new Error(String(err)) });
+        }
+      },
+    });
+    void messages.closed().then(
+      (err) => {
+        if (stopping) return;
+        end(err ? { reason: 'failed', error: err } : { reason: 'failed', error: new Error('the event stream ended') });
+      },
+      (err: unknown) => end({ reason: 'failed', error: err instanceof Error ? err : new Error(String(err)) }),
+    );
+    let stopped = false;
+    return {
+      stop: async () => {
+        if (stopped) return;
+        stopped = true;
+        stopping = true;
+        messages.stop();
+        await messages.closed().catch(() => undefined);
+        await consumer.delete().catch(() => undefined);
+        end({ reason: 'stopped' });
       },
     };
   }
@@ -437,11 +649,8 @@ export class NatsBus implements Bus {
     await Promise.allSettled([...this.subs].map((s) => s.drain()));
     // Requests still waiting get their replies until the connection drains; then none can come.
     if (this.replies && !this.replies.isClosed()) await this.replies.drain().catch(() => undefined);
-    for (const [key, waiting] of this.pending) {
-      this.pending.delete(key);
-      clearTimeout(waiting.timer);
-      waiting.reject(new RequestTimeoutError(waiting.subject));
-    }
+    for (const waiting of new Set(this.pending.values()))
+      this.finish(waiting, new RequestTimeoutError(waiting.subject));
     if (!this.nc.isClosed()) await this.nc.drain();
   }
 }

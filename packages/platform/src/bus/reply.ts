@@ -1,4 +1,4 @@
-import { ApiError } from '@ziti/contracts';
+import { ApiError, type RequestMeta, requestMetaSchema } from '@ziti/contracts';
 import { hasPositions, recordProduced, settleProduced } from '../causality.ts';
 import type { Logger } from '../logger.ts';
 import { dependencyUnavailableError, unavailableDependency } from '../unavailable.ts';
@@ -14,8 +14,10 @@ export async function toBusReply(
   run: () => Promise<unknown>,
   logger: Pick<Logger, 'warn' | 'error'>,
   subject: string,
+  /** The operation the request serves, as the caller's context named it (see `causality.ts`). */
+  meta?: RequestMeta,
 ): Promise<BusReply> {
-  const settled = await settleProduced(run);
+  const settled = await settleProduced(run, meta);
   const positions = hasPositions(settled.produced) ? { positions: settled.produced } : {};
   if (settled.ok) return { ok: true, result: settled.result, ...positions };
   if (settled.error instanceof ApiError) return { ok: false, error: settled.error.toJSON(), ...positions };
@@ -38,4 +40,18 @@ export function fromBusReply(reply: BusReply): unknown {
 /** The reply of a handler whose answer could not be delivered. */
 export function toFailure(_err: unknown): BusReply {
   return { ok: false, error: new ApiError('UNHANDLED').toJSON() };
+}
+
+/** The header a bus request carries its request meta in (JSON of `RequestMeta`). */
+export const requestMetaHeader = 'Ziti-Request-Meta';
+
+/** The request meta a header carried; a malformed one is dropped (the work is then attributed to no request). */
+export function requestMetaOf(header: string | undefined): RequestMeta | undefined {
+  if (!header) return undefined;
+  try {
+    const parsed = requestMetaSchema.safeParse(JSON.parse(header));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }

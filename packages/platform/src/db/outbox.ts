@@ -1,7 +1,7 @@
-import type { EventDefinition, EventState, Owner } from '@ziti/contracts';
+import type { EventDefinition, EventState, Owner, RequestMeta } from '@ziti/contracts';
 import { subjects } from '@ziti/contracts';
 import type { Bus, EventEnvelope } from '../bus/bus.ts';
-import { outsideRequest, recordProduced } from '../causality.ts';
+import { currentRequestMeta, outsideRequest, recordProduced } from '../causality.ts';
 import type { Logger } from '../logger.ts';
 import { outboxMetrics } from '../metrics.ts';
 import type { Database, DatabaseSession, Db } from './database.ts';
@@ -11,10 +11,17 @@ import type { EventSink } from '../event-sink.ts';
 /** The domain's port for emitting events inside the caller's transaction (pure: `../event-sink.ts`). */
 export type { EventSink } from '../event-sink.ts';
 
-interface PendingEvent {
+/** One event for `writeOutbox`. */
+export interface PendingEvent {
   type: string;
   version: number;
   data: unknown;
+  /**
+   * The request the event is written on behalf of (none in background work). `BufferedEventSink`
+   * takes the current request's; a writer that emits later, outside the request (a batch of
+   * reports), passes the meta it captured during the request.
+   */
+  meta?: RequestMeta;
 }
 
 /**
@@ -25,7 +32,8 @@ export class BufferedEventSink implements EventSink {
   readonly events: PendingEvent[] = [];
 
   async emit<D extends EventDefinition>(def: D, state: EventState<D>): Promise<void> {
-    this.events.push({ type: def.type, version: def.version, data: state });
+    const meta = currentRequestMeta();
+    this.events.push({ type: def.type, version: def.version, data: state, ...(meta ? { meta } : {}) });
   }
 }
 
@@ -47,9 +55,10 @@ export async function writeOutbox(tx: Db, source: Owner, events: PendingEvent[])
     `with p as (update event_position set last = last + $1 where id = 1 returning last),
           n as (select pg_notify('${outboxChannel}', '') as notified),
           e as (
-            insert into outbox (position, subject, type, version, payload)
-            select p.last - $1 + e.ord, e.subject, e.type, e.version, e.payload::jsonb
-              from p, n, unnest($2::text[], $3::text[], $4::int[], $5::text[]) with ordinality as e(subject, type, version, payload, ord)
+            insert into outbox (position, subject, type, version, payload, meta)
+            select p.last - $1 + e.ord, e.subject, e.type, e.version, e.payload::jsonb, e.meta::jsonb
+              from p, n, unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[])
+                   with ordinality as e(subject, type, version, payload, meta, ord)
             returning position)
      select max(position) as last from e`,
     [
@@ -58,6 +67,7 @@ export async function writeOutbox(tx: Db, source: Owner, events: PendingEvent[])
       events.map((e) => e.type),
       events.map((e) => e.version),
       events.map((e) => JSON.stringify(e.data)),
+      events.map((e) => (e.meta ? JSON.stringify(e.meta) : null)),
     ],
   );
   return Number(rows[0]!.last);
@@ -99,6 +109,7 @@ interface OutboxRow {
   type: string;
   version: number;
   payload: unknown;
+  meta: unknown;
   created_at: Date | string;
 }
 
@@ -210,7 +221,7 @@ export class OutboxRelay {
 
   private async flushBatch(session: DatabaseSession): Promise<number> {
     const rows = await session.query<OutboxRow>(
-      `select position, subject, type, version, payload, created_at from outbox
+      `select position, subject, type, version, payload, meta, created_at from outbox
         where published_at is null order by position limit ${relayBatch}`,
     );
     await this.observePending(session, rows);
@@ -227,6 +238,8 @@ export class OutboxRelay {
           occurredAt: new Date(row.created_at).toISOString(),
           data: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
         };
+        const meta = typeof row.meta === 'string' ? JSON.parse(row.meta) : row.meta;
+        if (meta) event.meta = meta as RequestMeta;
         await this.bus.publish(row.subject, event);
         published.push(String(row.position));
       }

@@ -2,6 +2,7 @@ import {
   ApiError,
   type EntityStateType,
   type EventDefinition,
+  type EntityOwner,
   type Owner,
   publishedEvent,
   subjects,
@@ -68,14 +69,14 @@ export interface RebuildableReadModel {
 
 /** Everything one service consumes of one source: one durable consumer, replicas share it. */
 export interface EventSubscription {
-  source: Exclude<Owner, 'gateway'>;
+  source: EntityOwner;
   handlers: EventHandler[];
   readModels?: RebuildableReadModel[];
 }
 
 export interface SourceConsumerOptions {
   owner: Exclude<Owner, 'gateway'>;
-  source: Exclude<Owner, 'gateway'>;
+  source: EntityOwner;
   handlers: EventHandler[];
   readModels: RebuildableReadModel[];
   database: Database;

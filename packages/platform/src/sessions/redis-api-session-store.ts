@@ -232,6 +232,47 @@ export interface RedisApiSessionStoreOptions {
    * sends about one command per turn (auth: one per login) only pays for a pipeline per command.
    */
   autoPipelining?: boolean;
+  /**
+   * Once connected, check whether Redis keeps its data over a restart (RDB snapshots, AOF or a
+   * replica) and warn on `logger` when it does not: every API session would be lost (issue 25).
+   */
+  reportPersistence?: boolean;
+}
+
+/** Whether a Redis keeps what it holds over a restart, as its own configuration says. */
+export interface RedisPersistence {
+  /** Undefined when Redis would not say (`CONFIG` refused, as some managed services do). */
+  persists: boolean | undefined;
+  /** RDB snapshots configured (`CONFIG GET save` not empty). */
+  snapshots?: boolean;
+  /** The append-only file is on (`CONFIG GET appendonly`). */
+  appendOnly?: boolean;
+  /** Replicas connected to it (`INFO replication`). */
+  replicas?: number;
+}
+
+/** The warning the controller logs (and `doctor` prints) when Redis keeps nothing over a restart. */
+export const redisWithoutPersistence =
+  'Redis keeps no data over a restart (no RDB snapshots, no append-only file, no replica): every API session is lost when it restarts; turn on appendonly or save, or run replicas';
+
+/** Asks a connected Redis whether it persists: `CONFIG GET save`, `CONFIG GET appendonly`, `INFO replication`. */
+export async function redisPersistence(redis: Redis): Promise<RedisPersistence> {
+  let save: string[];
+  let aof: string[];
+  try {
+    [save, aof] = (await Promise.all([redis.config('GET', 'save'), redis.config('GET', 'appendonly')])) as [
+      string[],
+      string[],
+    ];
+  } catch (err) {
+    if (err instanceof ReplyError) return { persists: undefined };
+    throw err;
+  }
+  const info = await redis.info('replication').catch(() => '');
+  const replicas = Number(/^connected_slaves:(\d+)/m.exec(info)?.[1] ?? 0);
+  const snapshots = (save[1] ?? '').trim() !== '';
+  const appendOnly = (aof[1] ?? 'no').trim().toLowerCase() === 'yes';
+  return { persists: snapshots || appendOnly || replicas > 0, snapshots, appendOnly, replicas };
 }
 
 export class RedisApiSessionStore implements ApiSessionStore {
@@ -257,6 +298,21 @@ export class RedisApiSessionStore implements ApiSessionStore {
       down = false;
       options.logger?.info('redis is available again');
     });
+    if (options.reportPersistence && options.logger) {
+      const logger = options.logger;
+      this.redis.once('ready', () => {
+        void this.persistence().then(
+          (p) => {
+            if (p.persists === false) logger.warn({ redis: p }, redisWithoutPersistence);
+            else if (p.persists === undefined)
+              logger.info(
+                'could not ask Redis whether it persists (CONFIG refused): make sure it keeps API sessions over a restart',
+              );
+          },
+          () => undefined,
+        );
+      });
+    }
     for (const [name, lua] of Object.entries(scripts)) this.redis.defineCommand(name, { numberOfKeys: 0, lua });
     this.p = `${prefix}as:`;
     this.endGraceMs = options.endGraceMs ?? defaultEndGraceMs;
@@ -389,6 +445,11 @@ export class RedisApiSessionStore implements ApiSessionStore {
     }
     if (dead.length > 0) await available(this.redis.srem(`${this.p}all`, ...dead));
     return sessions;
+  }
+
+  /** Whether this Redis keeps the sessions over a restart (`redisPersistence`). */
+  persistence(): Promise<RedisPersistence> {
+    return redisPersistence(this.redis);
   }
 
   async countLive(): Promise<number> {

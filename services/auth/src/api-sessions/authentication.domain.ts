@@ -4,6 +4,12 @@ import type {
   ExtJwtSecondaryResult,
   LiveApiSession,
 } from '@ziti/platform/sessions/api-session-store';
+import {
+  type AttemptSubject,
+  failureReason,
+  subjectFields,
+} from '../authentication-attempts/authentication-attempts.domain.ts';
+import type { AuthenticationAttempt } from '../authentication-attempts/authentication-attempts.ports.ts';
 import { emitApiSessionDeleted } from './api-session-events.domain.ts';
 import { CertificateLogin } from './certificate-login.domain.ts';
 import { ExternalJwtLogin } from './external-jwt-login.domain.ts';
@@ -17,11 +23,17 @@ export type { ChainVerifier, ClientCertificateTrust } from './certificate-login.
 export type { AuthenticateInput, AuthenticatedSession, AuthenticationDeps } from './login.domain.ts';
 export { bearerToken } from './login.domain.ts';
 
+/** The login methods, as `authenticate` names them (and the attempts they report). */
+type LoginMethod = Extract<AuthenticationAttempt['method'], 'password' | 'cert' | 'ext-jwt'>;
+const loginMethods: ReadonlySet<string> = new Set<LoginMethod>(['password', 'cert', 'ext-jwt']);
+
 /**
  * Primary authentication (password, certificate, external JWT), the API sessions it opens, and
  * the secondary external-JWT check the gateway asks for. Every refusal is INVALID_AUTH; the
  * reason goes to `onRefused` (the log), never to the client. Each login method is its own class
  * (`*-login.domain.ts` beside this file), sharing the opening of the session (session-opening.domain.ts).
+ * Every attempt of a known method, success or failure, is reported to `attempts` with the error
+ * code the caller gets (docs/adr/0021).
  */
 export class AuthenticationService {
   readonly sessionTtlSeconds: number;
@@ -51,19 +63,47 @@ export class AuthenticationService {
   }
 
   async authenticate(input: AuthenticateInput): Promise<AuthenticatedSession> {
-    switch (input.method) {
+    // An unknown method is refused before anything is tried: not an attempt (and not a value to keep).
+    if (!loginMethods.has(input.method)) {
+      throw new ApiError('INVALID_AUTH_METHOD', {
+        field: 'method',
+        reason: `unknown authentication method ${input.method}`,
+        value: input.method,
+      });
+    }
+    const method = input.method as LoginMethod;
+    const subject: AttemptSubject = {};
+    try {
+      const authenticated = await this.login(method, input, subject);
+      const { session, identity } = authenticated;
+      this.deps.attempts.report({
+        method,
+        outcome: 'succeeded',
+        ...subjectFields({ identity, authenticatorId: session.authenticatorId }),
+        apiSessionId: session.id,
+        at: this.now(),
+      });
+      return authenticated;
+    } catch (err) {
+      this.deps.attempts.report({
+        method,
+        outcome: 'failed',
+        ...subjectFields(subject),
+        reason: failureReason(err),
+        at: this.now(),
+      });
+      throw err;
+    }
+  }
+
+  private login(method: LoginMethod, input: AuthenticateInput, subject: AttemptSubject): Promise<AuthenticatedSession> {
+    switch (method) {
       case 'password':
-        return this.password.authenticate(input);
+        return this.password.authenticate(input, subject);
       case 'cert':
-        return this.certificate.authenticate(input);
+        return this.certificate.authenticate(input, subject);
       case 'ext-jwt':
-        return this.externalJwt.authenticate(input);
-      default:
-        throw new ApiError('INVALID_AUTH_METHOD', {
-          field: 'method',
-          reason: `unknown authentication method ${input.method}`,
-          value: input.method,
-        });
+        return this.externalJwt.authenticate(input, subject);
     }
   }
 

@@ -1,5 +1,6 @@
 import { X509Certificate, createHash } from 'node:crypto';
 import type { VerifyClientCertificateResult } from '@ziti/contracts';
+import type { AttemptSubject } from '../authentication-attempts/authentication-attempts.domain.ts';
 import type { AuthenticateInput, AuthenticatedSession, LoginContext } from './login.domain.ts';
 import type { SessionOpening } from './session-opening.domain.ts';
 
@@ -42,7 +43,8 @@ export class CertificateLogin {
     private readonly sessions: SessionOpening,
   ) {}
 
-  async authenticate(input: AuthenticateInput): Promise<AuthenticatedSession> {
+  /** `subject` learns whose certificate it is once it is found (for the attempt's report). */
+  async authenticate(input: AuthenticateInput, subject: AttemptSubject): Promise<AuthenticatedSession> {
     const { deps, refuse } = this.login;
     const chain = input.clientCertChain ?? [];
     const leafPem = chain[0];
@@ -61,6 +63,8 @@ export class CertificateLogin {
 
     if (byFingerprint) {
       const { authenticator, identity, policy } = byFingerprint;
+      subject.identity = identity;
+      subject.authenticatorId = authenticator.id;
       if (policy && !policy.primary.cert.allowed) return refuse('CERT_NOT_ALLOWED', { identityId: identity.id });
       const allowExpired = policy?.primary.cert.allowExpiredCerts ?? true;
       const validNow = now >= new Date(leaf.cert.validFrom) && now <= new Date(leaf.cert.validTo);
@@ -93,6 +97,7 @@ export class CertificateLogin {
       return identity ? { identity, policy: await s.authPolicies.get(identity.authPolicyId) } : null;
     });
     if (!found) return refuse('CERT_UNKNOWN_EXTERNAL_ID', { externalId });
+    subject.identity = found.identity;
     if (found.policy && !found.policy.primary.cert.allowed)
       return refuse('CERT_NOT_ALLOWED', { identityId: found.identity.id });
     if (verdict.expired && !(found.policy?.primary.cert.allowExpiredCerts ?? true))

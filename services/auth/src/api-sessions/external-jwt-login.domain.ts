@@ -1,5 +1,6 @@
 import type { ExtJwtSecondaryRequest, ExtJwtSecondaryResult } from '@ziti/platform/sessions/api-session-store';
 import { allowsSigner } from '../auth-policies/auth-policy.domain.ts';
+import type { AttemptSubject } from '../authentication-attempts/authentication-attempts.domain.ts';
 import { ExtJwtRejected, verifyExternalJwt } from '../external-jwt-signers/external-jwt.domain.ts';
 import type { ExternalJwtSigner } from '../external-jwt-signers/external-jwt-signer.domain.ts';
 import type { Identity } from '../shared/model.domain.ts';
@@ -44,7 +45,8 @@ export class ExternalJwtLogin {
   private findSigner = (issuer: string) => this.login.deps.work((s) => s.extJwtSigners.findByIssuer(issuer));
 
   /** `method=ext-jwt` with `Authorization: Bearer <jwt>`: the rules of seed §5.1, then the auth policy. */
-  async authenticate(input: AuthenticateInput): Promise<AuthenticatedSession> {
+  /** `subject` learns who the JWT names once that identity is found (for the attempt's report). */
+  async authenticate(input: AuthenticateInput, subject: AttemptSubject): Promise<AuthenticatedSession> {
     const { deps, now, refuse } = this.login;
     const token = bearerToken(input.authorization);
     if (!token) return refuse('NO_BEARER_TOKEN');
@@ -63,6 +65,7 @@ export class ExternalJwtLogin {
       return identity ? { identity, policy: await s.authPolicies.get(identity.authPolicyId) } : null;
     });
     if (!found) return refuse('IDENTITY', { signerId: signer.id, claim });
+    subject.identity = found.identity;
     if (found.policy && !allowsSigner(found.policy.primary, signer.id)) {
       return refuse('EXT_JWT_NOT_ALLOWED', { identityId: found.identity.id, signerId: signer.id });
     }

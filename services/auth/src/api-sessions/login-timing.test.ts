@@ -6,7 +6,7 @@ import { AuthenticatorService } from '../authenticators/authenticators.domain.ts
 import { IdentityService } from '../identities/identities.domain.ts';
 import type { PasswordHasher } from '../passwords/passwords.ports.ts';
 import { PgApiSessionQuery } from './api-sessions.store.ts';
-import { authTestBed, plainHasher, seed } from '../../test/authentication/support.ts';
+import { RecordedAttempts, authTestBed, plainHasher, seed } from '../../test/authentication/support.ts';
 
 /**
  * User enumeration by timing (issue 12 item 13): a login with an unknown username runs the same
@@ -53,6 +53,7 @@ beforeAll(async () => {
       throw new Error('not used');
     },
     lockout: async () => undefined,
+    attempts: new RecordedAttempts(),
   });
 });
 afterAll(() => bed.close());

@@ -1,5 +1,6 @@
 import type { AuthQuery } from '@ziti/contracts';
 import type { LiveApiSession } from '@ziti/platform/sessions/api-session-store';
+import type { AuthenticationAttempts } from '../authentication-attempts/authentication-attempts.ports.ts';
 import type { SignerKeys } from '../external-jwt-signers/external-jwt.domain.ts';
 import type { Identity } from '../shared/model.domain.ts';
 import type { ApiSessionQuery } from './api-sessions.ports.ts';
@@ -45,6 +46,8 @@ export interface AuthenticationDeps {
   lockout: (identityId: string, minutes: number) => Promise<void>;
   /** Why an authentication was refused; the client only ever sees INVALID_AUTH. */
   onRefused?: (reason: string, detail: Record<string, unknown>) => void;
+  /** Where every attempt (success or failure) is reported, off the login's path (docs/adr/0021). */
+  attempts: AuthenticationAttempts;
   now?: () => Date;
 }
 

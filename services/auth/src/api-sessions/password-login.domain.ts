@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '@ziti/contracts';
 import { type AuthPolicy, defaultAuthPolicyId } from '../auth-policies/auth-policy.domain.ts';
+import type { AttemptSubject } from '../authentication-attempts/authentication-attempts.domain.ts';
 import type { Identity } from '../shared/model.domain.ts';
 import { factorsOfPolicy, requiredSignerOf } from './session-factors.domain.ts';
 import type { SessionContext } from './login-factors.domain.ts';
@@ -17,7 +18,8 @@ export class PasswordLogin {
     private readonly sessions: SessionOpening,
   ) {}
 
-  async authenticate(input: AuthenticateInput): Promise<AuthenticatedSession> {
+  /** `subject` learns who is trying once the username matched an identity (for the attempt's report). */
+  async authenticate(input: AuthenticateInput, subject: AttemptSubject): Promise<AuthenticatedSession> {
     const { deps, reader, refuse } = this.login;
     if (!input.username || !input.password) {
       throw new ApiError('COULD_NOT_VALIDATE', {
@@ -30,6 +32,10 @@ export class PasswordLogin {
     // policy too, so both cost the same until the hash.
     const found = await reader((s) => s.authenticators.findPasswordLogin(input.username!, defaultAuthPolicyId));
     const { authenticator, identity, policy } = found;
+    if (authenticator && identity) {
+      subject.identity = identity;
+      subject.authenticatorId = authenticator.id;
+    }
     if (!authenticator || !identity || !authenticator.passwordHash || !authenticator.salt) {
       await this.verifyDummy(password);
       return refuse('UNKNOWN_USERNAME');

@@ -4,11 +4,12 @@ import { createGuardrails, generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OtplibTotp, PngQrCodes } from './otplib-totp.adapter.ts';
 import { MfaService, newRecoveryCode } from './mfas.domain.ts';
-import { authTestBed, seed } from '../../test/authentication/support.ts';
+import { RecordedAttempts, authTestBed, seed } from '../../test/authentication/support.ts';
 
 type Bed = Awaited<ReturnType<typeof authTestBed>>;
 let bed: Bed;
 let mfa: MfaService;
+const attempts = new RecordedAttempts();
 const box = new SecretBox(SecretBox.generateSecret());
 const guardrails = createGuardrails({ MIN_SECRET_BYTES: 10 });
 let n = 0;
@@ -85,6 +86,7 @@ beforeAll(async () => {
   mfa = new MfaService(bed.work, bed.sessions, new OtplibTotp(), new PngQrCodes(), box, {
     issuer: 'openziti.io',
     sessionTtlSeconds: 600,
+    attempts,
   });
 });
 afterAll(() => bed.close());
@@ -245,5 +247,34 @@ describe('the MFA state machine (ZITI-FACTS §9.2, §9.3)', () => {
     expect(await errorCode(mfa.get(id))).toBe('NOT_FOUND');
     expect((await bed.sessions.getById(waiting, 600))!.isMfaRequired).toBe(false);
     expect(await errorCode(mfa.removeForIdentity('no-such-identity'))).toBe('NOT_FOUND');
+  });
+});
+
+describe('every /authenticate/mfa code check is reported as an attempt (issue 24)', () => {
+  it('successes and failures, with the identity, the session and the error code the caller got, never the code', async () => {
+    const id = await newIdentity();
+    const r = await mfa.enroll(id);
+    const notYet = await session(id, true);
+    const from = attempts.all.length;
+    expect(await errorCode(mfa.authenticate(id, notYet, await code(r.secret)))).toBe('MFA_NOT_ENROLLED');
+    await mfa.verify(id, await session(id), await code(r.secret));
+    const s1 = await session(id, true);
+    expect(await errorCode(mfa.authenticate(id, s1, '000000'))).toBe('MFA_INVALID_TOKEN');
+    const totp = await code(r.secret);
+    await mfa.authenticate(id, s1, totp);
+    const recovery = r.recoveryCodes[7]!;
+    const s2 = await session(id, true);
+    await mfa.authenticate(id, s2, recovery);
+    // Enrollment's verification is not an authentication: only the four checks above are reported.
+    const reported = attempts.all.slice(from);
+    expect(reported.map(({ at: _at, ...a }) => a)).toEqual([
+      { method: 'mfa', identityId: id, apiSessionId: notYet, outcome: 'failed', reason: 'MFA_NOT_ENROLLED' },
+      { method: 'mfa', identityId: id, apiSessionId: s1, outcome: 'failed', reason: 'MFA_INVALID_TOKEN' },
+      { method: 'mfa', identityId: id, apiSessionId: s1, outcome: 'succeeded' },
+      { method: 'mfa', identityId: id, apiSessionId: s2, outcome: 'succeeded' },
+    ]);
+    for (const a of reported) expect(a.at).toBeInstanceOf(Date);
+    const text = JSON.stringify(reported);
+    for (const secret of [totp, recovery, '000000', r.secret]) expect(text).not.toContain(secret);
   });
 });

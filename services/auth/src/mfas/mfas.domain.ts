@@ -2,6 +2,8 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '@ziti/contracts';
 import { base62Uuid } from '@ziti/platform/ids';
 import { emitMfa, emitMfaPassed } from '../api-sessions/api-session-events.domain.ts';
+import { failureReason } from '../authentication-attempts/authentication-attempts.domain.ts';
+import type { AuthenticationAttempts } from '../authentication-attempts/authentication-attempts.ports.ts';
 import type { AuthStores, SessionStore, UnitOfWork } from '../shared/stores.ports.ts';
 import type { StoredMfa } from './mfas.ports.ts';
 
@@ -40,6 +42,8 @@ export interface MfaOptions {
   /** The TOTP issuer shown by authenticator apps (`edge.totp.hostname`, default `openziti.io`). */
   issuer: string;
   sessionTtlSeconds: number;
+  /** Where every `/authenticate/mfa` code check is reported, off its path (docs/adr/0021). */
+  attempts: AuthenticationAttempts;
 }
 
 const recoveryCodeCount = 20;
@@ -226,9 +230,21 @@ export class MfaService {
 
   /**
    * `POST /authenticate/mfa`: a TOTP code or a recovery code (used up) completes the session's
-   * MFA. An identity without a verified MFA is MFA_NOT_ENROLLED.
+   * MFA. An identity without a verified MFA is MFA_NOT_ENROLLED. Each check is reported as an
+   * attempt of method `mfa`, with the error code the caller gets when it fails (never the code).
    */
   async authenticate(identityId: string, apiSessionId: string, code: string): Promise<void> {
+    const attempt = { method: 'mfa', identityId, apiSessionId } as const;
+    try {
+      await this.checkCode(identityId, apiSessionId, code);
+    } catch (err) {
+      this.options.attempts.report({ ...attempt, outcome: 'failed', reason: failureReason(err), at: this.now() });
+      throw err;
+    }
+    this.options.attempts.report({ ...attempt, outcome: 'succeeded', at: this.now() });
+  }
+
+  private async checkCode(identityId: string, apiSessionId: string, code: string): Promise<void> {
     await this.work(async (s) => {
       const record = await this.find(s, identityId, true);
       if (!record || !record.isVerified) throw new ApiError('MFA_NOT_ENROLLED');

@@ -4,7 +4,7 @@ import { verifyChain } from '@ziti/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JoseSignerKeys } from '../../src/external-jwt-signers/jose-signer-keys.adapter.ts';
 import { type AuthPolicyInput, AuthPolicyService } from '../../src/auth-policies/auth-policies.domain.ts';
-import { AuthenticationService } from '../../src/api-sessions/authentication.domain.ts';
+import { type AuthenticationDeps, AuthenticationService } from '../../src/api-sessions/authentication.domain.ts';
 import { AuthenticatorService } from '../../src/authenticators/authenticators.domain.ts';
 import { ExternalJwtSignerService } from '../../src/external-jwt-signers/external-jwt-signers.domain.ts';
 import { IdentityService } from '../../src/identities/identities.domain.ts';
@@ -19,7 +19,7 @@ import {
   newTestPki,
   signToken,
 } from './jwt-kit.ts';
-import { authTestBed, plainHasher, seed } from './support.ts';
+import { RecordedAttempts, authTestBed, plainHasher, seed } from './support.ts';
 
 type Bed = Awaited<ReturnType<typeof authTestBed>>;
 let bed: Bed;
@@ -33,6 +33,7 @@ let strangerPki: TestPki;
 /** What the fake pki-enrollment answers for a chain (null: it does not answer). */
 let pkiVerdict: (chain: string[]) => VerifyClientCertificateResult | null = () => null;
 const refusals: string[] = [];
+const attempts = new RecordedAttempts();
 let n = 0;
 
 const fullPolicy = (
@@ -84,6 +85,21 @@ async function failure(p: Promise<unknown>): Promise<{ code: string; cause?: unk
   return { code: 'OK' };
 }
 
+/** The service's dependencies on this file's bed, fakes of pki-enrollment, and the recorded attempts. */
+const authDeps = (): AuthenticationDeps => ({
+  work: bed.work,
+  sessions: bed.sessions,
+  hasher: plainHasher,
+  sessionQuery: new PgApiSessionQuery(bed.database.db),
+  sessionTtlSeconds: 600,
+  signerKeys: new JoseSignerKeys(),
+  certificates: { controllerCaBundle: async () => pki.bundle, verifyWithPki: async (chain) => pkiVerdict(chain) },
+  verifyChain: (leaf, intermediates, roots, options) => verifyChain(leaf, intermediates, roots, options),
+  lockout: (id, minutes) => identities.disable(id, minutes),
+  onRefused: (reason) => refusals.push(reason),
+  attempts,
+});
+
 beforeAll(async () => {
   bed = await authTestBed();
   await seed(bed.work);
@@ -94,18 +110,7 @@ beforeAll(async () => {
   authenticators = new AuthenticatorService(bed.work, plainHasher);
   policies = new AuthPolicyService(bed.work, sync);
   signers = new ExternalJwtSignerService(bed.work, sync);
-  auth = new AuthenticationService({
-    work: bed.work,
-    sessions: bed.sessions,
-    hasher: plainHasher,
-    sessionQuery: new PgApiSessionQuery(bed.database.db),
-    sessionTtlSeconds: 600,
-    signerKeys: new JoseSignerKeys(),
-    certificates: { controllerCaBundle: async () => pki.bundle, verifyWithPki: async (chain) => pkiVerdict(chain) },
-    verifyChain: (leaf, intermediates, roots, options) => verifyChain(leaf, intermediates, roots, options),
-    lockout: (id, minutes) => identities.disable(id, minutes),
-    onRefused: (reason) => refusals.push(reason),
-  });
+  auth = new AuthenticationService(authDeps());
 });
 afterAll(() => bed.close());
 
@@ -161,6 +166,72 @@ describe('password authentication under the auth policy', () => {
     const free = await user();
     for (let i = 0; i < 8; i++) await failure(login(free.username, 'wrong-password'));
     await login(free.username, free.password);
+  });
+  it('reports every attempt: a success with its identity, authenticator and session; failures with the code the caller got', async () => {
+    const u = await user({ policy: fullPolicy({ updb: { maxAttempts: 2, lockoutDurationMinutes: 5 } }) });
+    const from = attempts.all.length;
+    const { session } = await login(u.username, u.password);
+    await failure(login(u.username, 'wrong-password-1'));
+    await failure(login('nobody-is-called-this', 'Secret-Pass-1'));
+    expect(
+      (await failure(auth.authenticate({ method: 'password', username: u.username, remoteAddress: '::1' }))).code,
+    ).toBe('COULD_NOT_VALIDATE');
+    await failure(login(u.username, 'wrong-password-2')); // the second in a row: locked out
+    await failure(login(u.username, u.password)); // locked: refused, though the password is right
+    // An unknown method is not an attempt of any method.
+    expect((await failure(auth.authenticate({ method: 'carrier-pigeon', remoteAddress: '::1' }))).code).toBe(
+      'INVALID_AUTH_METHOD',
+    );
+    const known = { identityId: u.identity.id, identityName: u.identity.name, authenticatorId: u.authenticatorId };
+    const reported = attempts.all.slice(from);
+    expect(reported.map(({ at: _at, ...a }) => a)).toEqual([
+      { method: 'password', outcome: 'succeeded', ...known, apiSessionId: session.id },
+      { method: 'password', outcome: 'failed', ...known, reason: 'INVALID_AUTH' },
+      // A username that matched nothing (often a mistyped password) is not kept: no identity at all.
+      { method: 'password', outcome: 'failed', reason: 'INVALID_AUTH' },
+      // Refused before the username was looked up: nobody to name.
+      { method: 'password', outcome: 'failed', reason: 'COULD_NOT_VALIDATE' },
+      { method: 'password', outcome: 'failed', ...known, reason: 'INVALID_AUTH' },
+      { method: 'password', outcome: 'failed', ...known, reason: 'INVALID_AUTH' },
+    ]);
+    // The log keeps why (the lockout, then the disabled identity); the attempt, what the caller was told.
+    expect(refusals.slice(-3)).toEqual(['LOCKED_OUT', 'WRONG_PASSWORD', 'DISABLED']);
+    const text = JSON.stringify(reported);
+    for (const secret of [u.password, 'wrong-password-1', 'wrong-password-2', 'nobody-is-called-this'])
+      expect(text).not.toContain(secret);
+  });
+
+  it('a disabled identity and a policy without updb are failures of that identity', async () => {
+    const d = await user();
+    await identities.disable(d.identity.id, 0);
+    const off = await user({ policy: fullPolicy({ updb: { allowed: false } }) });
+    const from = attempts.all.length;
+    await failure(login(d.username, d.password));
+    await failure(login(off.username, off.password));
+    expect(attempts.all.slice(from).map((a) => [a.outcome, a.identityId, a.authenticatorId, a.reason])).toEqual([
+      ['failed', d.identity.id, d.authenticatorId, 'INVALID_AUTH'],
+      ['failed', off.identity.id, off.authenticatorId, 'INVALID_AUTH'],
+    ]);
+  });
+
+  it('a failure that is not a refusal reports the code the caller gets for it', async () => {
+    const u = await user();
+    const broken = new AuthenticationService({
+      ...authDeps(),
+      hasher: {
+        ...plainHasher,
+        verify: async () => {
+          throw new Error('the hashing thread died');
+        },
+      },
+    });
+    const from = attempts.all.length;
+    await expect(
+      broken.authenticate({ method: 'password', username: u.username, password: u.password, remoteAddress: '::1' }),
+    ).rejects.toThrow('the hashing thread died');
+    expect(attempts.all.slice(from)).toMatchObject([
+      { method: 'password', outcome: 'failed', identityId: u.identity.id, reason: 'UNHANDLED' },
+    ]);
   });
 });
 
@@ -375,6 +446,62 @@ describe('certificate authentication', () => {
     expect((await failure(certLogin([]))).code).toBe('INVALID_AUTH');
     expect((await failure(certLogin(['not a certificate']))).code).toBe('INVALID_AUTH');
   });
+  it("reports every attempt: the certificate's identity and authenticator when found, nothing of an unknown one", async () => {
+    const c = await issueClientCertificate(pki, `reported-${++n}`);
+    const u = await certUser(c.certPem);
+    const notAllowed = await issueClientCertificate(pki, `reported-off-${n}`);
+    const off = await certUser(notAllowed.certPem, fullPolicy({ cert: { allowed: false } }));
+    const stranger = await issueClientCertificate(strangerPki, `reported-stranger-${n}`);
+    const externalId = `reported-ext-${n}`;
+    const byClaim = await identities.create({ name: `reported-claim-${n}`, type: 'User', isAdmin: false, externalId });
+    const viaCa = await issueClientCertificate(strangerPki, `reported-ca-${n}`);
+    const from = attempts.all.length;
+    const { session } = await certLogin([c.certPem]);
+    await failure(certLogin([]));
+    await failure(certLogin(['not a certificate']));
+    pkiVerdict = () => null;
+    await failure(certLogin([stranger.certPem]));
+    await failure(certLogin([notAllowed.certPem]));
+    pkiVerdict = () => ({
+      trusted: true,
+      issuer: 'ca',
+      caId: 'ca1',
+      isAuthEnabled: true,
+      externalId,
+      fingerprint: fp(viaCa.certPem),
+    });
+    const claimed = await certLogin([viaCa.certPem]);
+    pkiVerdict = () => null;
+    expect(attempts.all.slice(from).map(({ at: _at, ...a }) => a)).toEqual([
+      {
+        method: 'cert',
+        outcome: 'succeeded',
+        identityId: u.identity.id,
+        identityName: u.identity.name,
+        authenticatorId: u.authenticatorId,
+        apiSessionId: session.id,
+      },
+      { method: 'cert', outcome: 'failed', reason: 'INVALID_AUTH' }, // no certificate
+      { method: 'cert', outcome: 'failed', reason: 'INVALID_AUTH' }, // not a certificate
+      { method: 'cert', outcome: 'failed', reason: 'INVALID_AUTH' }, // a certificate nobody knows
+      {
+        method: 'cert',
+        outcome: 'failed',
+        identityId: off.identity.id,
+        identityName: off.identity.name,
+        authenticatorId: off.authenticatorId,
+        reason: 'INVALID_AUTH',
+      },
+      // Found through the CA's externalIdClaim: an identity, no authenticator.
+      {
+        method: 'cert',
+        outcome: 'succeeded',
+        identityId: byClaim.id,
+        identityName: byClaim.name,
+        apiSessionId: claimed.session.id,
+      },
+    ]);
+  });
 });
 
 describe('external JWT authentication and the secondary factor', () => {
@@ -524,5 +651,41 @@ describe('external JWT authentication and the secondary factor', () => {
       requiredExtJwtSigner: null,
     });
     await signers.update(signerId, { externalAuthUrl: 'https://idp.test/login' }, 'patch');
+  });
+  it('reports every attempt: the identity the JWT names once found, never the JWT or an unknown claim', async () => {
+    const u = await user();
+    const off = await user({ policy: fullPolicy({ extJwt: { allowed: false } }) });
+    const good = await signToken(key, { issuer, audience: 'ziti', subject: u.identity.id });
+    const expired = await signToken(key, { issuer, audience: 'ziti', subject: u.identity.id, expiresIn: -5 });
+    const stranger = await signToken(key, { issuer, audience: 'ziti', subject: 'reported-no-such-identity' });
+    const from = attempts.all.length;
+    const { session } = await jwtLogin(good);
+    await failure(jwtLogin(undefined));
+    await failure(jwtLogin(expired));
+    await failure(jwtLogin(stranger));
+    await failure(jwtLogin(await signToken(key, { issuer, audience: 'ziti', subject: off.identity.id })));
+    const reported = attempts.all.slice(from);
+    expect(reported.map(({ at: _at, ...a }) => a)).toEqual([
+      {
+        method: 'ext-jwt',
+        outcome: 'succeeded',
+        identityId: u.identity.id,
+        identityName: u.identity.name,
+        apiSessionId: session.id,
+      },
+      { method: 'ext-jwt', outcome: 'failed', reason: 'INVALID_AUTH' },
+      { method: 'ext-jwt', outcome: 'failed', reason: 'INVALID_AUTH' },
+      { method: 'ext-jwt', outcome: 'failed', reason: 'INVALID_AUTH' },
+      {
+        method: 'ext-jwt',
+        outcome: 'failed',
+        identityId: off.identity.id,
+        identityName: off.identity.name,
+        reason: 'INVALID_AUTH',
+      },
+    ]);
+    const text = JSON.stringify(reported);
+    for (const token of [good, expired, stranger]) expect(text).not.toContain(token);
+    expect(text).not.toContain('reported-no-such-identity');
   });
 });

@@ -10,6 +10,10 @@ import { bindAuthStores, migrations } from '../../src/app.ts';
 import type { AuthStores, UnitOfWork } from '../../src/shared/stores.ports.ts';
 import type { PasswordHasher } from '../../src/passwords/passwords.ports.ts';
 import { seedAuthData } from '../../src/shared/bootstrap.domain.ts';
+import type {
+  AuthenticationAttempt,
+  AuthenticationAttempts,
+} from '../../src/authentication-attempts/authentication-attempts.ports.ts';
 
 /**
  * Auth's real stores on an in-memory Postgres (PGlite) with every migration applied: domain tests
@@ -35,4 +39,15 @@ export const plainHasher: PasswordHasher = {
 
 export async function seed(work: UnitOfWork): Promise<void> {
   await seedAuthData(work, plainHasher, { username: 'admin', password: 'admin-password' });
+}
+
+/** Keeps every reported authentication attempt, in order (the reporter's port, for domain tests). */
+export class RecordedAttempts implements AuthenticationAttempts {
+  readonly all: AuthenticationAttempt[] = [];
+  report(attempt: AuthenticationAttempt): void {
+    this.all.push(attempt);
+  }
+  last(): AuthenticationAttempt | undefined {
+    return this.all.at(-1);
+  }
 }

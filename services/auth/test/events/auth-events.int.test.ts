@@ -28,7 +28,7 @@ import { IdentityService, identityState } from '../../src/identities/identities.
 import { MfaService } from '../../src/mfas/mfas.domain.ts';
 import { ApiSessionSweeper } from '../../src/api-sessions/sweeper.domain.ts';
 import { PgApiSessionQuery } from '../../src/api-sessions/api-sessions.store.ts';
-import { authTestBed, plainHasher, seed } from '../authentication/support.ts';
+import { RecordedAttempts, authTestBed, plainHasher, seed } from '../authentication/support.ts';
 
 /**
  * The facts auth publishes (issue 9): every path that opens or ends an API session, changes an
@@ -78,6 +78,7 @@ beforeAll(async () => {
   mfa = new MfaService(bed.work, sessions, new OtplibTotp(), new PngQrCodes(), box, {
     issuer: 'openziti.io',
     sessionTtlSeconds: ttl,
+    attempts: new RecordedAttempts(),
   });
   routers = new RouterIdentities(sessions);
 });
@@ -94,6 +95,7 @@ function authenticationWith(hasher: typeof plainHasher): AuthenticationService {
     certificates: { controllerCaBundle: async () => [], verifyWithPki: async () => null },
     verifyChain: (leaf, intermediates, roots, options) => verifyChain(leaf, intermediates, roots, options),
     lockout: (id, minutes) => identities.disable(id, minutes),
+    attempts: new RecordedAttempts(),
   });
 }
 

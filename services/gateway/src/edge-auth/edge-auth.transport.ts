@@ -6,7 +6,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, type AuthQuery, type Caller, type OperationDef } from '@ziti/contracts';
 import { type ApiSessionStore, type LiveApiSession, pendingAuthQueries } from '@ziti/platform';
 import type { ExtJwtSecondaryCheck } from './ext-jwt-secondary.transport.ts';
-import type { TokenBucketLimiter } from './rate-limit.domain.ts';
+import { rateLimitKey } from './client-address.transport.ts';
+import type { AuthRateLimiter } from './rate-limit.domain.ts';
 
 /** What authentication needs of the pipeline's dependencies. */
 export interface EdgeAuthDeps {
@@ -19,20 +20,23 @@ export interface EdgeAuthDeps {
 /** The operations that try a credential: password/cert/JWT login and the MFA code. */
 const rateLimitedOperations = new Set(['authenticate', 'authenticateMfa']);
 
-/** The client's address as the socket sees it, an IPv4-mapped IPv6 address written as IPv4. */
-export function clientAddress(req: IncomingMessage): string {
-  return (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+/** Whether the operation is one the authentication rate limit counts. */
+export function isRateLimited(op: OperationDef): boolean {
+  return rateLimitedOperations.has(op.operationId);
 }
 
-/** Limits the authentication operations per client address (429 SERVER_TOO_MANY_REQUESTS). */
-export function limitAuthenticationAttempts(
-  req: IncomingMessage,
+/**
+ * Limits the authentication operations per client address (its /64 for IPv6), as the trusted
+ * proxies forwarded it (429 SERVER_TOO_MANY_REQUESTS).
+ */
+export async function limitAuthenticationAttempts(
   res: ServerResponse,
   op: OperationDef,
-  limiter: TokenBucketLimiter,
-): void {
-  if (!rateLimitedOperations.has(op.operationId)) return;
-  const decision = limiter.take(clientAddress(req));
+  limiter: AuthRateLimiter,
+  clientAddress: string,
+): Promise<void> {
+  if (!rateLimitedOperations.has(op.operationId) || !limiter.enabled) return;
+  const decision = await limiter.take(rateLimitKey(clientAddress));
   if (!decision.allowed) {
     res.setHeader('retry-after', String(decision.retryAfterSeconds));
     throw new ApiError('SERVER_TOO_MANY_REQUESTS', {

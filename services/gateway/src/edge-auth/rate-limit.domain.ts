@@ -19,7 +19,18 @@ export interface RateDecision {
   retryAfterSeconds: number;
 }
 
-export class TokenBucketLimiter {
+/**
+ * What the pipeline asks of a rate limiter: a decision per key. The in-memory bucket below
+ * answers at once; the shared one (Redis, every gateway replica counting together) over the network.
+ */
+export interface AuthRateLimiter {
+  readonly enabled: boolean;
+  take(key: string): RateDecision | Promise<RateDecision>;
+  /** Releases what it holds (a connection). */
+  close?(): Promise<void>;
+}
+
+export class TokenBucketLimiter implements AuthRateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   private readonly maxKeys: number;
 

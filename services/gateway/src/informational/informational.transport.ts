@@ -4,8 +4,17 @@ import type { GatewayConfig } from '../config.ts';
 import type { LocalHandler } from '../pipeline/pipeline.transport.ts';
 import { enumeratedCapabilities, specApi, specDetail, specList, versionData } from './informational.domain.ts';
 
-/** The operations the gateway answers itself (the compiler checks the table names each one). */
-export function informationalHandlers(config: GatewayConfig): Record<GatewayOperationKey, LocalHandler> {
+/** The gateway's operations it answers as a stream (app.ts gives each its handler). */
+export type StreamOperationKey = Extract<
+  GatewayOperationKey,
+  'management.exportAuditRecords' | 'management.streamEntityChangeEvents'
+>;
+
+/** The gateway's operations it answers with one reply: all the others. */
+export type InformationalOperationKey = Exclude<GatewayOperationKey, StreamOperationKey>;
+
+/** The operations the gateway answers itself with a reply (the compiler checks the table names each one). */
+export function informationalHandlers(config: GatewayConfig): Record<InformationalOperationKey, LocalHandler> {
   const version: LocalHandler = async () => reply.ok(versionData(config.advertisedAddress));
   const capabilities: LocalHandler = async () => reply.ok(enumeratedCapabilities);
   const specs: LocalHandler = async () => reply.ok(specList());

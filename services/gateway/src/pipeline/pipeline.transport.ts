@@ -16,6 +16,7 @@ import {
   type ApiSessionStore,
   type Bus,
   type Logger,
+  type RequestOptions,
   answerCacheMetrics,
   busFailureError,
   hasPositions,
@@ -23,16 +24,37 @@ import {
 } from '@ziti/platform';
 import type { AnswerCache } from '../answer-cache/answer-cache.domain.ts';
 import { cachedOperations } from '../answer-cache/answer-concerns.domain.ts';
-import { authenticate, clientAddress, limitAuthenticationAttempts } from '../edge-auth/edge-auth.transport.ts';
+import { ClientAddresses } from '../edge-auth/client-address.transport.ts';
+import { authenticate, isRateLimited, limitAuthenticationAttempts } from '../edge-auth/edge-auth.transport.ts';
 import type { ExtJwtSecondaryCheck } from '../edge-auth/ext-jwt-secondary.transport.ts';
-import type { TokenBucketLimiter } from '../edge-auth/rate-limit.domain.ts';
+import type { AuthRateLimiter } from '../edge-auth/rate-limit.domain.ts';
 import { recordGatewayRequest } from '../metrics/request-metrics.transport.ts';
 import { type RouteTable, canonicalPath } from '../routes/route-table.transport.ts';
 import { clientCertificateChain } from '../tls/tls.transport.ts';
 import { isEmptyObject, isJsonType, parseJson, readBody, unreadableBody } from './body-reader.transport.ts';
 import { newRequestId, sendError, sendJson, setAnswerHeaders, toApiError, writeReply } from './responses.transport.ts';
 
+/** An operation the gateway answers itself with one reply (the informational operations). */
 export type LocalHandler = (request: OperationRequest) => Promise<OperationReply>;
+
+/**
+ * An operation the gateway answers as a stream (Server-Sent Events, JSON lines): after
+ * authentication, authorisation and validation the pipeline hands it the request and the response,
+ * which it owns from then on. An error thrown before it wrote anything is answered with the error
+ * envelope like any other; once it started writing, a failure ends the response. It resolves when
+ * the answer is over (the client went away, the stream ended).
+ */
+export interface StreamingHandler {
+  readonly kind: 'stream';
+  serve(request: OperationRequest, exchange: { req: Request; res: Response }): Promise<void>;
+}
+
+/** How the gateway answers one of its own operations: with a reply, or as a stream. */
+export type GatewayHandler = LocalHandler | StreamingHandler;
+
+export function isStreamingHandler(handler: GatewayHandler): handler is StreamingHandler {
+  return typeof handler === 'object' && handler.kind === 'stream';
+}
 
 /**
  * The gateway answers on Node's own request and response: no web framework sits between the socket
@@ -59,13 +81,22 @@ export interface PipelineDeps {
   bus: Bus;
   sessions: ApiSessionStore;
   sessionTimeoutSeconds: number;
-  /** Operations the gateway answers itself (informational), keyed `<api>.<operationId>`. */
-  local: Record<string, LocalHandler>;
+  /** Operations the gateway answers itself (informational, streams), keyed `<api>.<operationId>`. */
+  local: Record<string, GatewayHandler>;
   logger: Logger;
   instanceId: string;
   requestTimeoutMs?: number;
   /** Limits the authentication operations per client address (429 SERVER_TOO_MANY_REQUESTS). */
-  authLimiter?: TokenBucketLimiter;
+  authLimiter?: AuthRateLimiter;
+  /** The client's address of a request, through the trusted proxies; the socket's peer when absent. */
+  clientAddresses?: ClientAddresses;
+  /**
+   * A read (GET) not answered after this long is sent again (up to `readAttempts` sends within the
+   * request's timeout; the first reply wins): a replica killed mid-request costs about this, not
+   * the whole timeout. 0 or absent: every request is sent once. Writes are always sent once: none
+   * carries an idempotency key, so a repeat could apply it twice.
+   */
+  readRetryMs?: number;
   /** Checks the bearer JWT of sessions whose auth policy requires an external JWT signer. */
   extJwt?: ExtJwtSecondaryCheck;
   /** Session-scoped answers kept until an owner's event changes them (docs/adr/0015). */
@@ -84,9 +115,19 @@ function queryOf(req: Request): Record<string, string | string[]> {
   return out;
 }
 
+/** Sends of a read at most: the first, and two more while no reply came (a dead replica, then a hung one). */
+const readAttempts = 3;
+
 /** The whole edge for one request: route, authenticate, authorise, validate, dispatch, answer. */
 export function createPipeline(deps: PipelineDeps) {
   const timeoutMs = deps.requestTimeoutMs ?? 10_000;
+  const addresses = deps.clientAddresses ?? new ClientAddresses();
+  const sendOnce: RequestOptions = { timeoutMs };
+  const readOptions: RequestOptions =
+    deps.readRetryMs && deps.readRetryMs > 0
+      ? { timeoutMs, retry: { afterMs: deps.readRetryMs, attempts: readAttempts } }
+      : sendOnce;
+  const busOptions = (op: OperationDef): RequestOptions => (op.method === 'GET' ? readOptions : sendOnce);
 
   return async (req: Request, res: Response): Promise<void> => {
     const requestId = newRequestId();
@@ -124,8 +165,10 @@ export function createPipeline(deps: PipelineDeps) {
       }
       const { op, params } = found.match;
       matched = op;
+      const remoteAddress = addresses.of(req);
 
-      if (deps.authLimiter) limitAuthenticationAttempts(req, res, op, deps.authLimiter);
+      if (deps.authLimiter && isRateLimited(op))
+        await limitAuthenticationAttempts(res, op, deps.authLimiter, remoteAddress);
 
       const { caller, session } = await authenticate(req, res, op, deps);
 
@@ -169,8 +212,15 @@ export function createPipeline(deps: PipelineDeps) {
         ...(caller ? { caller } : {}),
         ...(session && hasPositions(session.positions) ? { after: session.positions } : {}),
         clientCertChain: clientCertificateChain(req.socket as TLSSocket),
-        remoteAddress: clientAddress(req),
+        remoteAddress,
       };
+      if (op.owner === 'gateway') {
+        const local = deps.local[`${op.api}.${op.operationId}`];
+        if (local && isStreamingHandler(local)) {
+          await local.serve(request, { req, res });
+          return;
+        }
+      }
       // A session-scoped read the gateway keeps: answered here unless the caller's own writes are
       // newer than the kept answer.
       let ticket: number | undefined;
@@ -185,7 +235,7 @@ export function createPipeline(deps: PipelineDeps) {
         answerCacheMetrics.lookup(label, deps.answers.following ? 'miss' : 'bypass');
         ticket = deps.answers.ticket();
       }
-      const settled = await settleProduced(() => dispatch(op, request, deps, timeoutMs));
+      const settled = await settleProduced(() => dispatch(op, request, deps, busOptions(op)));
       if (session && hasPositions(settled.produced)) {
         // Read-your-writes (docs/adr/0008): the session's next request, on any gateway replica,
         // carries these positions, and the services that consume them wait until applied. A
@@ -214,26 +264,38 @@ export function createPipeline(deps: PipelineDeps) {
       writeReply(req, res, result, requestId);
     } catch (err) {
       const apiError = toApiError(err, log);
-      sendError(req, res, apiError, requestId);
+      // A stream that failed once it started writing cannot answer with the envelope any more.
+      if (res.headersSent) {
+        if (!res.writableEnded) res.destroy();
+        return;
+      }
+      sendError(req, res, apiError, requestId, { envelope: matched !== undefined && answersAsStream(matched) });
     }
   };
+}
+
+/** Operations whose success is a stream (events, JSON lines): their errors are always the JSON envelope. */
+function answersAsStream(op: OperationDef): boolean {
+  return op.produces.some((type) => type === 'text/event-stream' || type === 'application/x-ndjson');
 }
 
 async function dispatch(
   op: OperationDef,
   request: OperationRequest,
   deps: PipelineDeps,
-  timeoutMs: number,
+  options: RequestOptions,
 ): Promise<OperationReply> {
   if (op.owner === 'gateway') {
     const local = deps.local[`${op.api}.${op.operationId}`];
-    if (!local) throw new ApiError('NOT_IMPLEMENTED');
+    if (!local || isStreamingHandler(local)) throw new ApiError('NOT_IMPLEMENTED');
     return local(request);
   }
   try {
-    return (await deps.bus.request(subjects.operation(op.owner, op.api, op.operationId), request, {
-      timeoutMs,
-    })) as OperationReply;
+    return (await deps.bus.request(
+      subjects.operation(op.owner, op.api, op.operationId),
+      request,
+      options,
+    )) as OperationReply;
   } catch (err) {
     throw busFailureError(err, op.owner, op.operationId);
   }

@@ -38,11 +38,22 @@ function acceptsJson(req: IncomingMessage): boolean {
   return !accept || accept.includes('*/*') || accept.includes('application/json');
 }
 
-export function sendError(req: IncomingMessage, res: ServerResponse, error: ApiError, requestId: string): void {
+/**
+ * The error envelope, or only the status when the client accepts no JSON (go-openapi's answer).
+ * `envelope` forces the envelope: the streams answer their errors with it whatever the client
+ * accepts (an EventSource asks for `text/event-stream` only).
+ */
+export function sendError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  error: ApiError,
+  requestId: string,
+  options: { envelope?: boolean } = {},
+): void {
   const status = statusOf(error.code);
   // A body left unread (refused before reading it) is not drained on a kept-alive connection.
   if (!req.complete) res.setHeader('connection', 'close');
-  if (!acceptsJson(req)) {
+  if (!options.envelope && !acceptsJson(req)) {
     res.statusCode = status;
     res.setHeader('content-type', contentTypeOf(String(req.headers.accept).split(',')[0]?.trim() ?? ''));
     res.end();

@@ -1,14 +1,14 @@
-import { type IntegrityResult, type Owner, maintenanceCallContracts as maintenance } from '@ziti/contracts';
+import {
+  type DatabaseOwner,
+  type IntegrityResult,
+  databaseOwners,
+  maintenanceCallContracts as maintenance,
+} from '@ziti/contracts';
 import { type Bus, callService } from '@ziti/platform';
 import type { ServiceMaintenance } from './database-maintenance.ports.ts';
 
-/** Every service that owns a database, in the order their results are listed. */
-export const databaseOwners = ['auth', 'pki-enrollment', 'policy', 'inventory'] as const satisfies readonly Exclude<
-  Owner,
-  'gateway'
->[];
-
-type DatabaseOwner = (typeof databaseOwners)[number];
+/** Every service that owns a database (the audit trail's too), in the order their results are listed. */
+export { databaseOwners };
 
 /** The maintenance calls of every service, over the bus (`ziti.rpc.<owner>.call.maintenance.*`). */
 export class BusServiceMaintenance implements ServiceMaintenance {

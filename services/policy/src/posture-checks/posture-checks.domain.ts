@@ -80,8 +80,12 @@ type Body = Record<string, unknown>;
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : []);
 const has = (body: Body, key: string) => Object.hasOwn(body, key) && body[key] !== undefined && body[key] !== null;
 
-/** Entity role attributes are plain strings without `#`/`@` (ZITI-FACTS §2.3); stored sorted and unique. */
-function roleAttributesOf(values: unknown): string[] {
+/**
+ * Entity role attributes are plain strings without `#`/`@` (ZITI-FACTS §2.3); stored sorted and
+ * unique. The rule auth and inventory apply to identities, services and edge routers too (a what-if
+ * checks proposed attributes with it).
+ */
+export function roleAttributesOf(values: unknown): string[] {
   const list = strings(values);
   for (const v of list) {
     if (v.startsWith('#') || v.startsWith('@')) {

@@ -82,6 +82,16 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
     return row ? Number(row.p) : undefined;
   }
 
+  async current(id: string): Promise<{ state: S; position: number } | undefined> {
+    const [row] = await queryRows<{ state: unknown; p: string | number }>(
+      this.db,
+      `select state, source_sequence as p from ${this.def.table} where id = $1 and not deleted`,
+      [id],
+      { prepare: true },
+    );
+    return row ? { state: json<S>(row.state), position: Number(row.p) } : undefined;
+  }
+
   pruneTombstones(watermark: number, olderThanSeconds = 3600): Promise<number> {
     return new ReadModelRows(this.db, this.def.table).pruneTombstones(watermark, olderThanSeconds);
   }

@@ -16,6 +16,7 @@ import {
 import type { Db, EventSink, EventSubscription, Logger, RebuildableReadModel } from '@ziti/platform';
 import { on } from '@ziti/platform';
 import type { z } from 'zod';
+import { applyOwnerState } from './owner-state.domain.ts';
 import { applyOwnerPage } from './read-model-integrity.domain.ts';
 import type { EdgeRouterReadModel, EntityReadModel, IdentityReadModel, ServiceReadModel } from './read-models.ports.ts';
 
@@ -62,8 +63,9 @@ function readModelFeed<S extends { id: string }>(
         on(
           def,
           async (tx, state, event, events) => {
-            if (await o.model(tx).apply(state, event.sequence, def === o.deleted))
-              await o.changed(tx, state.id, events);
+            await applyOwnerState(o.model(tx), state, event.sequence, def === o.deleted, (id) =>
+              o.changed(tx, id, events),
+            );
           },
           { read: o.schema },
         ),

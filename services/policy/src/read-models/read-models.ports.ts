@@ -19,6 +19,8 @@ export interface EntityReadModel<S extends { id: string }> {
   tombstoneAbsent(range: { after?: string; upTo?: string }, present: string[], position: number): Promise<number>;
   /** The position the stored row was written at. */
   positionOf(id: string): Promise<number | undefined>;
+  /** The live row's state and the position it was written at (undefined when absent or a tombstone). */
+  current(id: string): Promise<{ state: S; position: number } | undefined>;
   /** Deletes tombstones at or below `watermark` older than `olderThanSeconds`. */
   pruneTombstones(watermark: number, olderThanSeconds?: number): Promise<number>;
   /** Live rows with `after < id <= upTo` (bytewise id order), at most `limit`. */

@@ -1,0 +1,91 @@
+import type { EntityOwner, EntityStateType } from '@ziti/contracts';
+import {
+  type Db,
+  type LockOption,
+  type OwnerStatesPage,
+  type RebuildableReadModel,
+  json,
+  lockClause,
+  queryRows,
+} from '@ziti/platform';
+import { asEventState } from '../trail/entity-kinds.domain.ts';
+import type { EntityStateValue } from '../trail/state-diff.domain.ts';
+import type { EntityStateStore, KnownEntityState } from './entity-states.ports.ts';
+
+interface Row {
+  state: unknown;
+  deleted: boolean;
+  source_sequence: string | number;
+}
+
+export class PgEntityStateStore implements EntityStateStore {
+  constructor(private readonly db: Db) {}
+
+  async get(entityType: string, id: string, options: LockOption = {}): Promise<KnownEntityState | null> {
+    const [row] = await queryRows<Row>(
+      this.db,
+      `select state, deleted, source_sequence from entity_states where entity_type = $1 and id = $2${lockClause(options)}`,
+      [entityType, id],
+    );
+    return row
+      ? { state: json<EntityStateValue>(row.state, {}), deleted: row.deleted, position: Number(row.source_sequence) }
+      : null;
+  }
+
+  async put(
+    entry: { entityType: string; id: string; source: EntityOwner; state: EntityStateValue; deleted: boolean },
+    position: number,
+  ): Promise<boolean> {
+    const rows = await queryRows(
+      this.db,
+      `insert into entity_states (entity_type, id, source, state, deleted, source_sequence, updated_at)
+       values ($1, $2, $3, $4::jsonb, $5, $6, now())
+       on conflict (entity_type, id) do update
+          set source = excluded.source, state = excluded.state, deleted = excluded.deleted,
+              source_sequence = excluded.source_sequence, updated_at = now()
+        where entity_states.source_sequence < excluded.source_sequence
+       returning id`,
+      [entry.entityType, entry.id, entry.source, JSON.stringify(entry.state), entry.deleted, position],
+    );
+    return rows.length > 0;
+  }
+}
+
+/**
+ * The trail's entity states of one owner's entity type as a read model the platform rebuilds from the
+ * owner's state pages (first start, a new durable, a gap that outlived the stream; docs/adr/0008): each
+ * page's states, shaped as the events carry them, are written over older rows only, and live rows of the page's id range that the page
+ * lacks become tombstones at its position. Tombstones are pruned by the retention sweeper.
+ */
+export function entityStatesReadModel(
+  source: EntityOwner,
+  entity: EntityStateType,
+  entityType: string,
+): RebuildableReadModel {
+  return {
+    entity,
+    async applyPage(tx: Db, page: OwnerStatesPage): Promise<void> {
+      const states = page.states.map((state) => asEventState(source, entityType, state));
+      const present = states.map((state) => String(state.id));
+      if (present.length > 0)
+        await queryRows(
+          tx,
+          `insert into entity_states (entity_type, id, source, state, deleted, source_sequence, updated_at)
+           select $1, s->>'id', $2, s, false, $3, now() from jsonb_array_elements($4::jsonb) s
+           on conflict (entity_type, id) do update
+              set source = excluded.source, state = excluded.state, deleted = false,
+                  source_sequence = excluded.source_sequence, updated_at = now()
+            where entity_states.source_sequence < excluded.source_sequence`,
+          [entityType, source, page.position, JSON.stringify(states)],
+        );
+      await queryRows(
+        tx,
+        `update entity_states set deleted = true, source_sequence = $5, updated_at = now()
+          where entity_type = $1 and not deleted and source_sequence <= $5
+            and ($2::text is null or id collate "C" > $2) and ($3::text is null or id collate "C" <= $3)
+            and not (id = any($4::text[]))`,
+        [entityType, page.after ?? null, page.upTo ?? null, present, page.position],
+      );
+    },
+  };
+}
