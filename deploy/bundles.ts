@@ -1,8 +1,8 @@
 /**
  * The services as JavaScript bundles (issue 25): no TypeScript compiler and no loader at run time.
  * Each service's `src/main.ts` and everything it imports from the workspace (`@ziti/*`) is bundled
- * by esbuild (the compiler tsx uses) into `<out>/<service>.mjs`, code shared by several services in
- * `<out>/chunk-*.mjs` beside them; packages from node_modules stay imports, resolved from the
+ * by esbuild (the compiler tsx uses) into `<out>/<service>.mjs`, the operator's command into
+ * `<out>/ziti-edge-ops.mjs` (`toolEntries`), code shared by several of them in `<out>/chunk-*.mjs`; packages from node_modules stay imports, resolved from the
  * folder above `<out>` as from the repository root. What a module finds next to itself through
  * `import.meta.url` (the migrations) is copied under `<out>` at its repository path, and the module
  * is told that path, so a bundle folder works wherever it is put, next to a `node_modules`.
@@ -44,6 +44,13 @@ export const bundleEntries = {
   audit: 'services/audit/src/main.ts',
 } as const;
 export type BundleName = keyof typeof bundleEntries;
+
+/**
+ * Bundled beside the services, sharing their chunks: the operator's command (apps/ops), which the
+ * image puts on its PATH as `ziti-edge-ops` (`node /app/dist/ziti-edge-ops.mjs`). Left out of a tree
+ * that has no apps/ops.
+ */
+export const toolEntries = { 'ziti-edge-ops': 'apps/ops/src/main.ts' } as const;
 
 /**
  * How a service's bundle is run, the same in the local cluster and in the image (the entrypoint, the
@@ -197,7 +204,10 @@ export async function buildBundles(outDir: string, options: { sourcemap?: boolea
   };
   const result = await build({
     absWorkingDir: root,
-    entryPoints: bundleEntries,
+    entryPoints: {
+      ...bundleEntries,
+      ...Object.fromEntries(Object.entries(toolEntries).filter(([, entry]) => existsSync(join(root, entry)))),
+    },
     bundle: true,
     splitting: true,
     format: 'esm',

@@ -30,7 +30,7 @@ import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
-import { bundleEntries, serviceRuntime } from './bundles.ts';
+import { bundleEntries, serviceRuntime, toolEntries } from './bundles.ts';
 
 const deployDir = dirname(fileURLToPath(import.meta.url));
 const chartDir = join(deployDir, 'helm', 'ziti-edge');
@@ -467,6 +467,18 @@ const dockerfileFile = join(deployDir, 'Dockerfile');
     }
     for (const wanted of ['COPY --from=build /out/node_modules ./node_modules', 'COPY --from=build /out/dist ./dist'])
       if (!instructions.includes(wanted)) report(dockerfileFile, `the runtime stage lacks \`${wanted}\``);
+    // The operator's command on the PATH, running its bundle (built from apps/ops in the build stage).
+    if (
+      !instructions.some((l) =>
+        l.includes(`printf '#!/bin/sh\\nexec node /app/dist/ziti-edge-ops.mjs "$@"\\n' > /usr/local/bin/ziti-edge-ops`),
+      )
+    )
+      report(
+        dockerfileFile,
+        'the runtime stage does not put ziti-edge-ops (node /app/dist/ziti-edge-ops.mjs) on the PATH',
+      );
+    if (!build?.lines.includes('COPY apps/ops ./apps/ops'))
+      report(dockerfileFile, 'the build stage does not copy apps/ops, whose bundle is ziti-edge-ops');
     const env = instructions.filter((l) => /^ENV\s/i.test(l)).join(' ');
     for (const [name, value] of Object.entries(serviceRuntime.env))
       if (!new RegExp(`\\b${name}=${value}\\b`).test(env))
@@ -477,6 +489,7 @@ const dockerfileFile = join(deployDir, 'Dockerfile');
     report(dockerfileFile, 'Dockerfile.dockerignore does not send deploy/bundles.ts');
 }
 {
+  if (!('ziti-edge-ops' in toolEntries)) report(join(deployDir, 'bundles.ts'), 'toolEntries lacks ziti-edge-ops');
   const { missing, extra } = sameSet(Object.keys(bundleEntries), services);
   if (missing.length || extra.length)
     report(join(deployDir, 'bundles.ts'), `bundleEntries: missing ${missing} extra ${extra}`);
@@ -492,7 +505,7 @@ const dockerfileFile = join(deployDir, 'Dockerfile');
         `${name}: NODE_FLAGS="${flags.get(name) ?? '(none)'}", not serviceRuntime's "${wantedFlags}"`,
       );
   }
-  const exec = entrypoint.split('\n').filter((l) => /^\s*exec\s/.test(l));
+  const exec = entrypoint.split('\n').filter((l) => /^\s*exec node\s/.test(l));
   const wanted = 'exec node ${NODE_FLAGS} "dist/${ZITI_SERVICE}.mjs" "$@"';
   if (exec.length !== 1 || exec[0]!.trim() !== wanted)
     report(entrypointFile, `does not end in \`${wanted}\` (the service's bundle, with its flags)`);
@@ -530,7 +543,7 @@ const dockerfileFile = join(deployDir, 'Dockerfile');
     [jobsFile, readFileSync(jobsFile, 'utf8'), '\n\\s+- migrate'],
   ] as const) {
     const run = new RegExp(
-      `command: \\["/usr/bin/tini", "--", "node"\\]\\n\\s+args:\\n\\s+{{- include "ziti-edge\\.nodeArgs" \\(dict "root" \\$ "name" \\$name\\) \\| nindent \\d+ }}${extra}`,
+      `command: \\["/usr/bin/tini", "--", "node"\\]\\n\\s+args:\\n\\s+{{- include "ziti-edge\\.nodeArgs" \\(dict "root" \\$ "name" \\$name\\) \\| trim \\| nindent \\d+ }}${extra}`,
     );
     if (!run.test(text)) report(file, "the container does not run node on the service's bundle (ziti-edge.nodeArgs)");
     if (/main\.ts|\btsx\b/.test(text)) report(file, 'still names TypeScript sources or tsx');

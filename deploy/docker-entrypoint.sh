@@ -3,8 +3,15 @@
 #   docker run IMAGE gateway            the service as the first argument
 #   docker run -e ZITI_SERVICE=auth IMAGE
 #   docker run IMAGE policy migrate     apply the policy service's migrations and exit
+#   docker run IMAGE ziti-edge-ops doctor   the operator's command (with the services' environment)
 # Every argument after the service name is passed to the service's bundle, dist/<name>.mjs (deploy/bundles.ts).
 set -eu
+
+# The operator's command: docker run IMAGE ziti-edge-ops <command> (docs/operations.md).
+if [ "${1:-}" = ziti-edge-ops ]; then
+  shift
+  exec ziti-edge-ops "$@"
+fi
 
 case "${1:-}" in
   gateway | auth | pki-enrollment | policy | inventory | audit)

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleEntries, folderBytes, serviceRuntime } from '../../deploy/bundles.ts';
+import { bundleEntries, folderBytes, serviceRuntime, toolEntries } from '../../deploy/bundles.ts';
 import { createTestDatabase, infra, uniqueName, waitFor } from '../support/infra.ts';
 
 /**
@@ -45,17 +45,18 @@ async function get(port: number, path: string): Promise<{ status: number; text: 
 }
 
 /** Runs a bundle as the image does: `node <serviceRuntime flags> dist/<service>.mjs`, from the image folder. */
-function runBundle(service: keyof typeof bundleEntries, env: Record<string, string>, args: string[] = []) {
-  const child = spawn(
-    process.execPath,
-    [...serviceRuntime.nodeArgs[service], join('dist', `${service}.mjs`), ...args],
-    {
-      cwd: image,
-      // Only what the service is given: no NODE_OPTIONS (no loader), no development PATH entries.
-      env: { PATH: '/usr/bin:/bin', ...serviceRuntime.env, LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+function runBundle(
+  service: keyof typeof bundleEntries | keyof typeof toolEntries,
+  env: Record<string, string>,
+  args: string[] = [],
+) {
+  const flags = service in bundleEntries ? serviceRuntime.nodeArgs[service as keyof typeof bundleEntries] : [];
+  const child = spawn(process.execPath, [...flags, join('dist', `${service}.mjs`), ...args], {
+    cwd: image,
+    // Only what the service is given: no NODE_OPTIONS (no loader), no development PATH entries.
+    env: { PATH: '/usr/bin:/bin', ...serviceRuntime.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -180,6 +181,14 @@ describe('the image build (deploy/bundles.ts)', () => {
     expect(await policy.exited).toBe(0);
     expect(await auth.exited).toBe(0);
   }, 120_000);
+
+  it('runs the operator’s command from its bundle, as the image’s ziti-edge-ops does', async () => {
+    const run = runBundle('ziti-edge-ops', {}, ['--help']);
+    const code = await Promise.race([run.exited, new Promise((r) => setTimeout(() => r('timeout'), 30_000))]);
+    expect(code, run.output()).toBe(0);
+    expect(run.output()).toMatch(/check-config/);
+    expect(run.output()).toMatch(/doctor/);
+  }, 60_000);
 
   it('applies a service’s migrations and exits with `<bundle> migrate`, as the chart’s Jobs do', async () => {
     const db = await createTestDatabase('bundle_inventory');
