@@ -29,8 +29,9 @@
  * related rows) and, in `compileCondition`, `sort by` / `skip` / `limit` are 400 INVALID_FILTER, as
  * are the type errors the translator finds without a field map (`count(x) = "a"`).
  */
-import type { BoolExpr, Lhs, Literal, Query, SetExpr } from './ast.ts';
+import type { BoolExpr, Literal, Query, SetExpr } from './ast.ts';
 import { invalidFilter } from './errors.ts';
+import { type Leaf, type Operation, literalsOf, splitOperation } from './operation.ts';
 import { datetimeLiteral, parseQuery } from './parser.ts';
 
 /** A condition ready to evaluate: true when the document matches. */
@@ -114,7 +115,7 @@ function checkExpr(expr: BoolExpr): void {
       if (expr.lhs.kind === 'count') {
         symbolOf(expr.lhs.set);
         // A count is a number: the translator's type check, which needs no field map here.
-        const { leaf } = split(expr);
+        const { leaf } = splitOperation(expr);
         const ok =
           leaf.kind === 'contains'
             ? leaf.value.type === 'string' || leaf.value.type === 'number'
@@ -167,48 +168,6 @@ function setValue(document: unknown, name: string): readonly unknown[] | undefin
 
 // ---- operations --------------------------------------------------------------------------------------
 
-type Operation = Extract<BoolExpr, { kind: 'compare' | 'in' | 'between' | 'contains' }>;
-
-/** The positive form of an operation; `!=` and the `not …` variants are its negation. */
-type Leaf =
-  | { readonly kind: 'compare'; readonly op: '=' | '<' | '<=' | '>' | '>='; readonly value: Literal }
-  | { readonly kind: 'in'; readonly values: readonly Literal[] }
-  | { readonly kind: 'between'; readonly lower: Literal; readonly upper: Literal }
-  | { readonly kind: 'contains'; readonly value: Literal; readonly ignoreCase: boolean };
-
-function split(expr: Operation): { lhs: Lhs; leaf: Leaf; negate: boolean } {
-  switch (expr.kind) {
-    case 'compare':
-      return {
-        lhs: expr.lhs,
-        leaf: { kind: 'compare', op: expr.op === '!=' ? '=' : expr.op, value: expr.value },
-        negate: expr.op === '!=',
-      };
-    case 'in':
-      return { lhs: expr.lhs, leaf: { kind: 'in', values: expr.values }, negate: expr.negated };
-    case 'between':
-      return { lhs: expr.lhs, leaf: { kind: 'between', lower: expr.lower, upper: expr.upper }, negate: expr.negated };
-    case 'contains':
-      return {
-        lhs: expr.lhs,
-        leaf: { kind: 'contains', value: expr.value, ignoreCase: expr.ignoreCase },
-        negate: expr.negated,
-      };
-  }
-}
-
-function literalsOf(leaf: Leaf): readonly Literal[] {
-  switch (leaf.kind) {
-    case 'compare':
-    case 'contains':
-      return [leaf.value];
-    case 'in':
-      return leaf.values;
-    case 'between':
-      return [leaf.lower, leaf.upper];
-  }
-}
-
 /** Three-valued: null is "unknown" (a missing value, a type that cannot compare). */
 type Truth = boolean | null;
 
@@ -219,7 +178,7 @@ function settle(result: Truth, negate: boolean): boolean {
 }
 
 function operation(expr: Operation, document: unknown): boolean {
-  const { lhs, leaf, negate } = split(expr);
+  const { lhs, leaf, negate } = splitOperation(expr);
   switch (lhs.kind) {
     case 'symbol':
       return settle(test(lookup(document, lhs.name), leaf), negate);

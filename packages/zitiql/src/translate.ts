@@ -18,9 +18,10 @@
  *   values numerically (a string value against a number literal compares as text, like Go's conversion),
  *   booleans as booleans; `= null` matches a missing key or a JSON null.
  */
-import type { BoolExpr, DatetimeLiteral, Lhs, Literal, Query, SetExpr, SortField } from './ast.ts';
+import type { BoolExpr, DatetimeLiteral, Literal, Query, SetExpr, SortField } from './ast.ts';
 import { type FieldType, type QueryEntity, resolveEntity, type SetField, type SubqueryDef, sqlOf } from './entity.ts';
 import { invalidFilter } from './errors.ts';
+import { type Leaf, type Operation, literalsOf, splitOperation } from './operation.ts';
 
 /** At most this many `sort by` fields are honoured (storage `boltz/query.go SortMax`). */
 export const MAX_SORT_FIELDS = 5;
@@ -221,36 +222,8 @@ function wrapLeaf(sql: string, negate: boolean, negatedPosition: boolean): strin
   return negatedPosition ? `coalesce(${sql}, false)` : sql;
 }
 
-/** The positive form of an operation; the `!=`/`not …` variants are its negation. */
-type Leaf =
-  | { readonly kind: 'compare'; readonly op: '=' | '<' | '<=' | '>' | '>='; readonly value: Literal }
-  | { readonly kind: 'in'; readonly values: readonly Literal[] }
-  | { readonly kind: 'between'; readonly lower: Literal; readonly upper: Literal }
-  | { readonly kind: 'contains'; readonly value: Literal; readonly ignoreCase: boolean }
-  | { readonly kind: 'truthy' };
-
-type Operation = Extract<BoolExpr, { kind: 'compare' | 'in' | 'between' | 'contains' }>;
-
-function splitOperation(expr: Operation): { lhs: Lhs; leaf: Leaf; negate: boolean } {
-  switch (expr.kind) {
-    case 'compare':
-      return {
-        lhs: expr.lhs,
-        leaf: { kind: 'compare', op: expr.op === '!=' ? '=' : expr.op, value: expr.value },
-        negate: expr.op === '!=',
-      };
-    case 'in':
-      return { lhs: expr.lhs, leaf: { kind: 'in', values: expr.values }, negate: expr.negated };
-    case 'between':
-      return { lhs: expr.lhs, leaf: { kind: 'between', lower: expr.lower, upper: expr.upper }, negate: expr.negated };
-    case 'contains':
-      return {
-        lhs: expr.lhs,
-        leaf: { kind: 'contains', value: expr.value, ignoreCase: expr.ignoreCase },
-        negate: expr.negated,
-      };
-  }
-}
+/** A leaf of the SQL translator: an operation's positive form, or a bare boolean symbol. */
+type SqlLeaf = Leaf | { readonly kind: 'truthy' };
 
 function operationSql(ctx: Context, scope: Scope, expr: Operation, negatedPosition: boolean): string {
   const { lhs, leaf, negate } = splitOperation(expr);
@@ -331,22 +304,8 @@ function subquerySql(ctx: Context, scope: Scope, set: Extract<SetExpr, { kind: '
 
 // ---- leaf predicates ---------------------------------------------------------------------------------
 
-function literalsOf(leaf: Leaf): readonly Literal[] {
-  switch (leaf.kind) {
-    case 'compare':
-    case 'contains':
-      return [leaf.value];
-    case 'in':
-      return leaf.values;
-    case 'between':
-      return [leaf.lower, leaf.upper];
-    case 'truthy':
-      return [];
-  }
-}
-
 /** Whether a symbol of `type` can take part in `leaf` with these literals (Go's automatic conversions). */
-function compatible(type: FieldType, leaf: Leaf): boolean {
+function compatible(type: FieldType, leaf: SqlLeaf): boolean {
   if (leaf.kind === 'truthy') return type === 'boolean';
   const literals = literalsOf(leaf);
   if (leaf.kind === 'compare' && leaf.value.type === 'null') return true;
@@ -372,7 +331,7 @@ function accepts(type: FieldType, literal: Literal): boolean {
   }
 }
 
-function incompatibility(type: FieldType, leaf: Leaf, name: string): Error {
+function incompatibility(type: FieldType, leaf: SqlLeaf, name: string): Error {
   if (leaf.kind === 'truthy') return invalidFilter(`symbol '${name}' is not a boolean symbol`);
   if (leaf.kind === 'contains') {
     return invalidFilter(
@@ -384,14 +343,14 @@ function incompatibility(type: FieldType, leaf: Leaf, name: string): Error {
   return invalidFilter(`symbol '${name}' of type ${type} can not be compared to a ${what} value`);
 }
 
-function predicate(ctx: Context, operand: Operand, leaf: Leaf, name: string): string {
+function predicate(ctx: Context, operand: Operand, leaf: SqlLeaf, name: string): string {
   if (operand.kind === 'json') return jsonPredicate(ctx, operand.sql, leaf);
   if (!compatible(operand.type, leaf)) throw incompatibility(operand.type, leaf, name);
   return typedPredicate(ctx, operand.sql, operand.type, leaf);
 }
 
 /** Must only be called when `compatible(type, leaf)`. */
-function typedPredicate(ctx: Context, sql: string, type: FieldType, leaf: Leaf): string {
+function typedPredicate(ctx: Context, sql: string, type: FieldType, leaf: SqlLeaf): string {
   const collate = type === 'string' ? ' collate "C"' : '';
   switch (leaf.kind) {
     case 'truthy':
@@ -419,7 +378,7 @@ const JSON_ALTERNATIVES: ReadonlyArray<readonly [string, FieldType, (json: strin
   ['boolean', 'boolean', (j) => `(${j} #>> '{}')::boolean`],
 ];
 
-function jsonPredicate(ctx: Context, json: string, leaf: Leaf): string {
+function jsonPredicate(ctx: Context, json: string, leaf: SqlLeaf): string {
   if (leaf.kind === 'compare' && leaf.value.type === 'null')
     return `(coalesce(jsonb_typeof(${json}), 'null') = 'null')`;
   if (leaf.kind === 'truthy') return `(${json} = 'true'::jsonb)`;
