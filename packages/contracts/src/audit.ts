@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { requestMetaSchema } from './bus.ts';
+import { auditRecordDetail } from './generated/schemas.ts';
 
 /**
  * The audit trail and the change feed (issue 24).
@@ -82,34 +83,14 @@ export const entityChangeEvent = z.object({
 });
 export type EntityChangeEvent = z.infer<typeof entityChangeEvent>;
 
-/** One audit record, as listed by `GET /extensions/audit-records` (the spec's `auditRecordDetail`). */
-export const auditRecordState = z.object({
-  id: z.string(),
-  at: z.string(),
-  category: z.enum(['change', 'authentication']),
-  operation: z.string(),
-  method: z.string().optional(),
-  requestId: z.string(),
-  remoteAddress: z.string().optional(),
-  actorId: z.string().optional(),
-  actorName: z.string().optional(),
-  apiSessionId: z.string().optional(),
-  entityType: z.string().optional(),
-  entityId: z.string().optional(),
-  entityName: z.string().optional(),
-  /** created, updated or deleted (a change); succeeded or failed (an authentication). */
-  action: z.string(),
-  /** Each changed field with its value before and after (secrets never; certificates as fingerprints). */
-  changes: z.record(z.string(), z.object({ before: z.unknown(), after: z.unknown() })).optional(),
-  authMethod: z.string().optional(),
-  reason: z.string().optional(),
-  /**
-   * The source event the record was made from, `<source>:<position>`; for an authentication attempt,
-   * `<source>:<position>#<index>`, its place in the event's batch (from 0). Unique: a redelivered event
-   * makes no second record.
-   */
-  eventId: z.string(),
-});
+/**
+ * One audit record, as listed by `GET /extensions/audit-records`: the spec's `auditRecordDetail`
+ * (management-extensions.yml), generated from it so the stored, published and served shapes are one.
+ * `eventId` is the source event the record was made from, `<source>:<position>`; for an
+ * authentication attempt `<source>:<position>#<index>`, its place in the event's batch (from 0).
+ * Unique: a redelivered event makes no second record.
+ */
+export const auditRecordState = auditRecordDetail;
 export type AuditRecordState = z.infer<typeof auditRecordState>;
 
 /** What the audit service publishes for each record: the record, and for a change its entity-change event. */

@@ -188,6 +188,13 @@ export type ApiVersion = z.infer<typeof apiVersion>;
 export const attributes = z.array(z.string()).nullable().meta({ id: 'attributes' });
 export type Attributes = z.infer<typeof attributes>;
 
+/** One changed field's value before and after the change (absent before a create, after a delete) */
+export const auditRecordChange = z.object({
+  before: z.unknown().optional(),
+  after: z.unknown().optional(),
+}).meta({ id: 'auditRecordChange' });
+export type AuditRecordChange = z.infer<typeof auditRecordChange>;
+
 export const auditRecordDetail = z.object({
   id: z.string(),
   at: z.string().meta({ format: 'date-time' }),
@@ -202,8 +209,8 @@ export const auditRecordDetail = z.object({
   entityType: z.string().optional(),
   entityId: z.string().optional(),
   entityName: z.string().optional(),
-  action: z.string().optional(),
-  changes: z.record(z.string(), z.unknown().meta({ type: 'object' })).optional(),
+  action: z.string(),
+  changes: z.record(z.string(), auditRecordChange).optional(),
   authMethod: z.string().optional(),
   reason: z.string().optional(),
   eventId: z.string(),
@@ -2824,6 +2831,7 @@ export const definitions = {
   apiSessionPostureData,
   apiVersion,
   attributes,
+  auditRecordChange,
   auditRecordDetail,
   auditRecordList,
   authPolicyCreate,
