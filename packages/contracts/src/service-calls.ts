@@ -67,6 +67,12 @@ export interface CallContract<
   readonly action: string;
   readonly request: Request;
   readonly reply: Reply;
+  /**
+   * Safe to send again: the call only reads, so a second send (to another replica, while the first
+   * is unanswered) cannot apply anything twice. `callService` re-sends such a call when no reply
+   * came within `callRepeatAfterMs`; every other call is sent once.
+   */
+  readonly repeatable: boolean;
 }
 
 /** What a caller sends. */
@@ -83,8 +89,9 @@ function callContract<const O extends CallOwner, Request extends z.ZodType, Repl
   action: string,
   request: Request,
   reply: Reply,
+  kind: 'read' | 'write',
 ): CallContract<Request, Reply, O> {
-  return { servedBy, action, request, reply };
+  return { servedBy, action, request, reply, repeatable: kind === 'read' };
 }
 
 /** The answer of a call that only does something. */
@@ -108,42 +115,49 @@ export const authCallContracts = {
     authCallNames.createAuthenticator,
     createAuthenticatorRequestSchema,
     z.object({ id: z.string() }),
+    'write',
   ),
   getAuthenticator: callContract(
     ['auth'],
     authCallNames.getAuthenticator,
     authenticatorIdRequestSchema,
     credentialAuthenticatorSchema,
+    'read',
   ),
   stageCertificate: callContract(
     ['auth'],
     authCallNames.stageCertificate,
     stageCertificateRequestSchema,
     doneReplySchema,
+    'write',
   ),
   replaceCertificate: callContract(
     ['auth'],
     authCallNames.replaceCertificate,
     replaceCertificateRequestSchema,
     doneReplySchema,
+    'write',
   ),
   deleteAuthenticator: callContract(
     ['auth'],
     authCallNames.deleteAuthenticator,
     authenticatorIdRequestSchema,
     doneReplySchema,
+    'write',
   ),
   getIdentities: callContract(
     ['auth'],
     authCallNames.getIdentities,
     getIdentitiesRequestSchema,
     getIdentitiesResultSchema,
+    'read',
   ),
   createIdentity: callContract(
     ['auth'],
     authCallNames.createIdentity,
     createIdentityRequestSchema,
     createIdentityResultSchema,
+    'write',
   ),
   /**
    * The gateway's per-request check of an auth policy's `secondary.requireExtJwtSigner`; auth owns
@@ -154,35 +168,40 @@ export const authCallContracts = {
     'verifyExtJwtSecondary',
     extJwtSecondaryRequestSchema,
     extJwtSecondaryResultSchema,
+    'read',
   ),
 } as const;
 
 /** Calls pki-enrollment serves: the edge API's TLS identity, certificate verdicts, identity enrollments. */
 export const pkiEnrollmentCallContracts = {
-  serverIdentity: callContract(['pki-enrollment'], calls.serverIdentity, noRequest, serverIdentitySchema),
+  serverIdentity: callContract(['pki-enrollment'], calls.serverIdentity, noRequest, serverIdentitySchema, 'read'),
   verifyClientCertificate: callContract(
     ['pki-enrollment'],
     pkiCallNames.verifyClientCertificate,
     verifyClientCertificateRequestSchema,
     verifyClientCertificateResultSchema,
+    'read',
   ),
   pendingEnrollments: callContract(
     ['pki-enrollment'],
     pkiCallNames.pendingEnrollments,
     pendingEnrollmentsRequestSchema,
     pendingEnrollmentsResultSchema,
+    'read',
   ),
   createIdentityEnrollments: callContract(
     ['pki-enrollment'],
     pkiCallNames.createIdentityEnrollments,
     createIdentityEnrollmentsRequestSchema,
     createIdentityEnrollmentsResultSchema,
+    'write',
   ),
   deleteIdentityEnrollments: callContract(
     ['pki-enrollment'],
     pkiCallNames.deleteIdentityEnrollments,
     deleteIdentityEnrollmentsRequestSchema,
     z.object({ ids: z.array(z.string()) }),
+    'write',
   ),
 } as const;
 
@@ -193,18 +212,21 @@ export const routerEnrollmentCallContracts = {
     routerEnrollmentActions.issue,
     issueRouterEnrollmentRequestSchema,
     routerEnrollmentInfoSchema,
+    'write',
   ),
   revoke: callContract(
     ['pki-enrollment'],
     routerEnrollmentActions.revoke,
     revokeRouterEnrollmentsRequestSchema,
     doneReplySchema,
+    'write',
   ),
   pending: callContract(
     ['pki-enrollment'],
     routerEnrollmentActions.pending,
     pendingRouterEnrollmentsRequestSchema,
     pendingRouterEnrollmentsReplySchema,
+    'read',
   ),
 } as const;
 
@@ -215,24 +237,28 @@ export const inventoryCallContracts = {
     inventoryCallNames.clientServiceTerminators,
     clientServiceTerminatorsRequestSchema,
     listEnvelopeSchema,
+    'read',
   ),
   routerEnrolled: callContract(
     ['inventory'],
     routerEnrollmentActions.enrolled,
     routerEnrolledRequestSchema,
     doneReplySchema,
+    'write',
   ),
   routerByFingerprint: callContract(
     ['inventory'],
     routerEnrollmentActions.byFingerprint,
     routerByFingerprintRequestSchema,
     routerByFingerprintReplySchema,
+    'read',
   ),
   routerCertificateChanged: callContract(
     ['inventory'],
     routerEnrollmentActions.certificateChanged,
     routerCertificateChangedRequestSchema,
     doneReplySchema,
+    'write',
   ),
 } as const;
 
@@ -246,19 +272,33 @@ export type DatabaseOwner = (typeof databaseOwners)[number];
 
 /** The maintenance calls the database owners serve (see `maintenanceActions`). */
 export const maintenanceCallContracts = {
-  summaryCounts: callContract(databaseOwners, maintenanceActions.summaryCounts, noRequest, summaryCountsSchema),
+  summaryCounts: callContract(databaseOwners, maintenanceActions.summaryCounts, noRequest, summaryCountsSchema, 'read'),
   integrityCheck: callContract(
     databaseOwners,
     maintenanceActions.integrityCheck,
     integrityCheckRequestSchema,
     integrityCheckReplySchema,
+    'write',
   ),
-  snapshot: callContract(databaseOwners, maintenanceActions.snapshot, snapshotRequestSchema, snapshotReplySchema),
+  snapshot: callContract(
+    databaseOwners,
+    maintenanceActions.snapshot,
+    snapshotRequestSchema,
+    snapshotReplySchema,
+    'write',
+  ),
   entityStates: callContract(
     entityOwners,
     maintenanceActions.entityStates,
     entityStatesRequestSchema,
     entityStatesReplySchema,
+    'read',
   ),
-  eventPosition: callContract(databaseOwners, maintenanceActions.eventPosition, noRequest, eventPositionReplySchema),
+  eventPosition: callContract(
+    databaseOwners,
+    maintenanceActions.eventPosition,
+    noRequest,
+    eventPositionReplySchema,
+    'read',
+  ),
 } as const;

@@ -14,8 +14,19 @@ import { NoRespondersError, RequestTimeoutError } from './bus/bus.ts';
 export const defaultCallTimeoutMs = 8_000;
 
 /**
+ * A call that only reads (`repeatable`) is sent again after this long without a reply, up to
+ * `callSends` sends, and the first reply wins: a callee replica killed or frozen with the call in
+ * flight costs the caller about this, not the whole timeout (issue 25). NATS spreads each send over
+ * the callee's replicas, so a second send usually reaches a live one. A call that writes is sent once.
+ */
+export const callRepeatAfterMs = 1_500;
+/** The most sends of a repeatable call: the first, and two more while no reply came. */
+export const callSends = 3;
+
+/**
  * A call to another service (`ziti.rpc.<owner>.call.<action>`) as its contract declares it
- * (packages/contracts/src/service-calls.ts): a down or slow owner becomes the API's 503 codes,
+ * (packages/contracts/src/service-calls.ts), re-sent while unanswered when it only reads
+ * (`callRepeatAfterMs`; `repeatAfterMs: 0` sends it once): a down or slow owner becomes the API's 503 codes,
  * never a 500; a reply that does not match the contract is UNHANDLED; the event positions the
  * callee's writes produced are recorded for the current request (docs/adr/0008).
  */
@@ -24,12 +35,14 @@ export async function callService<C extends CallContract>(
   owner: C['servedBy'][number],
   contract: C,
   request: CallRequest<C>,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number; repeatAfterMs?: number } = {},
 ): Promise<CallReply<C>> {
   let result: unknown;
+  const repeatAfterMs = options.repeatAfterMs ?? callRepeatAfterMs;
   try {
     result = await bus.request(subjects.call(owner, contract.action), request, {
       timeoutMs: options.timeoutMs ?? defaultCallTimeoutMs,
+      ...(contract.repeatable && repeatAfterMs > 0 ? { retry: { afterMs: repeatAfterMs, attempts: callSends } } : {}),
     });
   } catch (err) {
     throw busFailureError(err, owner, contract.action);

@@ -1,5 +1,12 @@
 import { Writable } from 'node:stream';
-import { ApiError, statusOf } from '@ziti/contracts';
+import {
+  ApiError,
+  inventoryCallContracts,
+  maintenanceCallContracts,
+  queueGroup,
+  statusOf,
+  subjects,
+} from '@ziti/contracts';
 import { connect } from 'nats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { infra, uniqueName, waitFor } from '../../../test/support/infra.ts';
@@ -9,8 +16,12 @@ import {
   NoRespondersError,
   RequestTimeoutError,
   busFailureError,
+  callHandlers,
+  callService,
   createLogger,
+  serveCalls,
 } from '../src/index.ts';
+import { maxRepeatsToAll } from '../src/bus/nats-bus.ts';
 import { TcpProxy } from './support/tcp-proxy.ts';
 
 /**
@@ -180,6 +191,68 @@ describe('a request that is safe to repeat', () => {
     expect(result.ms).toBeLessThan(afterMs + 500);
   });
 
+  it('reaches a live replica when a hung one keeps its connection: the repeat goes to every replica', async () => {
+    const namespace = uniqueName('hung');
+    const subject = 'ziti.rpc.inventory.op.client.listHung';
+    const caller = await bus(infra.natsUrl, namespace);
+    const hung = await bus(infra.natsUrl, namespace);
+    const live = await bus(infra.natsUrl, namespace);
+    let hungTook = 0;
+    const liveSaw: string[] = [];
+    // Hung: takes its share of requests (first sends and repeats) and never answers any.
+    hung.serve(subject, 'ziti-inventory', () => {
+      hungTook++;
+      return new Promise(() => undefined);
+    });
+    live.serve(subject, 'ziti-inventory', async (_payload, seen) => {
+      liveSaw.push(seen);
+      return { ok: true };
+    });
+    await Promise.all([flushed(hung), flushed(live)]);
+    // Twenty reads, two sends each at most: had the repeat gone to the queue group too, NATS's
+    // random pick would send both of some read's sends to the hung replica (each read: 1 in 4).
+    const afterMs = 200;
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        timed(() => caller.request(subject, {}, { timeoutMs: 3_000, retry: { afterMs, attempts: 2 } })),
+      ),
+    );
+    for (const r of results) {
+      expect(r.error).toBeUndefined();
+      expect(r.value).toEqual({ ok: true });
+      expect(r.ms).toBeLessThan(afterMs + 1_000);
+    }
+    expect(hungTook).toBeGreaterThan(0);
+    // The handler sees the request's own subject, whichever way it came.
+    expect(new Set(liveSaw)).toEqual(new Set([subject]));
+  });
+
+  it('sends at most maxRepeatsToAll repeats to every replica at once: a slow cluster is not multiplied', async () => {
+    const namespace = uniqueName('slow-all');
+    const subject = 'ziti.rpc.policy.op.client.listAllSlow';
+    const caller = await bus(infra.natsUrl, namespace);
+    const replicas = [await bus(infra.natsUrl, namespace), await bus(infra.natsUrl, namespace)];
+    let runs = 0;
+    for (const replica of replicas)
+      replica.serve(subject, 'ziti-policy', async () => {
+        runs++;
+        await new Promise((r) => setTimeout(r, 600));
+        return { ok: true };
+      });
+    await Promise.all(replicas.map(flushed));
+    const requests = maxRepeatsToAll + 18;
+    const results = await Promise.all(
+      Array.from({ length: requests }, () =>
+        timed(() => caller.request(subject, {}, { timeoutMs: 5_000, retry: { afterMs: 100, attempts: 2 } })),
+      ),
+    );
+    for (const r of results) expect(r.value).toEqual({ ok: true });
+    // Every request was repeated (each answer took 600 ms): the first maxRepeatsToAll repeats ran on
+    // both replicas, the rest on one, as a first send does.
+    await waitFor(() => runs >= requests + 2 * maxRepeatsToAll + (requests - maxRepeatsToAll), 'every send handled');
+    expect(runs).toBe(requests + 2 * maxRepeatsToAll + (requests - maxRepeatsToAll));
+  });
+
   it('takes the first reply of any send: a slow first replica still answers, and answers once', async () => {
     const namespace = uniqueName('slow');
     const subject = 'ziti.rpc.policy.op.client.listSlow';
@@ -244,5 +317,83 @@ describe('a request that is not safe to repeat (a write)', () => {
     expect(result.error).toBeInstanceOf(RequestTimeoutError);
     expect(result.ms).toBeGreaterThanOrEqual(590);
     expect(got).toBe(1);
+  });
+});
+
+describe('a service-to-service call (callService)', () => {
+  /** A replica that takes every call sent to it and never answers (frozen, its NATS connection still up). */
+  async function frozenReplica(namespace: string, owner: 'inventory', action: string) {
+    const frozen = await connect({ servers: infra.natsUrl, name: 'frozen' });
+    cleanups.push(() => frozen.close());
+    let taken = 0;
+    frozen.subscribe(`${namespace}.${subjects.call(owner, action)}`, {
+      queue: queueGroup(owner),
+      callback: () => void taken++,
+    });
+    await frozen.flush();
+    return { taken: () => taken };
+  }
+
+  it('that only reads is sent again while unanswered, and a live replica answers it', async () => {
+    const namespace = uniqueName('call-read');
+    const contract = maintenanceCallContracts.eventPosition;
+    expect(contract.repeatable).toBe(true);
+    const caller = await bus(infra.natsUrl, namespace);
+    const frozen = await frozenReplica(namespace, 'inventory', contract.action);
+    // The frozen replica is the only one at first, so the first send certainly reaches it; the live
+    // replica joins once it has.
+    const live = await bus(infra.natsUrl, namespace);
+    let served = 0;
+    const joined = waitFor(() => frozen.taken() === 1, 'the first send at the frozen replica').then(async () => {
+      serveCalls(
+        live,
+        'inventory',
+        callHandlers({ eventPosition: contract }, { eventPosition: async () => ({ position: ++served }) }),
+      );
+      await flushed(live);
+    });
+    const repeatAfterMs = 400;
+    const result = await timed(() =>
+      callService(caller, 'inventory', contract, {}, { timeoutMs: 8_000, repeatAfterMs }),
+    );
+    await joined;
+    expect(result.error).toBeUndefined();
+    expect(result.value).toEqual({ position: 1 });
+    expect(served).toBe(1);
+    // About one repeat interval (a second send may reach the frozen one again: then two), never the timeout.
+    expect(result.ms).toBeGreaterThanOrEqual(repeatAfterMs - 20);
+    expect(result.ms).toBeLessThan(3 * repeatAfterMs + 1_000);
+  });
+
+  it('that writes is sent once: a frozen replica holding it costs the timeout, and nothing runs twice', async () => {
+    const namespace = uniqueName('call-write');
+    const contract = inventoryCallContracts.routerEnrolled;
+    expect(contract.repeatable).toBe(false);
+    const caller = await bus(infra.natsUrl, namespace);
+    const frozen = await frozenReplica(namespace, 'inventory', contract.action);
+    const live = await bus(infra.natsUrl, namespace);
+    let runs = 0;
+    const result = await timed(async () => {
+      const call = callService(
+        caller,
+        'inventory',
+        contract,
+        { routerId: 'r1', kind: 'edge', fingerprint: 'ab', certPem: 'pem' },
+        { timeoutMs: 1_500, repeatAfterMs: 200 },
+      );
+      await waitFor(() => frozen.taken() === 1, 'the send at the frozen replica');
+      serveCalls(
+        live,
+        'inventory',
+        callHandlers({ routerEnrolled: contract }, { routerEnrolled: async () => (runs++, {}) }),
+      );
+      await flushed(live);
+      return call;
+    });
+    expect(result.error).toBeInstanceOf(ApiError);
+    expect((result.error as ApiError).code).toBe('TIMEOUT');
+    expect(result.ms).toBeGreaterThanOrEqual(1_480);
+    expect(frozen.taken()).toBe(1);
+    expect(runs).toBe(0);
   });
 });

@@ -24,9 +24,11 @@ export interface RequestOptions {
    * For a request that is safe to repeat (a read, or a write whose idempotency is guaranteed; the
    * gateway sends only its GETs so): when no reply came within `afterMs`, the same request is sent
    * again, and again after each further `afterMs`, up to `attempts` sends in all, within `timeoutMs`.
-   * The queue group picks a replica for each send (one that died is no longer among them), the
-   * earlier sends may still answer, and the first reply wins, so a slow replica costs nothing but a
-   * repeated read. The in-process bus has no replicas and ignores it.
+   * The queue group picks the replica of the first send; a repeat goes to every replica of the
+   * owner (NATS: `repeatSubject`), so it reaches a live one even when the replica holding the first
+   * send is frozen or hung with its connection up. The earlier sends may still answer, and the first
+   * reply wins, so a slow replica costs nothing but a repeated read. The in-process bus has no
+   * replicas and ignores it.
    */
   retry?: { afterMs: number; attempts: number };
 }

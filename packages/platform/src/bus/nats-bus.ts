@@ -7,6 +7,7 @@ import {
   type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
+  type Msg,
   type NatsConnection,
   NatsError,
   RetentionPolicy,
@@ -58,8 +59,25 @@ interface PendingRequest {
   keys: string[];
   /** Sends that have not answered "no responders" (the server's 503 status message). */
   outstanding: number;
+  /** A repeat went to every replica (`repeatSubject`): it holds one of `maxRepeatsToAll` until done. */
+  toAll: boolean;
   done: boolean;
 }
+
+/**
+ * The subject a repeated request goes to: every replica of the owner subscribes to it outside the
+ * queue group, so a repeat reaches each live replica instead of NATS's random pick of one, which
+ * may be the very replica that holds the first send (frozen, hung on a dependency, being killed)
+ * with its connection still up. The first reply wins; the others are dropped.
+ */
+export const repeatSubject = (subject: string) => `repeat.${subject}`;
+
+/**
+ * The most requests of one process whose repeat went to every replica at once; beyond it a repeat
+ * goes to the queue group as the first send did, so a slow cluster (every request late) is not
+ * multiplied by its replica count.
+ */
+export const maxRepeatsToAll = 32;
 
 /**
  * A request made while this process has no connection to NATS (lost, reconnecting, or closed):
@@ -113,6 +131,8 @@ export class NatsBus implements Bus {
    * error (with its stack) per request, which showed in the gateway's profile.
    */
   private readonly pending = new Map<string, PendingRequest>();
+  /** Requests in flight whose repeat went to every replica (`maxRepeatsToAll`). */
+  private repeatsToAll = 0;
   private readonly inbox = createInbox();
   private replies?: Subscription;
   private nextRequest = 0;
@@ -195,6 +215,7 @@ export class NatsBus implements Bus {
   private finish(waiting: PendingRequest, outcome: Uint8Array | Error): void {
     if (waiting.done) return;
     waiting.done = true;
+    if (waiting.toAll) this.repeatsToAll--;
     for (const key of waiting.keys) this.pending.delete(key);
     clearTimeout(waiting.timer);
     clearTimeout(waiting.resend);
@@ -241,16 +262,24 @@ export class NatsBus implements Bus {
         timer: setTimeout(() => this.finish(waiting, new RequestTimeoutError(subject)), timeoutMs),
         keys: [],
         outstanding: 0,
+        toAll: false,
         done: false,
       };
       const started = Date.now();
-      const send = (): boolean => {
+      /** One send: the first to the queue group (one replica); a repeat to every replica while `maxRepeatsToAll` allows. */
+      const send = (repeat: boolean): boolean => {
         const key = (this.nextRequest = (this.nextRequest + 1) % Number.MAX_SAFE_INTEGER).toString(36);
         waiting.keys.push(key);
         waiting.outstanding++;
         this.pending.set(key, waiting);
+        let to = subject;
+        if (repeat && (waiting.toAll || this.repeatsToAll < maxRepeatsToAll)) {
+          if (!waiting.toAll) this.repeatsToAll++;
+          waiting.toAll = true;
+          to = repeatSubject(subject);
+        }
         try {
-          this.nc.publish(this.subject(subject), data, {
+          this.nc.publish(this.subject(to), data, {
             reply: `${this.inbox}.${key}`,
             ...(hdrs ? { headers: hdrs } : {}),
           });
@@ -267,51 +296,59 @@ export class NatsBus implements Bus {
         if (Date.now() - started + retry.afterMs >= timeoutMs) return;
         waiting.resend = setTimeout(() => {
           if (waiting.done) return;
-          if (send()) scheduleResend(sent + 1);
+          if (send(true)) scheduleResend(sent + 1);
         }, retry.afterMs);
       };
-      if (send()) scheduleResend(1);
+      if (send(false)) scheduleResend(1);
     });
   }
 
+  /**
+   * Serves `subject` in `queue` (each request reaches one replica), and its repeats
+   * (`repeatSubject`) outside it: a repeat reaches every replica, and the handler sees the
+   * request's own subject either way.
+   */
   serve(subject: string, queue: string, handler: RequestHandler): Served {
     const prefix = this.options.namespace ? `${this.options.namespace}.` : '';
+    const repeatPrefix = repeatSubject('');
     const inFlight = new Set<Promise<unknown>>();
-    const sub = this.nc.subscribe(this.subject(subject), {
-      queue,
-      callback: (err, msg) => {
-        if (err) {
-          this.options.logger.error({ err, subject }, 'subscription error');
-          return;
-        }
-        const local = prefix && msg.subject.startsWith(prefix) ? msg.subject.slice(prefix.length) : msg.subject;
-        const meta = requestMetaOf(msg.headers?.get(requestMetaHeader));
-        const work = toBusReply(() => handler(codec.decode(msg.data), local), this.options.logger, local, meta).then(
-          (reply) => {
-            if (!msg.reply) return;
+    const callback = (err: NatsError | null, msg: Msg) => {
+      if (err) {
+        this.options.logger.error({ err, subject }, 'subscription error');
+        return;
+      }
+      let local = prefix && msg.subject.startsWith(prefix) ? msg.subject.slice(prefix.length) : msg.subject;
+      if (local.startsWith(repeatPrefix)) local = local.slice(repeatPrefix.length);
+      const meta = requestMetaOf(msg.headers?.get(requestMetaHeader));
+      const work = toBusReply(() => handler(codec.decode(msg.data), local), this.options.logger, local, meta).then(
+        (reply) => {
+          if (!msg.reply) return;
+          try {
+            msg.respond(codec.encode(reply));
+          } catch (err) {
+            // e.g. a reply over the server's max_payload: the caller gets an error, not a timeout.
+            this.options.logger.error({ err, subject: local }, 'reply could not be sent');
             try {
-              msg.respond(codec.encode(reply));
-            } catch (err) {
-              // e.g. a reply over the server's max_payload: the caller gets an error, not a timeout.
-              this.options.logger.error({ err, subject: local }, 'reply could not be sent');
-              try {
-                msg.respond(codec.encode(toFailure(err)));
-              } catch {
-                // The connection is gone: the caller times out (503), this process carries on.
-              }
+              msg.respond(codec.encode(toFailure(err)));
+            } catch {
+              // The connection is gone: the caller times out (503), this process carries on.
             }
-          },
-        );
-        inFlight.add(work);
-        void work.finally(() => inFlight.delete(work));
-      },
-    });
-    this.subs.add(sub);
+          }
+        },
+      );
+      inFlight.add(work);
+      void work.finally(() => inFlight.delete(work));
+    };
+    const subs = [
+      this.nc.subscribe(this.subject(subject), { queue, callback }),
+      this.nc.subscribe(this.subject(repeatSubject(subject)), { callback }),
+    ];
+    for (const sub of subs) this.subs.add(sub);
     return {
       drain: async () => {
-        if (!sub.isClosed()) await sub.drain();
+        await Promise.all(subs.map((sub) => (sub.isClosed() ? undefined : sub.drain())));
         await Promise.allSettled([...inFlight]);
-        this.subs.delete(sub);
+        for (const sub of subs) this.subs.delete(sub);
       },
     };
   }
