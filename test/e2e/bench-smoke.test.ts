@@ -8,11 +8,13 @@ import { readAuthConfig } from '../../services/auth/src/config.ts';
 import { benchRead } from '../../bench/read.ts';
 import { benchSessions } from '../../bench/sessions.ts';
 import { benchStartup } from '../../bench/startup.ts';
+import { benchWhatIf } from '../../bench/what-if.ts';
 
 /**
- * The benchmark scenarios (`npm run bench -- read|login|bulk|lists|startup|sessions`) at a tiny
- * size on one shared cluster, so they cannot rot: each must run to the end and produce its figures
- * with no errors. Shape only: timings are never asserted (this is not a timed test).
+ * The benchmark scenarios (`npm run bench -- read|login|bulk|lists|startup|sessions|what-if`) at a
+ * tiny size on one shared cluster, so they cannot rot: each must run to the end and produce its
+ * figures with no errors. Shape only: timings are never asserted (this is not a timed test); what-if's
+ * check of its answers against applying them is (a mismatch fails the scenario).
  */
 let cluster: LocalCluster;
 
@@ -125,4 +127,18 @@ describe('benchmark scenarios at tiny size', () => {
     expect(r.serviceStarts).toEqual([{ service: 'inventory', msSpawnToReady: num(), rssMiBAtReady: num() }]);
     expectRss(r.rssMiB);
   }, 120_000);
+
+  it('what-if: timed proposals, then every kind answered, applied for real and equal to the difference', async () => {
+    // 200 identities, 20 services, 4 edge routers, 40 policies; one round and one check of each kind.
+    const r = await benchWhatIf({ cluster, record: false, scale: 0.02, rounds: 17, checks: 17 });
+    expect(r.errors).toBe(0);
+    expect(r.whatIf.count).toBe(17);
+    finite(r.whatIf.p99);
+    expect(r.checks).toMatchObject({ proposals: 17, matched: 17, mismatched: 0, errors: 0, refusedTooWide: 0 });
+    expect(Object.keys(r.checks.byKind)).toHaveLength(17);
+    // The proposals moved something (not only no-ops).
+    expect(r.checks.withDifference).toBeGreaterThan(5);
+    expect(r.checks.appliedEntries).toBeGreaterThan(0);
+    expectRss(r.rssMiB);
+  }, 180_000);
 });
