@@ -57,13 +57,16 @@ export const toolEntries = { 'ziti-edge-ops': 'apps/ops/src/main.ts' } as const;
  * image's environment and the chart's values; deploy/check.ts holds them to this):
  * - two malloc arenas instead of one per thread and core;
  * - V8's young generation capped at 2 MiB semi-spaces (it grows to 16 MiB in the first seconds and keeps
- *   them until a long idle stretch) in the services that see few requests. Not in the gateway and policy,
- *   on the path of every read and every session: there the cap costs garbage-collection time (the
- *   gateway: 46 µs of GC per read instead of 30, measured at 1,500 reads/s).
+ *   them until a long idle stretch): 10–20 MiB less at rest. Not in policy, on the path of every session,
+ *   where the cap costs garbage-collection time. The gateway has it since issue 25 (idle RSS at most half
+ *   of before); its requests keep express's prototypes from birth (docs/adr/0019), and its CPU per read
+ *   is measured in docs/BENCHMARKS.md (idle RSS);
+ * - in the gateway, two V8 platform threads instead of four (`--v8-pool-size=2`; they run concurrent
+ *   marking and compilation): 6 MiB less at rest (97 → 91 MiB at the highest, docs/BENCHMARKS.md).
  */
 export const serviceRuntime = {
   nodeArgs: {
-    gateway: [],
+    gateway: ['--max-semi-space-size=2', '--v8-pool-size=2'],
     auth: ['--max-semi-space-size=2'],
     'pki-enrollment': ['--max-semi-space-size=2'],
     policy: [],

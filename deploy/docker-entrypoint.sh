@@ -39,9 +39,10 @@ export ZITI_SERVICE
 # /app in the image: dist/ (the bundles) beside node_modules/ (what they import).
 cd "$(dirname "$0")/.."
 # Node's flags per service (deploy/bundles.ts, serviceRuntime), as the chart and `npm run cluster` give them:
-# V8's young generation capped where requests are few; the gateway and policy keep V8's default.
+# V8's young generation capped everywhere but policy, which keeps V8's default; the gateway runs two V8
+# platform threads instead of four (docs/BENCHMARKS.md, idle RSS).
 case "${ZITI_SERVICE}" in
-  gateway) NODE_FLAGS="" ;;
+  gateway) NODE_FLAGS="--max-semi-space-size=2 --v8-pool-size=2" ;;
   auth) NODE_FLAGS="--max-semi-space-size=2" ;;
   pki-enrollment) NODE_FLAGS="--max-semi-space-size=2" ;;
   policy) NODE_FLAGS="" ;;

@@ -5,6 +5,16 @@ import { hashRaw } from '@node-rs/argon2';
 import { ApiError } from '@ziti/contracts';
 import { describe, expect, it } from 'vitest';
 import { Argon2PasswordHasher } from './argon2-password-hasher.adapter.ts';
+import { Argon2Threads } from './argon2-threads.adapter.ts';
+
+/** Waits until `condition` holds, checking every 10 ms; fails after `ms`. */
+async function until(condition: () => boolean, ms = 10_000, what = 'the condition'): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`${what} did not hold within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 describe('argon2id hashing is bounded (ZITI-FACTS §15)', () => {
   it('never runs more than `concurrency` hashes at once, however many callers arrive', async () => {
@@ -94,5 +104,90 @@ describe('argon2id hashing yields the CPU (issue 13)', () => {
     expect(run.signal, run.stderr).toBeNull();
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout.trim()).toBe('hashed 44 false');
+  });
+});
+
+describe('argon2id hash threads start on demand and retire when idle (issue 25)', () => {
+  const options = { algorithm: 2, timeCost: 1, memoryCost: 3072, parallelism: 4, outputLen: 32 };
+  const direct = (password: string, salt: Buffer, opts: Record<string, number> = options) =>
+    hashRaw(password, { ...opts, salt });
+
+  it('starts no thread before the first hash', async () => {
+    const hasher = new Argon2PasswordHasher(4, 10);
+    expect(hasher.hashThreads().threadCount()).toBe(0);
+    expect(hasher.hashThreads().threadIds()).toEqual([]);
+    const { hash, salt } = await hasher.hash('first');
+    // One hash asked for, one thread started for it.
+    expect(hasher.hashThreads().threadCount()).toBe(1);
+    expect(hasher.hashThreads().peakThreadCount()).toBe(1);
+    expect(await hasher.verify('first', hash, salt)).toBe(true);
+    expect(hasher.hashThreads().threadCount()).toBe(1);
+  });
+
+  it('grows with concurrent hashes up to the limit and never beyond', async () => {
+    const hasher = new Argon2PasswordHasher(3, 100);
+    const { hash, salt } = await hasher.hash('grow');
+    let most = 0;
+    const watching = setInterval(() => (most = Math.max(most, hasher.hashThreads().threadCount())), 1);
+    try {
+      const results = await Promise.all(Array.from({ length: 30 }, () => hasher.verify('grow', hash, salt)));
+      expect(results.every(Boolean)).toBe(true);
+    } finally {
+      clearInterval(watching);
+    }
+    expect(hasher.hashThreads().threadCount()).toBe(3);
+    expect(hasher.hashThreads().peakThreadCount()).toBe(3);
+    expect(most).toBeLessThanOrEqual(3);
+  });
+
+  it('never starts more threads than its limit, however many jobs wait', async () => {
+    const threads = new Argon2Threads(2, 0, () => Promise.reject(new Error('no fallback expected')));
+    try {
+      const salts = Array.from({ length: 12 }, (_, i) => Buffer.alloc(10, i));
+      const hashes = await Promise.all(salts.map((salt) => threads.hash({ password: 'many', salt, options })));
+      expect(threads.peakThreadCount()).toBe(2);
+      expect(threads.threadCount()).toBe(2);
+      for (const [i, h] of hashes.entries()) expect(h.equals(await direct('many', salts[i]!))).toBe(true);
+    } finally {
+      await threads.close();
+    }
+  });
+
+  it('retires threads that stayed idle, and starts one again for the next hash', async () => {
+    const hasher = new Argon2PasswordHasher(2, 10, 0, { idleThreadMs: 200 });
+    const [a, b] = await Promise.all([hasher.hash('one'), hasher.hash('two')]);
+    expect(hasher.hashThreads().peakThreadCount()).toBe(2);
+    await until(() => hasher.hashThreads().threadCount() === 0, 10_000, 'retiring both idle threads');
+    expect(hasher.hashThreads().threadIds()).toEqual([]);
+    expect(await hasher.verify('one', a.hash, a.salt)).toBe(true);
+    expect(hasher.hashThreads().threadCount()).toBe(1);
+    expect(await hasher.verify('two', b.hash, b.salt)).toBe(true);
+    await until(() => hasher.hashThreads().threadCount() === 0, 10_000, 'retiring the idle thread again');
+    expect(hasher.hashThreads().broken).toBe(false);
+  });
+
+  it('never retires a busy thread, however long its hash takes', async () => {
+    const threads = new Argon2Threads(1, 0, () => Promise.reject(new Error('no fallback expected')), { idleMs: 20 });
+    try {
+      await threads.hash({ password: 'warm', salt: Buffer.alloc(10, 1), options });
+      // A hash far longer than the idle period (64 MiB, 3 passes): the thread must stay until it answers.
+      const slow = { ...options, memoryCost: 65_536, timeCost: 3 };
+      const salt = Buffer.alloc(10, 2);
+      let answered = false;
+      let lowest = Infinity;
+      const job = threads.hash({ password: 'slow', salt, options: slow }).finally(() => (answered = true));
+      const started = Date.now();
+      while (!answered) {
+        lowest = Math.min(lowest, threads.threadCount());
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const hash = await job;
+      expect(Date.now() - started).toBeGreaterThan(20);
+      expect(lowest).toBe(1);
+      expect(hash.equals(await direct('slow', salt, slow))).toBe(true);
+      await until(() => threads.threadCount() === 0, 10_000, 'retiring the thread once idle');
+    } finally {
+      await threads.close();
+    }
   });
 });

@@ -11,7 +11,8 @@ const argon2id = 2;
 /**
  * argon2id with the reference's parameters (time 1, 3 MiB, parallelism 4, 32-byte key, 10-byte salt;
  * hash and salt stored base64), so hashes move between the two systems (ZITI-FACTS §15). Hashing runs
- * on threads of its own at a lowered scheduling priority (`Argon2Threads`), never on the event loop,
+ * on threads of its own at a lowered scheduling priority (`Argon2Threads`: started when hashes wait,
+ * retired when idle), never on the event loop,
  * so a login storm cannot starve reads of the CPU, and at most `concurrency` at a time: every attempt
  * costs memory and CPU, so unbounded hashing is a denial-of-service lever. Callers wait
  * for a slot in a queue of at most `queueLimit`; beyond it the request is refused at once with
@@ -32,9 +33,14 @@ export class Argon2PasswordHasher implements PasswordHasher {
     private readonly queueLimit = 256,
     /** The hash threads' nice value (0: normal priority … 19: the lowest; docs/adr/0006). */
     nice = 5,
+    /** `idleThreadMs`: a hash thread idle this long is retired (default 60 s; tests shorten it). */
+    options: { idleThreadMs?: number } = {},
   ) {
-    this.threads = new Argon2Threads(concurrency, nice, (job) =>
-      hashRaw(job.password, { ...job.options, salt: job.salt }),
+    this.threads = new Argon2Threads(
+      concurrency,
+      nice,
+      (job) => hashRaw(job.password, { ...job.options, salt: job.salt }),
+      options.idleThreadMs !== undefined ? { idleMs: options.idleThreadMs } : {},
     );
   }
 
@@ -91,7 +97,7 @@ export class Argon2PasswordHasher implements PasswordHasher {
   }
 
   /** The hash threads (for tests and diagnostics). */
-  hashThreads(): Pick<Argon2Threads, 'threadIds' | 'broken'> {
+  hashThreads(): Pick<Argon2Threads, 'threadIds' | 'threadCount' | 'peakThreadCount' | 'broken'> {
     return this.threads;
   }
 
