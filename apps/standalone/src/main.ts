@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { RunnableService } from '@ziti/platform';
 import { configOrExit, readProcessEnv } from '@ziti/platform/config';
 import { SecretBox } from '@ziti/platform/secret-box';
-import { seedFromTemplate } from './template.ts';
+import { type EmbeddedDatabase, embeddedDatabases, seedDatabase } from './template.ts';
 
 /**
  * `npm start`: the whole controller in one process for a newcomer. Same domain code as the
@@ -21,19 +21,27 @@ configOrExit('controller', () => readProcessEnv(process.env));
 const dataDir = resolve(process.env.ZITI_DATA_DIR ?? './data');
 mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 
-// A database that is not there yet starts as a copy of the install's template cluster (initdb
-// once per install, not once per database at every first start). The copies run on libuv's
-// threads while the controller's modules load, which is why these are imported only now.
-const databases = ['pki', 'auth', 'policy', 'inventory', 'audit'] as const;
-const seeding = Promise.all(databases.map((name) => seedFromTemplate(join(dataDir, name))));
-const [{ composeEmbedded }, { createLogger, openDatabase, restrictToOwner, runProcess }] = await Promise.all([
-  import('./compose.ts'),
-  import('@ziti/platform'),
-]);
-const logger = createLogger('controller');
-for (const [i, seeded] of (await seeding).entries())
-  if (seeded.error) logger.warn({ err: seeded.error }, `no template database cluster for ${databases[i]}: initdb`);
+// A database that is not there yet starts from what `--prepare` made for it once per install
+// (apps/standalone/src/template.ts): its ready copy, moved in, or a copy of its template, both with
+// its migrations applied (initdb only if no template could be made). Copies run on libuv's threads
+// while the controller's modules load, which is why these are imported only now.
+const databases = Object.keys(embeddedDatabases) as EmbeddedDatabase[];
+const seeding = Promise.all(databases.map((name) => seedDatabase(dataDir, name)));
+const composition = Promise.all([import('./compose.ts'), import('@ziti/platform')]);
+composition.catch(() => undefined); // awaited below
+// Each database opens (PGlite: its WebAssembly instance, Postgres' start) as soon as it is laid down
+// and PGlite is loaded, while the services' modules go on loading.
+const { openDatabase, restrictToOwner } = await import('@ziti/platform/db/database');
+const seeded = await seeding;
 restrictToOwner(dataDir);
+const opening = new Map(databases.map((name) => [name, openDatabase({ pgliteDir: join(dataDir, name) })]));
+// Taken by composeEmbedded, which closes the others if one fails; not an unhandled rejection meanwhile.
+for (const db of opening.values()) db.catch(() => undefined);
+const [{ composeEmbedded }, { createLogger, runProcess }] = await composition;
+const logger = createLogger('controller');
+for (const [i, s] of seeded.entries())
+  if (!s.seeded && s.error) logger.warn({ err: s.error }, `no template database cluster for ${databases[i]}: initdb`);
+  else if (s.seeded) logger.debug({ database: databases[i], from: s.from }, 'database seeded');
 
 function keptSecret(file: string, make: () => string): { value: string; created: boolean } {
   const path = join(dataDir, file);
@@ -57,7 +65,11 @@ env.ZITI_ADMIN_USERNAME ??= 'admin';
 const { controller: services, gatewayConfig } = await composeEmbedded({
   env,
   logger,
-  database: (name) => openDatabase({ pgliteDir: join(dataDir, name) }),
+  database: (name) => opening.get(name)!,
+}).catch(async (err: unknown) => {
+  // A configuration it refuses: the databases opened meanwhile are closed before the exit.
+  await Promise.allSettled([...opening.values()].map(async (db) => (await db).close()));
+  throw err;
 });
 
 // Health and Prometheus metrics (`/healthz`, `/readyz`, `/metrics`) are plain HTTP on HEALTH_PORT;
