@@ -13,6 +13,7 @@ import {
   type Logger,
   MemoryApiSessionStore,
   type RunnableService,
+  serviceLogger,
   watchApiSessions,
 } from '@ziti/platform';
 import { createPolicyService } from '@ziti/policy/app';
@@ -27,10 +28,10 @@ export async function composeEmbedded(o: {
   logger: Logger;
   database: (service: 'pki' | 'auth' | 'policy' | 'inventory' | 'audit') => Promise<Database>;
 }): Promise<{ controller: RunnableService; gatewayConfig: GatewayConfig }> {
-  const bus = new InProcessBus({ holdEvents: true, logger: o.logger.child({ service: 'bus' }) });
+  const bus = new InProcessBus({ holdEvents: true, logger: serviceLogger(o.logger, 'bus') });
   const sessions = new MemoryApiSessionStore();
   let unwatchSessions: (() => void) | undefined;
-  const log = (service: string) => o.logger.child({ service });
+  const log = (service: string) => serviceLogger(o.logger, service);
   const gatewayConfig = readGatewayConfig(o.env);
   const auditConfig = readAuditConfig(o.env);
   const [pki, auth, policy, inventory, audit] = await openAll(o.database, [

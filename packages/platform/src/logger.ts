@@ -54,6 +54,16 @@ export function createLogger(
   return human ? pino(options, textDestination(process.stdout)) : pino(options);
 }
 
+/**
+ * A logger of its own for one service run inside another process (`npm start`), writing where
+ * `parent` writes at `parent`'s level: its lines say `service` once, the service's name. (A child
+ * of `parent` would say it twice: pino writes a child's bindings after its parent's base.)
+ */
+export function serviceLogger(parent: Logger, service: string): Logger {
+  const stream = (parent as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym];
+  return createLogger(service, parent.level, stream);
+}
+
 const levelNames: Record<number, string> = {
   10: 'TRACE',
   20: 'DEBUG',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatLogLine } from '../src/logger.ts';
+import { createLogger, formatLogLine, serviceLogger } from '../src/logger.ts';
 
 describe('log lines for a terminal', () => {
   it('reads as time, level, service, message and fields, with an error stack below', () => {
@@ -21,5 +21,21 @@ describe('log lines for a terminal', () => {
 
   it('passes a line that is not JSON through', () => {
     expect(formatLogLine('plain')).toBe('plain');
+  });
+});
+
+describe('a service run inside another process (npm start)', () => {
+  it("logs where the process's logger does, at its level, naming its service once", () => {
+    const lines: string[] = [];
+    const parent = createLogger('controller', 'warn', { write: (line: string) => void lines.push(line) });
+    const auth = serviceLogger(parent, 'auth');
+    auth.info('not at warn');
+    auth.warn({ position: 7 }, 'event parked');
+    parent.warn('from the controller');
+    expect(lines).toHaveLength(2);
+    const [fromAuth, fromController] = lines.map((l) => l.trim());
+    expect(fromAuth!.match(/"service":/g)).toHaveLength(1);
+    expect(JSON.parse(fromAuth!)).toMatchObject({ service: 'auth', name: 'auth', position: 7, msg: 'event parked' });
+    expect(JSON.parse(fromController!)).toMatchObject({ service: 'controller', msg: 'from the controller' });
   });
 });
