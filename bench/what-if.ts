@@ -204,16 +204,7 @@ export async function benchWhatIf(options: WhatIfOptions = {}) {
           return { name: name(), semantic: 'AnyOf', identityRoles: identityRoles(), edgeRouterRoles: routerRoles() };
         return { name: name(), semantic: 'AnyOf', serviceRoles: serviceRoles(), edgeRouterRoles: routerRoles() };
       };
-      const collection = {
-        servicePolicies: 'service-policies',
-        edgeRouterPolicies: 'edge-router-policies',
-        serviceEdgeRouterPolicies: 'service-edge-router-policies',
-        postureChecks: 'posture-checks',
-        identities: 'identities',
-        services: 'services',
-        edgeRouters: 'edge-routers',
-      } as const;
-      const patchOf = (type: keyof typeof collection): Record<string, unknown> => {
+      const patchOf = (type: keyof typeof collectionOf): Record<string, unknown> => {
         switch (type) {
           case 'servicePolicies':
             return pick([{ identityRoles: identityRoles() }, { serviceRoles: serviceRoles() }, { type: 'Bind' }]);
@@ -245,7 +236,7 @@ export async function benchWhatIf(options: WhatIfOptions = {}) {
           ];
         if (kind === 'servicePolicies.create with posture checks')
           return [{ action: 'create', entityType: 'servicePolicies', body: policy('servicePolicies', true) }];
-        const [type, action] = kind.split('.') as [keyof typeof collection, 'create' | 'patch' | 'delete'];
+        const [type, action] = kind.split('.') as [keyof typeof collectionOf, 'create' | 'patch' | 'delete'];
         if (action === 'create')
           return [
             {
@@ -257,7 +248,7 @@ export async function benchWhatIf(options: WhatIfOptions = {}) {
                   : policy(type as 'servicePolicies'),
             },
           ];
-        const id = pick(ids[collection[type]]!);
+        const id = pick(ids[collectionOf[type]]!);
         return [
           action === 'delete'
             ? { action, entityType: type, id }
@@ -415,7 +406,7 @@ interface Change {
 }
 
 /** The management collection of each entity type (the real operation's path). */
-const collectionOf: Record<string, string> = {
+const collectionOf = {
   servicePolicies: 'service-policies',
   edgeRouterPolicies: 'edge-router-policies',
   serviceEdgeRouterPolicies: 'service-edge-router-policies',
@@ -423,7 +414,7 @@ const collectionOf: Record<string, string> = {
   identities: 'identities',
   services: 'services',
   edgeRouters: 'edge-routers',
-};
+} as const;
 
 /** policy's read model of each entity whose role attributes reach it through its owner's event. */
 const readModelOf: Record<string, string> = {
@@ -690,7 +681,7 @@ async function applyForReal(
     { table: string; id: string; before: { attrs: string[]; seq: string }; wanted: unknown }
   >();
   for (const [index, c] of changes.entries()) {
-    const collection = collectionOf[c.entityType]!;
+    const collection = (collectionOf as Record<string, string>)[c.entityType]!;
     const table = readModelOf[c.entityType];
     const key = `${table} ${c.id}`;
     if (table && !watched.has(key)) {

@@ -1,4 +1,3 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -17,6 +16,7 @@ import {
 import { metricsRegistry } from '@ziti/platform/metrics';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, infra, uniqueName, waitFor } from '../../../../test/support/infra.ts';
+import { receiveWebhook } from '../../../../test/support/webhook.ts';
 import { createAuditService, migrations } from '../app.ts';
 import { readAuditConfig } from '../config.ts';
 import { PgSinkCheckpoint } from './checkpoints.store.ts';
@@ -120,20 +120,8 @@ class Receiver {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks).toString('utf8');
+    const { id, body, valid } = await receiveWebhook(req, secret);
     this.attempts++;
-    const id = String(req.headers['x-ziti-event-id'] ?? '');
-    const timestamp = String(req.headers['x-ziti-timestamp'] ?? '');
-    const signature = String(req.headers['x-ziti-signature'] ?? '');
-    const expected = `sha256=${createHmac('sha256', secret).update(`${id}.${timestamp}.${body}`).digest('hex')}`;
-    const fresh = Math.abs(Date.now() / 1000 - Number(timestamp)) <= 300;
-    const valid =
-      fresh &&
-      req.headers['content-type'] === 'application/json' &&
-      signature.length === expected.length &&
-      timingSafeEqual(Buffer.from(signature), Buffer.from(expected));
     if (!valid) {
       this.refusedSignatures++;
       res.writeHead(401).end();
