@@ -472,9 +472,15 @@ describe('what-if on a generated network', () => {
         value: '[nobody]',
       },
     });
+    // A name in use (one that is there now: the random rounds above delete policies whose ids are random).
+    const [taken] = await rows<{ name: string }>('select name from service_policies order by name limit 1');
     expect(
       await refusal([
-        { action: 'create', entityType: 'servicePolicies', body: { name: 'sp-1', type: 'Dial', semantic: 'AnyOf' } },
+        {
+          action: 'create',
+          entityType: 'servicePolicies',
+          body: { name: taken!.name, type: 'Dial', semantic: 'AnyOf' },
+        },
       ]),
     ).toMatchObject({ code: 'COULD_NOT_VALIDATE', cause: { field: 'changes.0.body.name' } });
     expect(
