@@ -1,3 +1,4 @@
+import type { IdentityDetail } from '@ziti/contracts/generated/schemas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type E2e, authPolicyBody, base, startE2e } from '../support/e2e.ts';
 import { createHttpClient } from '../support/http.ts';
@@ -27,7 +28,7 @@ async function current(token: string, g: number) {
   const res = await gateways[g]!({ path, headers: { 'zt-session': token } });
   e.validator.validate('client', 'GET', path, res.status, res.json ?? undefined, String(res.headers['content-type']));
   expect(res.status).toBe(200);
-  return res.json.data as Record<string, any>;
+  return res.json.data as IdentityDetail;
 }
 
 const mgmt = (method: string, path: string, body?: unknown) =>
@@ -46,7 +47,7 @@ async function hits(): Promise<number> {
 }
 
 /** Waits until both gateways answer `check`-true for the identity's session (each read warms the cache). */
-async function bothSee(token: string, check: (d: Record<string, any>) => boolean, what: string) {
+async function bothSee(token: string, check: (d: IdentityDetail) => boolean, what: string) {
   for (const g of [0, 1])
     await waitFor(async () => check(await current(token, g)), `${what} (gateway ${g + 1})`, 10_000);
 }

@@ -584,7 +584,6 @@ export function prepareDefinitions(
         for (const s of subs) {
           dispatch.push({
             if: { properties: { [prop]: { const: s.value } }, required: [prop] },
-            // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the JSON Schema `if/then` keyword
             then: { $ref: refTo(docId, `${s.name}${EXT_SUFFIX}`) },
           });
         }
