@@ -4,6 +4,7 @@ import { copyFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Database } from '@ziti/platform/db/database';
 import { type Migration, platformMigrations, readMigrations } from '@ziti/platform/db/migrations';
 
 /**
@@ -105,13 +106,23 @@ async function buildAside(dir: string, make: (building: string) => Promise<void>
 export async function ensureTemplate(cache = cacheDir): Promise<string> {
   const dir = templateDir(cache);
   if (isCluster(dir)) return dir;
-  // Loaded only here: the usual start finds the template and needs none of it this early.
+  return buildAside(dir, (building) => openCluster(building));
+}
+
+/**
+ * Opens the cluster in `dir` (PGlite lays an empty one down where there is none), runs `use` on it,
+ * closes it and makes every file in it its owner's alone. The database code is loaded only here:
+ * the usual start finds its clusters made and needs none of it this early.
+ */
+async function openCluster(dir: string, use?: (db: Database) => Promise<unknown>): Promise<void> {
   const { openDatabase, restrictToOwner } = await import('@ziti/platform/db/database');
-  return buildAside(dir, async (building) => {
-    const db = await openDatabase({ pgliteDir: building });
+  const db = await openDatabase({ pgliteDir: dir });
+  try {
+    await use?.(db);
+  } finally {
     await db.close();
-    restrictToOwner(building);
-  });
+  }
+  restrictToOwner(dir);
 }
 
 /**
@@ -128,19 +139,10 @@ export async function ensureServiceTemplate(
   const { template } = servicePaths(name, migrations, cache);
   if (isCluster(template)) return template;
   const empty = await ensureTemplate(cache);
-  const [{ openDatabase, restrictToOwner }, { migrate }] = await Promise.all([
-    import('@ziti/platform/db/database'),
-    import('@ziti/platform/db/migrations'),
-  ]);
+  const { migrate } = await import('@ziti/platform/db/migrations');
   return buildAside(template, async (building) => {
     await copyTree(empty, building);
-    const db = await openDatabase({ pgliteDir: building });
-    try {
-      await migrate(db, migrations);
-    } finally {
-      await db.close();
-    }
-    restrictToOwner(building);
+    await openCluster(building, (db) => migrate(db, migrations));
   });
 }
 
