@@ -170,3 +170,44 @@ describe('method=cert with controller-issued certificates', () => {
     expect(res.json.error.code).toBe('INVALID_AUTH');
   });
 });
+
+describe('an API session ends with the credential it was made with', () => {
+  const live = async (token: string) => (await e.call('client', { path: '/current-identity', token })).status;
+  const hasApiSession = async (id: string) => (await mgmt(`/identities/${id}`)).json.data.hasApiSession as boolean;
+
+  it("deleting an authenticator ends the sessions made with it, not the identity's others; re-enrolling one ends its sessions", async () => {
+    const cert = await issueClientCertificate(pki, uniqueName('dev'));
+    const who = await certIdentity(cert.certPem);
+    const username = uniqueName('user');
+    const password = `pw-${uniqueName('x')}`;
+    const updb = await mgmt('/authenticators', {
+      method: 'POST',
+      body: { method: 'updb', identityId: who.id, username, password },
+    });
+    expect(updb.status).toBe(201);
+    const byCert = (await certLogin(cert)).json.data.token as string;
+    const byPassword = await e.login(username, password, 'client');
+    const byPasswordToo = await e.login(username, password, 'management');
+    const bystander = await e.createUser();
+    for (const t of [byCert, byPassword, byPasswordToo, bystander.token]) expect(await live(t)).toBe(200);
+
+    expect((await mgmt(`/authenticators/${who.authenticatorId}`, { method: 'DELETE' })).status).toBe(200);
+    expect(await live(byCert)).toBe(401);
+    expect(await live(byPassword)).toBe(200);
+    expect(await live(byPasswordToo)).toBe(200);
+    expect(await hasApiSession(who.id)).toBe(true);
+
+    const reEnroll = await mgmt(`/authenticators/${updb.json.data.id}/re-enroll`, {
+      method: 'POST',
+      body: { expiresAt: new Date(Date.now() + 3_600_000).toISOString() },
+    });
+    expect(reEnroll.status).toBe(201);
+    expect(await live(byPassword)).toBe(401);
+    expect(await live(byPasswordToo)).toBe(401);
+    expect(await hasApiSession(who.id)).toBe(false);
+    const sessions = await mgmt(`/api-sessions?filter=${encodeURIComponent(`identity = "${who.id}"`)}`);
+    expect(sessions.json.data).toEqual([]);
+    expect(await live(bystander.token)).toBe(200);
+    expect(await hasApiSession(bystander.id)).toBe(true);
+  });
+});

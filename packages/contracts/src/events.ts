@@ -57,6 +57,10 @@ export const apiSessionDeleteReasons = [
   'identityDisabled',
   /** The Router identity left with its edge router (or the router's tunneling). */
   'routerRemoved',
+  /** The authenticator the session was made with was deleted (directly, or with the CA that vouched for it). */
+  'authenticatorDeleted',
+  /** The authenticator the session was made with was turned back into an enrollment (`re-enroll`). */
+  'authenticatorReEnrolled',
 ] as const;
 export type ApiSessionDeleteReason = (typeof apiSessionDeleteReasons)[number];
 

@@ -224,6 +224,32 @@ for (const [name, target] of Object.entries(targets)) {
       expect(await store.endByIdentity('identity-many', 'identityDisabled')).toEqual([]);
     });
 
+    it('endByIdentity with an authenticator ends only the sessions made with it, and answers them again until forgotten', async () => {
+      const byPassword = record('identity-two-factors', { authenticatorId: 'updb-1' });
+      const byPasswordToo = record('identity-two-factors', { authenticatorId: 'updb-1' });
+      const byCert = record('identity-two-factors', { authenticatorId: 'cert-1', authMethod: 'cert' });
+      const sameAuthenticatorOtherIdentity = record('identity-stranger', { authenticatorId: 'updb-1' });
+      for (const r of [byPassword, byPasswordToo, byCert, sameAuthenticatorOtherIdentity]) await store.create(r, 60);
+      const ended = await store.endByIdentity('identity-two-factors', 'authenticatorDeleted', 'updb-1');
+      expect(ended.map((r) => r.id).sort()).toEqual([byPassword.id, byPasswordToo.id].sort());
+      expect(await store.touch(byPassword.token, 60)).toBeNull();
+      expect(await store.touch(byPasswordToo.token, 60)).toBeNull();
+      expect(await store.touch(byCert.token, 60)).not.toBeNull();
+      expect(await store.touch(sameAuthenticatorOtherIdentity.token, 60)).not.toBeNull();
+      expect(await store.listIdsByIdentity('identity-two-factors')).toEqual([byCert.id]);
+      // A retry answers the same ones; the cert session is still not touched.
+      const again = await store.endByIdentity('identity-two-factors', 'authenticatorDeleted', 'updb-1');
+      expect(again.map((r) => r.id).sort()).toEqual([byPassword.id, byPasswordToo.id].sort());
+      expect(await store.endByIdentity('identity-two-factors', 'authenticatorDeleted', 'cert-2')).toEqual([]);
+      expect(await store.touch(byCert.token, 60)).not.toBeNull();
+      await store.forget(ended.map((r) => r.id));
+      expect(await store.endByIdentity('identity-two-factors', 'authenticatorDeleted', 'updb-1')).toEqual([]);
+      // Without an authenticator, every session of the identity, the cert one included.
+      expect((await store.endByIdentity('identity-two-factors', 'identityDeleted')).map((r) => r.id)).toEqual([
+        byCert.id,
+      ]);
+    });
+
     it('an expired session is claimed with its expiry time; a touched one is not; a lapsed lease is claimed again', async () => {
       const expiring = record('identity-exp');
       const kept = record('identity-exp');

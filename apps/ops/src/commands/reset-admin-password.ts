@@ -39,6 +39,11 @@ async function readPassword(source: { file: string } | { stdin: true }, io: Io):
   return password;
 }
 
+const noSessionStore = {
+  endByIdentity: () => Promise.reject(new Error('reset-admin-password reaches no API-session store')),
+  forget: () => Promise.reject(new Error('reset-admin-password reaches no API-session store')),
+};
+
 /**
  * Sets the password of the default admin's updb authenticator, or of the named identity's,
  * through auth's own path (`AuthenticatorService.update`: the identity's auth policy, an argon2id
@@ -69,7 +74,8 @@ export async function resetAdminPassword(
       if (!updb) throw new CommandFailure([`${identity.name} has no updb (password) authenticator`]);
       return { identity, authenticator: updb };
     });
-    const authenticators = new AuthenticatorService(work, hasher);
+    // Only `update` runs here, which ends no API session: this command reaches no session store.
+    const authenticators = new AuthenticatorService(work, hasher, noSessionStore);
     try {
       await authenticators.update(target.authenticator.id, { password }, 'patch');
     } catch (err) {

@@ -97,9 +97,10 @@ export interface ApiSessionStore {
   /**
    * `end` for every live session of an identity. Also answers the sessions ended earlier for the
    * same identity and reason whose tombstones were not forgotten yet, so an operation retried
-   * after a failure announces them.
+   * after a failure announces them. With `authenticatorId`, only the sessions made with that
+   * authenticator (the credential went: deleted, re-enrolled).
    */
-  endByIdentity(identityId: string, reason: string): Promise<ApiSessionRecord[]>;
+  endByIdentity(identityId: string, reason: string, authenticatorId?: string): Promise<ApiSessionRecord[]>;
   /** Claims up to `limit` due entries (expired sessions, tombstones past their grace) for `leaseMs`. */
   claimEnded(limit: number, leaseMs: number): Promise<EndedApiSession[]>;
   /** Drops what is kept of ended sessions once their end is announced (live sessions are left alone). */

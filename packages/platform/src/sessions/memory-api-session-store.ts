@@ -128,10 +128,11 @@ export class MemoryApiSessionStore implements ApiSessionStore {
     return entry ? this.endEntry(entry, reason) : null;
   }
 
-  async endByIdentity(identityId: string, reason: string): Promise<ApiSessionRecord[]> {
+  async endByIdentity(identityId: string, reason: string, authenticatorId?: string): Promise<ApiSessionRecord[]> {
     const out: ApiSessionRecord[] = [];
     for (const [id, entry] of this.entries) {
       if (entry.record.identityId !== identityId) continue;
+      if (authenticatorId !== undefined && entry.record.authenticatorId !== authenticatorId) continue;
       if (this.live(id)) out.push(this.endEntry(entry, reason));
       else if (entry.endReason === reason) out.push({ ...entry.record });
     }

@@ -125,21 +125,33 @@ return live`;
 const endScript = `${lib}
 return end_one(ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]))`;
 
-/** ARGV: prefix, identityId, reason, grace ms. */
+/**
+ * ARGV: prefix, identityId, reason, grace ms, authenticator id ('' for every session of the
+ * identity). A session made with another authenticator is left alone.
+ */
 const endByIdentityScript = `${lib}
-local p, reason = ARGV[1], ARGV[3]
+local p, reason, only = ARGV[1], ARGV[3], ARGV[5]
 local ik = p .. 'ident:' .. ARGV[2]
 local out = {}
+local function made_with(json)
+  return only == '' or cjson.decode(json)['authenticatorId'] == only
+end
 for _, id in ipairs(redis.call('SMEMBERS', ik)) do
-  local json = end_one(p, id, reason, tonumber(ARGV[4]))
-  if json then
-    table.insert(out, json)
-  else
-    local h = redis.call('HMGET', p .. 'rec:' .. id, 'r', 'end')
-    if h[1] and h[2] == reason then
-      table.insert(out, h[1])
-    elseif not h[1] then
-      redis.call('SREM', ik, id)
+  local h = redis.call('HMGET', p .. 'rec:' .. id, 'r', 'end')
+  local rec = h[1]
+  if not rec then
+    local token = redis.call('GET', p .. 'id:' .. id)
+    if token then rec = redis.call('GET', p .. 'tok:' .. token) end
+  end
+  if not rec then
+    redis.call('SREM', ik, id)
+  elseif made_with(rec) then
+    local json = nil
+    if not h[2] then json = end_one(p, id, reason, tonumber(ARGV[4])) end
+    if json then
+      table.insert(out, json)
+    elseif h[2] == reason then
+      table.insert(out, rec)
     end
   end
 end
@@ -385,8 +397,14 @@ export class RedisApiSessionStore implements ApiSessionStore {
     return json ? (JSON.parse(json) as ApiSessionRecord) : null;
   }
 
-  async endByIdentity(identityId: string, reason: string): Promise<ApiSessionRecord[]> {
-    const out = (await this.run('zitiAsEndByIdentity', identityId, reason, this.endGraceMs)) as string[];
+  async endByIdentity(identityId: string, reason: string, authenticatorId?: string): Promise<ApiSessionRecord[]> {
+    const out = (await this.run(
+      'zitiAsEndByIdentity',
+      identityId,
+      reason,
+      this.endGraceMs,
+      authenticatorId ?? '',
+    )) as string[];
     return out.map((json) => JSON.parse(json) as ApiSessionRecord);
   }
 

@@ -2,6 +2,7 @@ import { type ApiSessionDeleteReason, type ApiSessionState, type MfaState, event
 import type { ApiSessionRecord } from '@ziti/platform/sessions/api-session-store';
 import type { EventSink } from '@ziti/platform/event-sink';
 import type { StoredMfa } from '../mfas/mfas.ports.ts';
+import type { AuthStores } from '../shared/stores.ports.ts';
 
 /**
  * The facts auth publishes about API sessions and MFA, in the caller's unit of work.
@@ -38,10 +39,30 @@ export function apiSessionState(r: ApiSessionRecord): ApiSessionState {
  * them is announced by the sweeper only while the identity still exists (the deletion rolled
  * back); once the identity is gone they were announced with it.
  */
-export const identityDeletionReasons: ReadonlySet<string> = new Set<ApiSessionDeleteReason>([
+const identityDeletionReasons: ReadonlySet<string> = new Set<ApiSessionDeleteReason>([
   'identityDeleted',
   'routerRemoved',
 ]);
+
+/** Likewise for the reasons that commit with the deletion of the session's authenticator. */
+const authenticatorDeletionReasons: ReadonlySet<string> = new Set<ApiSessionDeleteReason>([
+  'authenticatorDeleted',
+  'authenticatorReEnrolled',
+]);
+
+/**
+ * Whether a tombstone left with `reason` was already announced with the change that ended it: the
+ * identity or authenticator it names is gone, so that change committed (its announcement with it).
+ */
+export async function announcedWithItsEnd(
+  s: Pick<AuthStores, 'identities' | 'authenticators'>,
+  r: ApiSessionRecord,
+  reason: string,
+): Promise<boolean> {
+  if (identityDeletionReasons.has(reason)) return !(await s.identities.get(r.identityId));
+  if (authenticatorDeletionReasons.has(reason)) return !(await s.authenticators.get(r.authenticatorId));
+  return false;
+}
 
 export async function emitApiSessionDeleted(
   events: EventSink,

@@ -36,7 +36,7 @@ beforeAll(async () => {
   const identities = new IdentityService(bed.work, bed.sessions, 600);
   const identity = await identities.create({ name: 'timing-user', type: 'User', isAdmin: false });
   known = { username: 'timing-username', password: 'Known-Pass-1' };
-  await new AuthenticatorService(bed.work, plainHasher).create({
+  await new AuthenticatorService(bed.work, plainHasher, bed.sessions).create({
     method: 'updb',
     identityId: identity.id,
     ...known,

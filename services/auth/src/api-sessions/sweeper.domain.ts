@@ -1,5 +1,5 @@
 import { eventTypes } from '@ziti/contracts';
-import { emitApiSessionDeleted, emitApiSessionExpired, identityDeletionReasons } from './api-session-events.domain.ts';
+import { announcedWithItsEnd, emitApiSessionDeleted, emitApiSessionExpired } from './api-session-events.domain.ts';
 import { identityState } from '../identities/identities.domain.ts';
 import type { SessionStore, UnitOfWork } from '../shared/stores.ports.ts';
 
@@ -97,7 +97,7 @@ export class ApiSessionSweeper {
         if (reason === null) {
           await emitApiSessionExpired(s.events, record, endedAt);
           result.expired++;
-        } else if (!identityDeletionReasons.has(reason) || (await s.identities.get(record.identityId))) {
+        } else if (!(await announcedWithItsEnd(s, record, reason))) {
           await emitApiSessionDeleted(s.events, record, reason, endedAt);
           result.deleted++;
         }

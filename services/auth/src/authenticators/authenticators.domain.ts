@@ -4,7 +4,8 @@ import { base62Uuid } from '@ziti/platform/ids';
 import { assertPasswordMeetsPolicy } from '../auth-policies/auth-policy.domain.ts';
 import type { Authenticator, ListInput, ListPage } from '../shared/model.domain.ts';
 import { passwordLimits, usernameLimits } from '../passwords/password.domain.ts';
-import type { AuthStores, UnitOfWork } from '../shared/stores.ports.ts';
+import type { AuthStores, SessionStore, UnitOfWork } from '../shared/stores.ports.ts';
+import { SessionEnding } from '../api-sessions/session-ending.domain.ts';
 import type { PasswordHasher } from '../passwords/passwords.ports.ts';
 import { emitAuthenticator } from '../shared/credential-events.domain.ts';
 
@@ -54,11 +55,16 @@ export async function assertPasswordAllowed(s: AuthStores, identityId: string, p
 
 /** Administration of authenticators (updb and cert), at most one per method and identity. */
 export class AuthenticatorService {
+  private readonly ending: SessionEnding;
+
   constructor(
     private readonly work: UnitOfWork,
     private readonly hasher: PasswordHasher,
+    sessions: Pick<SessionStore, 'endByIdentity' | 'forget'>,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.ending = new SessionEnding(sessions, now);
+  }
 
   async get(id: string): Promise<Authenticator> {
     return this.work((s) => this.load(s, id));
@@ -203,8 +209,11 @@ export class AuthenticatorService {
     });
   }
 
+  /** Deletes an authenticator and ends the API sessions made with it (as the reference does). */
   async delete(id: string): Promise<void> {
-    await this.work(async (s) => {
+    const found = await this.work((s) => this.load(s, id));
+    const scope = { identityId: found.identityId, authenticatorId: id };
+    await this.ending.around(this.work, scope, 'authenticatorDeleted', async (s) => {
       const current = await this.load(s, id, true);
       await s.authenticators.delete(id);
       await emitAuthenticator(s.events, 'authenticatorDeleted', current);

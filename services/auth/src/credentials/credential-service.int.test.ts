@@ -65,7 +65,7 @@ beforeAll(async () => {
     ...bindAuthStores(tx, events),
     credentials: new PgCredentialStore(tx),
   }));
-  credentials = new CredentialService(work, plainHasher);
+  credentials = new CredentialService(work, plainHasher, bed.sessions);
   identities = new IdentityService(bed.work, bed.sessions, 600, undefined, enrollments);
 });
 afterAll(async () => {
@@ -328,6 +328,31 @@ describe('credentials from enrollment', () => {
       method: 'cert',
       certPem: (await keep.issueClient('CN=k')).certPem,
     });
+    // API sessions made with the doomed authenticator end with it; one made with another does not.
+    const session = (identityId: string, authenticatorId: string) => {
+      const now = new Date().toISOString();
+      return {
+        id: `as-${++n}-${Date.now()}`,
+        token: `token-${n}-${Math.random()}`,
+        identityId,
+        identityName: 'someone',
+        isAdmin: false,
+        authenticatorId,
+        authMethod: 'cert' as const,
+        ipAddress: '127.0.0.1',
+        configTypes: [],
+        isMfaRequired: false,
+        isMfaComplete: false,
+        tags: {},
+        createdAt: now,
+        updatedAt: now,
+      };
+    };
+    const recordedOwner = (await credentials.getAuthenticator(recorded.id)).identityId;
+    const doomedSession = session(recordedOwner, recorded.id);
+    const otherFactor = session(recordedOwner, 'some-updb-authenticator');
+    const keptSession = session((await credentials.getAuthenticator(other.id)).identityId, other.id);
+    for (const r of [doomedSession, otherFactor, keptSession]) await bed.sessions.create(r, 600);
     const announced: { type: string; data: unknown }[] = [];
     const events: EventSink = { emit: async (def, data) => void announced.push({ type: def.type, data }) };
     const deleted = await bed.database.transaction((tx) =>
@@ -337,14 +362,23 @@ describe('credentials from enrollment', () => {
       ),
     );
     expect(deleted).toBe(2);
-    // Each deletion is announced with the authenticator's last state (no certificate, no hash).
+    // Each deletion is announced with the authenticator's last state (no certificate, no hash),
+    // and the one session made with them as ended.
     expect(announced.map((e) => [e.type, (e.data as { id: string }).id]).sort()).toEqual(
       [
         ['authenticator.deleted', recorded.id],
         ['authenticator.deleted', unrecorded.id],
+        ['apiSession.deleted', doomedSession.id],
       ].sort(),
     );
-    expect(Object.keys(announced[0]!.data as object).sort()).toEqual(
+    expect(announced.find((e) => e.type === 'apiSession.deleted')!.data).toMatchObject({
+      authenticatorId: recorded.id,
+      reason: 'authenticatorDeleted',
+    });
+    expect(await bed.sessions.touch(doomedSession.token, 600)).toBeNull();
+    expect(await bed.sessions.touch(otherFactor.token, 600)).not.toBeNull();
+    expect(await bed.sessions.touch(keptSession.token, 600)).not.toBeNull();
+    expect(Object.keys(announced.find((e) => e.type === 'authenticator.deleted')!.data as object).sort()).toEqual(
       ['certFingerprint', 'createdAt', 'id', 'identityId', 'method', 'updatedAt', 'username'].sort(),
     );
     expect((await failure(credentials.getAuthenticator(recorded.id))).code).toBe('NOT_FOUND');

@@ -16,7 +16,8 @@ import { certificateFingerprint } from '../authenticators/authenticators.domain.
 import { assertRoleAttributes, defaultAuthPolicyId, identityState } from '../identities/identities.domain.ts';
 import { type Authenticator, type Identity, newIdentity } from '../shared/model.domain.ts';
 import { passwordLimits, usernameLimits } from '../passwords/password.domain.ts';
-import type { AuthStores } from '../shared/stores.ports.ts';
+import type { AuthStores, SessionStore } from '../shared/stores.ports.ts';
+import { SessionEnding } from '../api-sessions/session-ending.domain.ts';
 import type { PasswordHasher } from '../passwords/passwords.ports.ts';
 
 /** The certificate columns enrollment adds to an authenticator. */
@@ -94,11 +95,16 @@ function caCertificates(certPem: string): X509Certificate[] {
  * clean-up when a CA goes. Served to pki-enrollment over the bus (`shared/calls.transport.ts`).
  */
 export class CredentialService {
+  private readonly ending: SessionEnding;
+
   constructor(
     private readonly work: CredentialUnitOfWork,
     private readonly hasher: PasswordHasher,
+    sessions: Pick<SessionStore, 'endByIdentity' | 'forget'>,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.ending = new SessionEnding(sessions, now);
+  }
 
   private async loadIdentity(s: CredentialStores, id: string): Promise<Identity> {
     const identity = await s.identities.get(id);
@@ -224,8 +230,15 @@ export class CredentialService {
     });
   }
 
+  /**
+   * Re-enrollment (its one caller) turns the authenticator back into an enrollment: it goes, and
+   * with it every API session made with it.
+   */
   async deleteAuthenticator(id: string): Promise<void> {
-    await this.work(async (s) => {
+    const found = await this.work((s) => s.authenticators.get(id));
+    if (!found) throw ApiError.notFound('authenticator', id);
+    const scope = { identityId: found.identityId, authenticatorId: id };
+    await this.ending.around(this.work, scope, 'authenticatorReEnrolled', async (s) => {
       const current = await s.authenticators.get(id, { forUpdate: true });
       if (!current || !(await s.authenticators.delete(id))) throw ApiError.notFound('authenticator', id);
       await emitAuthenticator(s.events, 'authenticatorDeleted', current);
@@ -309,7 +322,10 @@ export class CredentialService {
       after = page[page.length - 1]!.id;
     }
     const deleted = await s.credentials.deleteMany(doomed);
-    for (const a of deleted) await emitAuthenticator(s.events, 'authenticatorDeleted', a);
+    for (const a of deleted) {
+      await emitAuthenticator(s.events, 'authenticatorDeleted', a);
+      await this.ending.within(s.events, { identityId: a.identityId, authenticatorId: a.id }, 'authenticatorDeleted');
+    }
     return deleted.length;
   }
 }

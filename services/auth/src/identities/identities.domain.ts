@@ -1,7 +1,7 @@
 import { ApiError, type ApiSessionDeleteReason, type IdentityState, eventTypes, requireName } from '@ziti/contracts';
-import type { ApiSessionRecord } from '@ziti/platform/sessions/api-session-store';
 import { shortId } from '@ziti/platform/ids';
-import { emitApiSessionDeleted, emitMfa } from '../api-sessions/api-session-events.domain.ts';
+import { emitMfa } from '../api-sessions/api-session-events.domain.ts';
+import { SessionEnding } from '../api-sessions/session-ending.domain.ts';
 import { unknownAuthPolicy } from '../auth-policies/auth-policy.domain.ts';
 import type { Identity, IdentityView, ListInput, ListPage, RoleFilter } from '../shared/model.domain.ts';
 import { recordedDisabled } from '../shared/model.domain.ts';
@@ -247,41 +247,13 @@ export class IdentityService {
     }
   }
 
-  /**
-   * Runs `change` and ends the identity's API sessions with it: they are ended in the session
-   * store first (their tokens stop working), announced in `change`'s unit of work, then their
-   * tombstones are dropped (see api-sessions/api-session-events.domain.ts for why this order). A login that passed
-   * its checks before the change committed may have opened a session meanwhile: a second pass
-   * ends it too.
-   */
-  private async withSessionsEnded<T>(
+  /** Runs `change` and ends the identity's API sessions with it (api-sessions/session-ending.domain.ts). */
+  private withSessionsEnded<T>(
     identityId: string,
     reason: ApiSessionDeleteReason,
     change: (s: AuthStores) => Promise<T>,
   ): Promise<T> {
-    const ended = await this.sessions.endByIdentity(identityId, reason);
-    const endedAt = this.now();
-    const result = await this.work(async (s) => {
-      const value = await change(s);
-      for (const r of ended) await emitApiSessionDeleted(s.events, r, reason, endedAt);
-      return value;
-    });
-    await this.forget(ended);
-    const late = (await this.sessions.endByIdentity(identityId, reason)).filter(
-      (r) => !ended.some((e) => e.id === r.id),
-    );
-    if (late.length > 0) {
-      await this.work(async (s) => {
-        for (const r of late) await emitApiSessionDeleted(s.events, r, reason, this.now());
-      });
-      await this.forget(late);
-    }
-    return result;
-  }
-
-  /** Drops announced tombstones; if that fails the sweeper announces them once more (a duplicate). */
-  private async forget(ended: ApiSessionRecord[]): Promise<void> {
-    if (ended.length > 0) await this.sessions.forget(ended.map((r) => r.id)).catch(() => undefined);
+    return new SessionEnding(this.sessions, this.now).around(this.work, { identityId }, reason, change);
   }
 
   private assertDeletable(identity: Identity): void {

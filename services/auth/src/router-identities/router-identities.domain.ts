@@ -1,6 +1,6 @@
 import { type EdgeRouterState, eventTypes } from '@ziti/contracts';
 import type { EventSink } from '@ziti/platform/event-sink';
-import { emitApiSessionDeleted } from '../api-sessions/api-session-events.domain.ts';
+import { SessionEnding } from '../api-sessions/session-ending.domain.ts';
 import { defaultAuthPolicyId, identityState } from '../identities/identities.domain.ts';
 import { type Identity, newIdentity, recordedDisabled } from '../shared/model.domain.ts';
 import type { IdentityStore } from '../identities/identities.ports.ts';
@@ -35,7 +35,7 @@ export interface RouterIdentityEventStores extends RouterIdentityStores {
  * `updatedAt` carries the router's, so an older router state never overwrites a newer one.
  */
 export class RouterIdentities {
-  constructor(private readonly sessions: Pick<SessionStore, 'endByIdentity'>) {}
+  constructor(private readonly sessions: Pick<SessionStore, 'endByIdentity' | 'forget'>) {}
 
   /** The name the identity should have: the router's, unless another identity already has it. */
   private async nameFor(s: RouterIdentityStores, router: EdgeRouterState): Promise<string> {
@@ -102,19 +102,17 @@ export class RouterIdentities {
 
   /**
    * Deletes the Router identity and ends its API sessions, announcing them in the same unit of
-   * work. The sessions end first (their tokens stop working; api-sessions/api-session-events.domain.ts). This runs in
-   * the caller's transaction, so nothing can drop their tombstones after the commit: the sweeper
-   * does, once their grace passed, silently when the identity is gone (its deletion committed with
-   * these announcements), announcing them when it still exists (the transaction rolled back). A
-   * retry announces them itself: `endByIdentity` answers the sessions it ended before for the same
-   * reason.
+   * work (`SessionEnding.within`): they end before the commit (their tokens stop working;
+   * api-sessions/api-session-events.domain.ts). This runs in the caller's transaction, so nothing
+   * can drop their tombstones after the commit: the sweeper does, once their grace passed, silently
+   * when the identity is gone (its deletion committed with these announcements), announcing them
+   * when it still exists (the transaction rolled back). A retry announces them itself:
+   * `endByIdentity` answers the sessions it ended before for the same reason.
    */
   async remove(s: RouterIdentityStores, identity: Identity): Promise<RouterIdentityChange> {
-    const ended = await this.sessions.endByIdentity(identity.id, 'routerRemoved');
-    const endedAt = new Date();
     await s.identities.delete(identity.id);
     await s.events.emit(eventTypes.identityDeleted, identityState(identity));
-    for (const session of ended) await emitApiSessionDeleted(s.events, session, 'routerRemoved', endedAt);
+    await new SessionEnding(this.sessions).within(s.events, { identityId: identity.id }, 'routerRemoved');
     return 'deleted';
   }
 }

@@ -27,6 +27,7 @@ import { AuthenticatorService } from '../../src/authenticators/authenticators.do
 import { IdentityService, identityState } from '../../src/identities/identities.domain.ts';
 import { MfaService } from '../../src/mfas/mfas.domain.ts';
 import { ApiSessionSweeper } from '../../src/api-sessions/sweeper.domain.ts';
+import { SessionEnding } from '../../src/api-sessions/session-ending.domain.ts';
 import { PgApiSessionQuery } from '../../src/api-sessions/api-sessions.store.ts';
 import { RecordedAttempts, authTestBed, plainHasher, seed } from '../authentication/support.ts';
 
@@ -73,7 +74,7 @@ beforeAll(async () => {
   sessions = new RedisApiSessionStore(infra.redisUrl, prefix, { endGraceMs: graceMs });
   replica = new RedisApiSessionStore(infra.redisUrl, prefix, { endGraceMs: graceMs });
   identities = new IdentityService(bed.work, sessions, ttl);
-  authenticators = new AuthenticatorService(bed.work, plainHasher);
+  authenticators = new AuthenticatorService(bed.work, plainHasher, sessions);
   auth = authenticationWith(plainHasher);
   mfa = new MfaService(bed.work, sessions, new OtplibTotp(), new PngQrCodes(), box, {
     issuer: 'openziti.io',
@@ -450,6 +451,65 @@ describe('API session events', () => {
     );
     expect(rows.find((r) => r.type === 'mfa.deleted')!.payload).toMatchObject({ identityId: u.identity.id });
     expect(await sessions.touch(s.token, ttl)).toBeNull();
+  });
+
+  it('deleting an authenticator publishes authenticator.deleted and the apiSession.deleted of the sessions made with it, in one transaction', async () => {
+    const u = await user();
+    const a = (await login(u.username)).session;
+    const b = (await login(u.username)).session;
+    const other = await storedSession(u.identity.id);
+    const m = await mark();
+    await authenticators.delete(a.authenticatorId);
+    const rows = await outboxSince(m);
+    expect(rows.map((r) => r.type).sort()).toEqual([
+      'apiSession.deleted',
+      'apiSession.deleted',
+      'authenticator.deleted',
+    ]);
+    expect(new Set(rows.map((r) => r.tx)).size).toBe(1);
+    expectDeleted(ofSession(rows, a.id)[0], 'authenticatorDeleted', u.identity.id);
+    expectDeleted(ofSession(rows, b.id)[0], 'authenticatorDeleted', u.identity.id);
+    expect(await sessions.touch(a.token, ttl)).toBeNull();
+    expect(await sessions.touch(b.token, ttl)).toBeNull();
+    // Made with another authenticator: it lives on.
+    expect(await sessions.touch(other.token, ttl)).not.toBeNull();
+    // Announced and forgotten: the sweeper adds nothing after the grace.
+    await new Promise((resolve) => setTimeout(resolve, graceMs + 50));
+    await sweeper().sweep();
+    expect(ofSession(await outboxSince(m, 'apiSession.deleted'), a.id)).toHaveLength(1);
+    await sessions.delete(other.id);
+  });
+
+  it('a session ended with its authenticator inside a consumer is announced once: by the commit, or by the sweeper after a rollback', async () => {
+    const ending = new SessionEnding(sessions);
+    for (const rollBack of [false, true]) {
+      const u = await user();
+      const { session } = await login(u.username);
+      const m = await mark();
+      const doomed = bed.work(async (s) => {
+        const current = (await s.authenticators.get(session.authenticatorId))!;
+        await s.authenticators.delete(current.id);
+        await ending.within(
+          s.events,
+          { identityId: u.identity.id, authenticatorId: current.id },
+          'authenticatorDeleted',
+        );
+        if (rollBack) throw new Error('the consumer failed before its commit');
+      });
+      if (rollBack) await expect(doomed).rejects.toThrow(/before its commit/);
+      else await doomed;
+      expect(await sessions.touch(session.token, ttl)).toBeNull();
+      await new Promise((resolve) => setTimeout(resolve, graceMs + 50));
+      await waitFor(async () => {
+        await sweeper().sweep();
+        return ofSession(await outboxSince(m, 'apiSession.deleted'), session.id).length > 0;
+      }, 'the end to be announced');
+      await sweeper().sweep();
+      const rows = ofSession(await outboxSince(m, 'apiSession.deleted'), session.id);
+      expect(rows).toHaveLength(1);
+      expectDeleted(rows[0], 'authenticatorDeleted', u.identity.id);
+      expect((await sessions.claimEnded(1000, 1)).map((c) => c.record.id)).not.toContain(session.id);
+    }
   });
 
   it('refusing to delete the default admin ends none of its sessions', async () => {
