@@ -42,6 +42,7 @@ export const bundleEntries = {
   policy: 'services/policy/src/main.ts',
   inventory: 'services/inventory/src/main.ts',
   audit: 'services/audit/src/main.ts',
+  fabric: 'services/fabric/src/main.ts',
 } as const;
 export type BundleName = keyof typeof bundleEntries;
 
@@ -72,6 +73,7 @@ export const serviceRuntime = {
     policy: [],
     inventory: ['--max-semi-space-size=2'],
     audit: ['--max-semi-space-size=2'],
+    fabric: ['--max-semi-space-size=2'],
   } satisfies Record<keyof typeof bundleEntries, string[]> as Record<keyof typeof bundleEntries, readonly string[]>,
   env: { MALLOC_ARENA_MAX: '2' },
 } as const;

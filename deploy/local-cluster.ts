@@ -19,10 +19,10 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { clusterBundles, serviceRuntime } from './bundles.ts';
 
-export const serviceNames = ['pki-enrollment', 'auth', 'policy', 'inventory', 'audit', 'gateway'] as const;
+export const serviceNames = ['pki-enrollment', 'auth', 'policy', 'inventory', 'audit', 'gateway', 'fabric'] as const;
 export type ServiceName = (typeof serviceNames)[number];
 
-const databaseVar: Record<Exclude<ServiceName, 'gateway'>, string> = {
+const databaseVar: Record<Exclude<ServiceName, 'gateway' | 'fabric'>, string> = {
   auth: 'AUTH_DATABASE_URL',
   'pki-enrollment': 'PKI_DATABASE_URL',
   policy: 'POLICY_DATABASE_URL',
@@ -41,6 +41,11 @@ export interface ClusterOptions {
    * gateway replica takes a free port.
    */
   port?: number;
+  /**
+   * The first fabric replica's control port (routers connect to it); replica `i` listens on
+   * `ctrlPort + i`. Unset: every fabric replica takes a free port.
+   */
+  ctrlPort?: number;
   replicas?: Partial<Record<ServiceName, number>>;
   env?: Record<string, string>;
   adminPassword?: string;
@@ -108,7 +113,7 @@ interface Proc {
   child: ChildProcess;
   healthPort: number;
   exited: Promise<number | null>;
-  /** The HTTPS port (gateways). */
+  /** The HTTPS port (gateways), the control port (fabric). */
   port: number;
 }
 
@@ -326,7 +331,11 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
     const ownPort =
       service === 'gateway' && replica > 0
         ? { ZITI_PORT: String(basePort !== undefined ? basePort + replica : await freePort()) }
-        : {};
+        : service === 'fabric'
+          ? {
+              ZITI_CTRL_PORT: String(options.ctrlPort !== undefined ? options.ctrlPort + replica : await freePort()),
+            }
+          : {};
     const log = createWriteStream(join(logDir, `${service}-${replica}.log`), { flags: 'a' });
     const child = spawn(process.execPath, entry(service), {
       cwd: root,
@@ -336,7 +345,9 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const proc: Proc = { service, replica, child, healthPort, exited, port: Number(ownPort.ZITI_PORT ?? port) };
+    const listening =
+      'ZITI_CTRL_PORT' in ownPort ? ownPort.ZITI_CTRL_PORT : 'ZITI_PORT' in ownPort ? ownPort.ZITI_PORT : port;
+    const proc: Proc = { service, replica, child, healthPort, exited, port: Number(listening) };
     procs.push(proc);
     return proc;
   }
@@ -432,6 +443,12 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
     },
     /** The HTTPS port of each running gateway replica, the first one's first. */
     gatewayPorts: () => procs.filter((p) => p.service === 'gateway').map((p) => p.port),
+    /** The control port of each running fabric replica (routers' `ctrl.endpoint`), by replica number. */
+    ctrlPorts: () =>
+      procs
+        .filter((p) => p.service === 'fabric')
+        .sort((a, b) => a.replica - b.replica)
+        .map((p) => ({ replica: p.replica, port: p.port })),
     /** Each process with its plain-HTTP health port (`/healthz`, `/readyz`, `/metrics`). */
     processes: () =>
       procs.map((p) => ({ service: p.service, replica: p.replica, pid: p.child.pid, healthPort: p.healthPort })),

@@ -499,7 +499,7 @@ describe(`fuzz every operation (${runs} runs per parameter, seed ${baseSeed})`, 
         .processes()
         .map((p) => p.service)
         .sort(),
-    ).toEqual(['audit', 'auth', 'gateway', 'inventory', 'pki-enrollment', 'policy'].sort());
+    ).toEqual(['audit', 'auth', 'fabric', 'gateway', 'inventory', 'pki-enrollment', 'policy'].sort());
     expect((await e.call('management', { path: '/identities?limit=1', token: e.adminToken })).status).toBe(200);
   });
 });

@@ -17,6 +17,9 @@ import {
   watchApiSessions,
 } from '@ziti/platform';
 import { createPolicyService } from '@ziti/policy/app';
+import { type FabricService, createFabricService } from '@ziti/fabric/app';
+import { type FabricConfig, readFabricConfig } from '@ziti/fabric/config';
+import { MemoryCircuitStore } from '@ziti/fabric/circuits/memory-circuit.store';
 
 /**
  * The whole controller in one process (`npm start`, and the embedded tests): the same composition
@@ -27,7 +30,12 @@ export async function composeEmbedded(o: {
   env: NodeJS.ProcessEnv;
   logger: Logger;
   database: (service: 'pki' | 'auth' | 'policy' | 'inventory' | 'audit') => Promise<Database>;
-}): Promise<{ controller: RunnableService; gatewayConfig: GatewayConfig }> {
+}): Promise<{
+  controller: RunnableService;
+  gatewayConfig: GatewayConfig;
+  fabricConfig: FabricConfig;
+  fabric: FabricService;
+}> {
   const bus = new InProcessBus({ holdEvents: true, logger: serviceLogger(o.logger, 'bus') });
   const sessions = new MemoryApiSessionStore();
   let unwatchSessions: (() => void) | undefined;
@@ -72,6 +80,15 @@ export async function composeEmbedded(o: {
     auditService,
   ];
   const gateway = createGateway({ config: gatewayConfig, bus, sessions, logger: log('gateway') });
+  // The router edge: routers' control channels; circuits kept in this process.
+  const fabricConfig = readFabricConfig(o.env);
+  const fabric = createFabricService({
+    config: fabricConfig,
+    bus,
+    circuits: new MemoryCircuitStore(),
+    logger: log('fabric'),
+    ownsBus: false,
+  });
   const started: RunnableService[] = [];
   const stop = async () => {
     // In reverse start order, but audit after the entity owners: what they publish while stopping (auth's
@@ -94,6 +111,8 @@ export async function composeEmbedded(o: {
         bus.openEvents();
         await gateway.start();
         started.push(gateway);
+        await fabric.start();
+        started.push(fabric);
         unwatchSessions = watchApiSessions(sessions);
       } catch (err) {
         await stop();
@@ -101,11 +120,11 @@ export async function composeEmbedded(o: {
       }
     },
     async ready() {
-      return (await Promise.all([...services, gateway].map((s) => s.ready()))).every(Boolean);
+      return (await Promise.all([...services, gateway, fabric].map((s) => s.ready()))).every(Boolean);
     },
     stop,
   };
-  return { controller, gatewayConfig };
+  return { controller, gatewayConfig, fabricConfig, fabric };
 }
 
 /**

@@ -62,7 +62,11 @@ if (!env.ZITI_ADMIN_PASSWORD) {
 }
 env.ZITI_ADMIN_USERNAME ??= 'admin';
 
-const { controller: services, gatewayConfig } = await composeEmbedded({
+const {
+  controller: services,
+  gatewayConfig,
+  fabric,
+} = await composeEmbedded({
   env,
   logger,
   database: (name) => opening.get(name)!,
@@ -86,6 +90,7 @@ const controller: RunnableService = {
       `  Ziti edge controller is up at ${url}`,
       `    client API:     ${url}/edge/client/v1`,
       `    management API: ${url}/edge/management/v1`,
+      `    router control channel: tls:${gatewayConfig.advertisedAddress.replace(/:\d+$/, '')}:${fabric.port()} (a router's ctrl.endpoint)`,
       `  Log in:  ziti edge login ${gatewayConfig.advertisedAddress} -u ${env.ZITI_ADMIN_USERNAME} -p <password>`,
       generatedPassword
         ? `  The admin password was generated and is shown only now: ${generatedPassword}\n  (it is also kept in ${join(dataDir, 'admin-password')})`

@@ -12,8 +12,8 @@ import type { ApiName, Owner } from './operation.ts';
 export const subjects = {
   operation: (owner: Owner, api: ApiName, operationId: string) => `ziti.rpc.${owner}.op.${api}.${operationId}`,
   operations: (owner: Owner) => `ziti.rpc.${owner}.op.>`,
-  call: (owner: Owner, action: string) => `ziti.rpc.${owner}.call.${action}`,
-  calls: (owner: Owner) => `ziti.rpc.${owner}.call.>`,
+  call: (owner: Owner | 'fabric', action: string) => `ziti.rpc.${owner}.call.${action}`,
+  calls: (owner: Owner | 'fabric') => `ziti.rpc.${owner}.call.>`,
   /** Events: `ziti.evt.<owner>.<type>`, e.g. `ziti.evt.auth.identity.created`. */
   event: (owner: Owner, type: string) => `ziti.evt.${owner}.${type}`,
   events: 'ziti.evt.>',
@@ -23,7 +23,7 @@ export const subjects = {
 export const eventStream = { name: 'ZITI_EVENTS', subjects: ['ziti.evt.>'] } as const;
 
 /** Queue group shared by the replicas of one service. */
-export const queueGroup = (owner: Owner) => `ziti-${owner}`;
+export const queueGroup = (owner: Owner | 'fabric') => `ziti-${owner}`;
 
 export const authQuerySchema = z.object({
   typeId: z.string(),

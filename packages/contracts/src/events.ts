@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { auditEventTypes, authenticationEventTypes } from './audit.ts';
+import { routerPresenceEventTypes, terminatorPrecedenceSchema } from './fabric.ts';
 
 /**
  * Versioned event definitions (DESIGN §3). An event carries the entity's full new state so a
@@ -218,6 +219,29 @@ export const identityServiceConfigsState = z.object({
 });
 export type IdentityServiceConfigsState = z.infer<typeof identityServiceConfigsState>;
 
+/**
+ * inventory's terminators (where a service is hosted), as every change of one announces it: made
+ * through the management API or by a router for a hosting SDK (`fabric.createTerminator`). Never the
+ * instance secret (only its hash is kept) nor the peer data (dial targets carry it).
+ */
+export const terminatorState = z.object({
+  id: z.string(),
+  serviceId: z.string(),
+  routerId: z.string(),
+  binding: z.string(),
+  address: z.string(),
+  /** The hosting SDK's instance id (`identity` on the wire), "" if none. */
+  instanceId: z.string(),
+  cost: z.number().int(),
+  precedence: terminatorPrecedenceSchema,
+  /** The identity hosting it ("" for one made through the management API). */
+  hostId: z.string(),
+  tags: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type TerminatorState = z.infer<typeof terminatorState>;
+
 export const inventoryEventTypes = {
   serviceCreated: { type: 'service.created', version: 1, schema: serviceState },
   serviceUpdated: { type: 'service.updated', version: 1, schema: serviceState },
@@ -236,6 +260,9 @@ export const inventoryEventTypes = {
     version: 1,
     schema: identityServiceConfigsState,
   },
+  terminatorCreated: { type: 'terminator.created', version: 1, schema: terminatorState },
+  terminatorUpdated: { type: 'terminator.updated', version: 1, schema: terminatorState },
+  terminatorDeleted: { type: 'terminator.deleted', version: 1, schema: terminatorState },
 } as const;
 
 /** A third-party CA as pki-enrollment publishes it (`ca.created|updated|deleted`). */
@@ -447,7 +474,7 @@ export const publishedEvents: Record<
 > = {
   auth: { ...eventTypes, ...authenticationEventTypes },
   audit: auditEventTypes,
-  inventory: inventoryEventTypes,
+  inventory: { ...inventoryEventTypes, ...routerPresenceEventTypes },
   'pki-enrollment': { ...caEventTypes, ...enrollmentEventTypes },
   policy: policyEventTypes,
 };

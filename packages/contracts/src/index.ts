@@ -14,3 +14,4 @@ export * from './typed-operations.ts';
 export * from './service-calls.ts';
 export * from './edge-router-detail.ts';
 export * from './audit.ts';
+export * from './fabric.ts';

@@ -51,6 +51,8 @@ export const entityStateTypes = [
   'identityServiceConfigs',
   /** pki-enrollment's enrollments, non-secret state only (`enrollmentState`). */
   'enrollment',
+  /** inventory's record of routers' control channels (`routerPresenceState`): one per router that ever connected. */
+  'routerPresence',
 ] as const;
 export type EntityStateType = (typeof entityStateTypes)[number];
 

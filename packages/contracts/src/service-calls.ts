@@ -37,6 +37,33 @@ import {
 } from './maintenance.ts';
 import type { Owner } from './operation.ts';
 import {
+  authorizeSessionUseReplySchema,
+  authorizeSessionUseRequestSchema,
+  createTerminatorReplySchema,
+  createTerminatorRequestSchema,
+  dialTargetsReplySchema,
+  dialTargetsRequestSchema,
+  fabricCallNames,
+  removeTerminatorsReplySchema,
+  removeTerminatorsRequestSchema,
+  renewRouterLeasesReplySchema,
+  renewRouterLeasesRequestSchema,
+  reportRouterPresenceReplySchema,
+  reportRouterPresenceRequestSchema,
+  routePathsReplySchema,
+  routePathsRequestSchema,
+  routerAdmissionReplySchema,
+  routerAdmissionRequestSchema,
+  routerApiSessionsOfReplySchema,
+  routerApiSessionsOfRequestSchema,
+  routerApiSessionsReplySchema,
+  routerApiSessionsRequestSchema,
+  routerTerminatorsReplySchema,
+  routerTerminatorsRequestSchema,
+  touchApiSessionsReplySchema,
+  touchApiSessionsRequestSchema,
+} from './fabric.ts';
+import {
   issueRouterEnrollmentRequestSchema,
   pendingRouterEnrollmentsReplySchema,
   pendingRouterEnrollmentsRequestSchema,
@@ -49,8 +76,11 @@ import {
   routerEnrollmentInfoSchema,
 } from './router-enrollment.ts';
 
-/** A service that serves calls (the gateway serves none). */
-export type CallOwner = Exclude<Owner, 'gateway'>;
+/**
+ * A service that serves calls: every operation owner but the gateway, and the router edge
+ * (`fabric`, docs/adr/0023), which owns no API operation.
+ */
+export type CallOwner = Exclude<Owner, 'gateway'> | 'fabric';
 
 /**
  * One service-to-service call, `ziti.rpc.<owner>.call.<action>`, declared once: who serves it,
@@ -259,6 +289,98 @@ export const inventoryCallContracts = {
     routerCertificateChangedRequestSchema,
     doneReplySchema,
     'write',
+  ),
+} as const;
+
+/**
+ * The calls of the router edge (docs/adr/0023): what fabric asks of inventory (routers, their
+ * presence, terminators), of policy (edge sessions) and of auth (API sessions), and the one it serves.
+ */
+export const fabricCallContracts = {
+  routerAdmission: callContract(
+    ['inventory'],
+    fabricCallNames.routerAdmission,
+    routerAdmissionRequestSchema,
+    routerAdmissionReplySchema,
+    'read',
+  ),
+  reportRouterPresence: callContract(
+    ['inventory'],
+    fabricCallNames.reportRouterPresence,
+    reportRouterPresenceRequestSchema,
+    reportRouterPresenceReplySchema,
+    'write',
+  ),
+  renewRouterLeases: callContract(
+    ['inventory'],
+    fabricCallNames.renewRouterLeases,
+    renewRouterLeasesRequestSchema,
+    renewRouterLeasesReplySchema,
+    'write',
+  ),
+  createTerminator: callContract(
+    ['inventory'],
+    fabricCallNames.createTerminator,
+    createTerminatorRequestSchema,
+    createTerminatorReplySchema,
+    'write',
+  ),
+  removeTerminators: callContract(
+    ['inventory'],
+    fabricCallNames.removeTerminators,
+    removeTerminatorsRequestSchema,
+    removeTerminatorsReplySchema,
+    'write',
+  ),
+  dialTargets: callContract(
+    ['inventory'],
+    fabricCallNames.dialTargets,
+    dialTargetsRequestSchema,
+    dialTargetsReplySchema,
+    'read',
+  ),
+  routerTerminators: callContract(
+    ['inventory'],
+    fabricCallNames.routerTerminators,
+    routerTerminatorsRequestSchema,
+    routerTerminatorsReplySchema,
+    'read',
+  ),
+  authorizeSessionUse: callContract(
+    ['policy'],
+    fabricCallNames.authorizeSessionUse,
+    authorizeSessionUseRequestSchema,
+    authorizeSessionUseReplySchema,
+    'read',
+  ),
+  routerApiSessions: callContract(
+    ['auth'],
+    fabricCallNames.routerApiSessions,
+    routerApiSessionsRequestSchema,
+    routerApiSessionsReplySchema,
+    'read',
+  ),
+  routerApiSessionsOf: callContract(
+    ['auth'],
+    fabricCallNames.routerApiSessionsOf,
+    routerApiSessionsOfRequestSchema,
+    routerApiSessionsOfReplySchema,
+    'read',
+  ),
+  touchApiSessions: callContract(
+    ['auth'],
+    fabricCallNames.touchApiSessions,
+    touchApiSessionsRequestSchema,
+    touchApiSessionsReplySchema,
+    // Sliding an expiry twice is sliding it once.
+    'read',
+  ),
+  routePaths: callContract(
+    ['fabric'],
+    fabricCallNames.routePaths,
+    routePathsRequestSchema,
+    routePathsReplySchema,
+    'read',
   ),
 } as const;
 

@@ -31,3 +31,4 @@ export * from './http-drain.ts';
 export * from './events/consumer.ts';
 export * from './events/progress.ts';
 export * from './metrics.ts';
+export * from './server-identity.ts';

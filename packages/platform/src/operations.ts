@@ -1,5 +1,6 @@
 import {
   ApiError,
+  type CallOwner,
   type OperationKey,
   type OperationKeyOf,
   type OperationReply,
@@ -93,7 +94,7 @@ export function serveOperations(
 }
 
 /** Serves service-to-service calls on `ziti.rpc.<owner>.call.<action>` (a table built by `callHandlers`). */
-export function serveCalls(bus: Bus, owner: Owner, handlers: CallTable): Served {
+export function serveCalls(bus: Bus, owner: CallOwner, handlers: CallTable): Served {
   const prefix = subjects.calls(owner).slice(0, -1);
   return bus.serve(subjects.calls(owner), queueGroup(owner), async (payload, subject) => {
     const action = subject.slice(prefix.length);

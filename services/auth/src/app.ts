@@ -22,6 +22,9 @@ import {
 } from '@ziti/platform';
 import { Argon2PasswordHasher } from './passwords/argon2-password-hasher.adapter.ts';
 import { authCalls } from './shared/calls.transport.ts';
+import { RouterApiSessions } from './router-api-sessions/router-api-sessions.domain.ts';
+import { PgCertificateFingerprints } from './router-api-sessions/router-api-sessions.store.ts';
+import { BusApiSessionNotices, routerApiSessionCalls } from './router-api-sessions/router-api-sessions.transport.ts';
 import { authOperations } from './operations.transport.ts';
 import { AuthenticationService } from './api-sessions/authentication.domain.ts';
 import { AuthenticatorService } from './authenticators/authenticators.domain.ts';
@@ -134,6 +137,8 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     deps.logger,
     deps.attemptQueue,
   );
+  // What edge routers are told of API sessions (docs/adr/0023).
+  const routerApiSessions = new RouterApiSessions(deps.sessions, new PgCertificateFingerprints(deps.database.db), ttl);
   const authentication = new AuthenticationService({
     work,
     read,
@@ -147,6 +152,7 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     lockout: (identityId, minutes) => identities.disable(identityId, minutes),
     onRefused: (reason, detail) => deps.logger.info({ reason, ...detail }, 'authentication refused'),
     attempts,
+    notices: new BusApiSessionNotices(deps.bus, routerApiSessions, deps.logger),
   });
   const authPolicies = new AuthPolicyService(work, sync);
   const signers = new ExternalJwtSignerService(work, sync);
@@ -199,6 +205,7 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     }),
     calls: {
       ...authCalls({ credentials, authentication }),
+      ...routerApiSessionCalls(routerApiSessions),
       ...maintenanceCalls(
         deps.database,
         new AuthMaintenance<Db>({

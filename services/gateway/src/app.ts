@@ -2,21 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { type Server, createServer } from 'node:https';
 import type { Duplex } from 'node:stream';
-import {
-  ApiError,
-  type GatewayOperationKey,
-  type OperationDef,
-  inputLimits,
-  type ServerIdentity,
-  operations,
-  pkiEnrollmentCallContracts,
-} from '@ziti/contracts';
+import { ApiError, type GatewayOperationKey, type OperationDef, inputLimits, operations } from '@ziti/contracts';
 import {
   type ApiSessionStore,
   type Bus,
   type Logger,
   type RunnableService,
-  callService,
+  fetchServerIdentity,
   httpDrain,
 } from '@ziti/platform';
 import express from 'express';
@@ -72,28 +64,6 @@ export function gatewayHandlers(
   streams: Record<StreamOperationKey, StreamingHandler>,
 ): Record<GatewayOperationKey, GatewayHandler> {
   return { ...informational, ...streams };
-}
-
-/** Asks pki-enrollment for the edge TLS identity, waiting for it to come up. */
-export async function fetchServerIdentity(bus: Bus, logger: Logger, timeoutMs = 120_000): Promise<ServerIdentity> {
-  const deadline = Date.now() + timeoutMs;
-  let delay = 100;
-  for (;;) {
-    try {
-      return await callService(
-        bus,
-        'pki-enrollment',
-        pkiEnrollmentCallContracts.serverIdentity,
-        {},
-        { timeoutMs: 5_000 },
-      );
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      logger.info({ err: (err as Error).message }, 'waiting for pki-enrollment to provide the server certificate');
-      await new Promise((r) => setTimeout(r, delay));
-      delay = Math.min(delay * 2, 2_000);
-    }
-  }
 }
 
 /**

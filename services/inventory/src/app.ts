@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { Bus, Database, Db, EventSink, Logger, RunnableService } from '@ziti/platform';
 import {
   OutboxRelay,
+  createReader,
   createServiceRuntime,
   createUnitOfWork,
   readMigrations,
@@ -24,6 +25,9 @@ import { PgIntegrityJobStore, PgRateLimitStore } from './maintenance/maintenance
 import { maintenanceCalls } from './maintenance/maintenance.transport.ts';
 import { BusServiceMaintenance } from './maintenance/service-maintenance.adapter.ts';
 import { inventoryOperations } from './operations.transport.ts';
+import { RouterPresenceSweeper } from './router-presence/router-presence-sweeper.domain.ts';
+import { RouterPresenceService } from './router-presence/router-presence.domain.ts';
+import { PgRouterPresenceStore } from './router-presence/router-presence.store.ts';
 import { BusRouterEnrollments } from './routers/router-enrollments.adapter.ts';
 import { RouterService } from './routers/routers.domain.ts';
 import type { RouterEnrollments } from './routers/routers.ports.ts';
@@ -56,12 +60,15 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
     configs: new PgConfigStore(tx),
     services: new PgServiceStore(tx),
     routers: new PgRouterStore(tx),
+    routerPresence: new PgRouterPresenceStore(tx),
     terminators: new PgTerminatorStore(tx),
     identityServiceConfigs: new PgIdentityServiceConfigStore(tx),
     events,
   });
   const work = createUnitOfWork<InventoryStores>(deps.database, relay, 'inventory', bind);
   const read = (tx: Db) => bind(tx, readOnlyEventSink);
+  // Reads on the router edge's hot paths (dials, router reads' presence), outside any transaction.
+  const reader = createReader<InventoryStores>(deps.database, bind);
   const schemas = new AjvSchemaValidator();
   const identities = new BusIdentityDirectory(deps.bus);
   const configTypes = new ConfigTypeService(work, schemas);
@@ -77,7 +84,12 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
     },
   );
   const services = new ServiceCatalog(work);
-  const terminators = new TerminatorService(work);
+  const terminators = new TerminatorService(work, undefined, reader);
+  const presence = new RouterPresenceService(work, reader);
+  // Presences whose lease lapsed (their fabric replica died) turn offline: every 2 s, any number of replicas.
+  const presenceSweeper = new RouterPresenceSweeper(work, {
+    onError: (err) => deps.logger.warn({ err }, 'router presence sweep failed; will retry'),
+  });
   const identityServiceConfigs = new IdentityServiceConfigService(work, identities);
   return createServiceRuntime({
     owner: 'inventory',
@@ -87,7 +99,7 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
     migrations,
     relay,
     calls: {
-      ...inventoryCalls(routers, terminators, services),
+      ...inventoryCalls(routers, terminators, services, presence),
       ...maintenanceCalls(deps.database, new InventoryMaintenance<Db>({ work, read, schemas, identities })),
     },
     operations: inventoryOperations({
@@ -95,6 +107,7 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
       configs: new ConfigService(work, schemas),
       services,
       routers,
+      presence,
       terminators,
       identityServiceConfigs,
       maintenance,
@@ -108,7 +121,10 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
     ],
     onStart: async () => {
       if (await configTypes.seedBuiltins()) deps.logger.info('built-in config types created');
+      presenceSweeper.start();
     },
+    // The sweeper writes events: it stops before the relay's last flush, so this replica publishes them.
+    onDrained: () => presenceSweeper.stop(),
     onStop: () => maintenance.idle(),
     ...(deps.ownsBus === undefined ? {} : { ownsBus: deps.ownsBus }),
   });

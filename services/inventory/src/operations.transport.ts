@@ -7,6 +7,7 @@ import type { IdentityServiceConfigService } from './identity-service-configs/id
 import { identityServiceConfigOperations } from './identity-service-configs/identity-service-configs.transport.ts';
 import type { DatabaseMaintenance } from './maintenance/database-maintenance.domain.ts';
 import { maintenanceOperations } from './maintenance/maintenance.transport.ts';
+import type { RouterPresenceService } from './router-presence/router-presence.domain.ts';
 import type { RouterService } from './routers/routers.domain.ts';
 import { routerOperations } from './routers/routers.transport.ts';
 import type { ServiceCatalog } from './services/services.domain.ts';
@@ -19,6 +20,7 @@ export interface InventoryOperationDeps {
   configs: ConfigService;
   services: ServiceCatalog;
   routers: RouterService;
+  presence: RouterPresenceService;
   terminators: TerminatorService;
   identityServiceConfigs: IdentityServiceConfigService;
   maintenance: DatabaseMaintenance;

@@ -14,6 +14,7 @@ import { PgConfigTypeStore } from '../src/config-types/config-types.store.ts';
 import { PgConfigStore } from '../src/configs/configs.store.ts';
 import type { IdentityDirectory } from '../src/identity-service-configs/identity-service-configs.ports.ts';
 import { PgIdentityServiceConfigStore } from '../src/identity-service-configs/identity-service-configs.store.ts';
+import { PgRouterPresenceStore } from '../src/router-presence/router-presence.store.ts';
 import { PgRouterStore } from '../src/routers/routers.store.ts';
 import { PgServiceStore } from '../src/services/services.store.ts';
 import { PgSeedStore } from '../src/shared/seeds.store.ts';
@@ -28,6 +29,7 @@ export function bindStores(tx: Db, events: EventSink): InventoryStores {
     configs: new PgConfigStore(tx),
     services: new PgServiceStore(tx),
     routers: new PgRouterStore(tx),
+    routerPresence: new PgRouterPresenceStore(tx),
     terminators: new PgTerminatorStore(tx),
     identityServiceConfigs: new PgIdentityServiceConfigStore(tx),
     events,

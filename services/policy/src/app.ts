@@ -45,6 +45,7 @@ import {
   PgEdgeRouterReadModel,
   PgIdentityReadModel,
   PgIdentityServiceConfigsReadModel,
+  PgRouterPresenceReadModel,
   PgServiceReadModel,
 } from './read-models/read-models.store.ts';
 import { RoleAttributeService } from './read-models/role-attributes.domain.ts';
@@ -58,9 +59,12 @@ import { servicePolicyKind } from './service-policies/service-policies.domain.ts
 import { pgServicePolicies } from './service-policies/service-policies.store.ts';
 import { ServiceViewService } from './services/service-view.domain.ts';
 import { PgServiceView } from './services/service-view.store.ts';
+import { FabricCircuitPaths } from './sessions/fabric-route-paths.adapter.ts';
 import { SessionCreationBatcher } from './sessions/session-creation-batcher.store.ts';
+import { SessionUseAuthority } from './sessions/session-use.domain.ts';
 import { SessionService } from './sessions/sessions.domain.ts';
 import { PgSessions } from './sessions/sessions.store.ts';
+import { sessionCalls } from './sessions/sessions.transport.ts';
 import { PolicyService } from './shared/policies.domain.ts';
 import type { PolicyStores, PolicyUnitOfWork } from './shared/policies.ports.ts';
 import { PgRoleTargets } from './shared/roles.store.ts';
@@ -93,6 +97,7 @@ export function policyEngine(database: Database, relay: OutboxRelay | undefined)
   const identities = (db: Db) => new PgIdentityReadModel(db);
   const services = (db: Db) => new PgServiceReadModel(db);
   const edgeRouters = (db: Db) => new PgEdgeRouterReadModel(db);
+  const routerPresence = (db: Db) => new PgRouterPresenceReadModel(db);
   const access = new AccessDerivation();
   const links = (db: Db) => new PgAccessLinks(db);
   // Consumers apply events in a transaction with its own event sink: access changes leave with it.
@@ -152,6 +157,7 @@ export function policyEngine(database: Database, relay: OutboxRelay | undefined)
     identities,
     services,
     edgeRouters,
+    routerPresence,
     access,
     links,
     derive,
@@ -170,7 +176,7 @@ export function policyEngine(database: Database, relay: OutboxRelay | undefined)
 export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
   const relay = new OutboxRelay(deps.database, deps.bus, 'policy', deps.logger);
   const engine = policyEngine(deps.database, relay);
-  const { identities, services, edgeRouters, access, links, derive, postureChecks } = engine;
+  const { identities, services, edgeRouters, routerPresence, access, links, derive, postureChecks } = engine;
   // Posture checks, posture data and their evaluation (ZITI-FACTS §6.3, §7.3, §10.1).
   const posture: PostureEvaluator = new PostureEvaluation(createReader(deps.database, (db) => new PgPostureData(db)));
   const postureDataStores = (tx: Db): PostureDataStores => ({ data: new PgPostureData(tx), links: links(tx) });
@@ -182,7 +188,10 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
     createUnitOfWork(deps.database, relay, 'policy', (tx) => new PgSessions(tx)),
     createReader(deps.database, (db) => new PgSessions(db, new SessionCreationBatcher(db))),
     posture,
+    new FabricCircuitPaths(deps.bus),
   );
+  // Asked by the router edge on every dial and bind: one statement on the pool.
+  const sessionUse = new SessionUseAuthority(createReader(deps.database, (db) => new PgSessions(db)));
   const apiSessionRecords = (tx: Db): ApiSessionRecords => {
     const store = new PgApiSessions(tx);
     return {
@@ -199,26 +208,30 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
     logger: deps.logger,
     migrations,
     relay,
-    calls: maintenanceCalls(
-      deps.database,
-      new PolicyIntegrity(
-        {
-          parkedEvents: () => parkedEventResults(deps.database.db),
-          ownerPages: (owner, type) => ownerEntityStates(deps.bus, owner, type),
-          readModels: {
-            identities: identities(deps.database.db),
-            services: services(deps.database.db),
-            edgeRouters: edgeRouters(deps.database.db),
+    calls: {
+      ...sessionCalls(sessionUse),
+      ...maintenanceCalls(
+        deps.database,
+        new PolicyIntegrity(
+          {
+            parkedEvents: () => parkedEventResults(deps.database.db),
+            ownerPages: (owner, type) => ownerEntityStates(deps.bus, owner, type),
+            readModels: {
+              identities: identities(deps.database.db),
+              services: services(deps.database.db),
+              edgeRouters: edgeRouters(deps.database.db),
+              routerPresence: routerPresence(deps.database.db),
+            },
+            // No relay kick, as before: the relay hears the outbox's NOTIFY (or polls) for a fix's events.
+            accessWork: createUnitOfWork(deps.database, undefined, 'policy', (tx, events) => ({
+              links: links(tx),
+              events,
+            })),
           },
-          // No relay kick, as before: the relay hears the outbox's NOTIFY (or polls) for a fix's events.
-          accessWork: createUnitOfWork(deps.database, undefined, 'policy', (tx, events) => ({
-            links: links(tx),
-            events,
-          })),
-        },
-        access,
+          access,
+        ),
       ),
-    ),
+    },
     operations: policyOperations({
       roleAttributes: new RoleAttributeService(
         createReader<RoleAttributeStores>(deps.database, (db) => ({
@@ -258,6 +271,7 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
           configs: (db) => new PgConfigReadModel(db),
           configTypes: (db) => new PgConfigTypeReadModel(db),
           overrides: (db) => new PgIdentityServiceConfigsReadModel(db),
+          presence: routerPresence,
         },
         derive,
         deps.logger,

@@ -21,6 +21,7 @@ import type {
   EdgeRouterReadModel,
   EntityReadModel,
   IdentityReadModel,
+  RouterPresenceReadModel,
   ServiceReadModel,
 } from '../src/read-models/read-models.ports.ts';
 import type { PostureCheck } from '../src/posture-checks/posture-checks.domain.ts';
@@ -41,6 +42,7 @@ import {
   PgEdgeRouterReadModel,
   PgIdentityReadModel,
   PgIdentityServiceConfigsReadModel,
+  PgRouterPresenceReadModel,
   PgServiceReadModel,
 } from '../src/read-models/read-models.store.ts';
 import { pgEdgeRouterPolicies } from '../src/edge-router-policies/edge-router-policies.store.ts';
@@ -53,7 +55,14 @@ import { PgRelations } from '../src/relations/relations.store.ts';
 import { PgServiceView } from '../src/services/service-view.store.ts';
 import { PgApiSessions } from '../src/api-sessions/api-sessions.store.ts';
 import { PgSessions } from '../src/sessions/sessions.store.ts';
-import { fixedAt, identityFixture, routerFixture, serviceFixture } from './support.ts';
+import {
+  fixedAt,
+  identityFixture,
+  offlinePresenceFixture,
+  presenceFixture,
+  routerFixture,
+  serviceFixture,
+} from './support.ts';
 import {
   apiError,
   at,
@@ -84,6 +93,7 @@ interface Stores {
   identities: IdentityReadModel;
   services: ServiceReadModel;
   edgeRouters: EdgeRouterReadModel;
+  routerPresence: RouterPresenceReadModel;
   configs: EntityReadModel<ConfigState>;
   configTypes: EntityReadModel<ConfigTypeState>;
   overrides: EntityReadModel<IdentityServiceConfigsState>;
@@ -111,6 +121,7 @@ function bind(db: Db): Stores {
     identities: new PgIdentityReadModel(db),
     services: new PgServiceReadModel(db),
     edgeRouters: new PgEdgeRouterReadModel(db),
+    routerPresence: new PgRouterPresenceReadModel(db),
     configs: new PgConfigReadModel(db),
     configTypes: new PgConfigTypeReadModel(db),
     overrides: new PgIdentityServiceConfigsReadModel(db),
@@ -767,7 +778,7 @@ describe.each(storeTargets)('policy stores on %s', (target) => {
       bind: false,
       identityRouterCount: 2,
       serviceRouterCount: 2,
-      commonRouters: [verifiedRouter('r1', ['edge'])],
+      commonRouters: [{ ...verifiedRouter('r1', ['edge']), presence: null }],
     });
     expect(await read((s) => s.advice.reachability('i2', 's2'))).toEqual({
       dial: false,
@@ -1036,7 +1047,9 @@ describe.each(storeTargets)('policy stores on %s', (target) => {
     });
     expect(await list({ filter: 'token = "token-x3"' })).toEqual({ ids: ['x3'], total: 1 });
     expect(await read((s) => s.sessions.serviceNames(['c-s1', 'nope']))).toEqual(new Map([['c-s1', 'n-c-s1']]));
-    expect(await read((s) => s.sessions.sharedEdgeRouters('ci', 'c-s1', 25))).toEqual([routerFixture('cr', ['clear'])]);
+    expect(await read((s) => s.sessions.sharedEdgeRouters('ci', 'c-s1', 25))).toEqual([
+      { ...routerFixture('cr', ['clear']), presence: null },
+    ]);
     expect(await read((s) => s.sessions.sharedEdgeRouters('ci', 'c-norouter', 25))).toEqual([]);
     expect(await read((s) => s.sessions.identityExists('ci'))).toBe(true);
     expect(await read((s) => s.sessions.identityExists('nope'))).toBe(false);
@@ -1051,7 +1064,7 @@ describe.each(storeTargets)('policy stores on %s', (target) => {
     expect(await read((s) => s.sessions.creationContext(viewer, 'c-s1', reuse('as1'), 25))).toEqual({
       access: { service: serviceFixture('c-s1', ['clear']), dial: true, bind: false },
       existing: x1,
-      edgeRouters: [routerFixture('cr', ['clear'])],
+      edgeRouters: [{ ...routerFixture('cr', ['clear']), presence: null }],
       postureChecked: false,
     });
     expect(await read((s) => s.sessions.creationContext(viewer, 'c-posture', reuse('as1'), 25))).toMatchObject({
@@ -1363,6 +1376,107 @@ describe.each(storeTargets)('policy stores on %s', (target) => {
       'S2',
       's1',
     ]);
+  });
+
+  it('router presence: newer positions only; every read of routers carries it, connected first where the reference sorts so; the facts of a session used through a router', async () => {
+    const { work, read } = b!;
+    const named = (id: string, name: string) => ({ ...routerFixture(id, ['edge']), name });
+    await work(async (s) => {
+      await putIdentity(s, identityFixture('i1', ['eng']));
+      await putService(s, serviceFixture('s1', ['web']));
+      for (const [id, name] of [
+        ['ra', 'alpha'],
+        ['rb', 'beta'],
+        ['rc', 'gamma'],
+      ])
+        await putRouter(s, named(id!, name!));
+      await putPolicy(s, 'service', policy('p1', { roles: { identityRoles: ['#eng'], serviceRoles: ['#web'] } }));
+      await putPolicy(
+        s,
+        'edgeRouter',
+        policy('erp', { type: null, roles: { identityRoles: ['#eng'], edgeRouterRoles: ['#edge'] } }),
+      );
+      await putPolicy(
+        s,
+        'serviceEdgeRouter',
+        policy('serp', { type: null, roles: { serviceRoles: ['#web'], edgeRouterRoles: ['@ra', '@rc'] } }),
+      );
+      expect(await s.routerPresence.apply(presenceFixture('rc'), ++position, false)).toBe(true);
+      expect(await s.routerPresence.apply(presenceFixture('rc', { hostname: 'stale' }), position - 1, false)).toBe(
+        false,
+      );
+      expect(await s.routerPresence.apply(offlinePresenceFixture('rb'), ++position, false)).toBe(true);
+    });
+    expect(await read((s) => s.routerPresence.current('rc'))).toEqual({
+      state: presenceFixture('rc'),
+      position: position - 1,
+    });
+    const ra = { ...named('ra', 'alpha'), presence: null };
+    const rb = { ...named('rb', 'beta'), presence: offlinePresenceFixture('rb') };
+    const rc = { ...named('rc', 'gamma'), presence: presenceFixture('rc') };
+    // A session's routers and the client's routers of a service: connected first, then by name.
+    expect(await read((s) => s.sessions.sharedEdgeRouters('i1', 's1', 25))).toEqual([rc, ra]);
+    const context = await read((s) =>
+      s.sessions.creationContext({ identityId: 'i1', isAdmin: false }, 's1', { apiSessionId: 'as1', type: 'Dial' }, 25),
+    );
+    expect(context!.edgeRouters).toEqual([rc, ra]);
+    expect(
+      (await read((s) => s.clientRouters.sharedEdgeRouters('i1', 's1', { sort: 'connected desc' }))).items,
+    ).toEqual([rc, ra]);
+    // Everywhere else in the order asked for, each with its presence.
+    expect((await read((s) => s.advice.reachability('i1', 's1'))).commonRouters).toEqual([ra, rc]);
+    expect((await read((s) => s.clientRouters.verifiedEdgeRouters('i1', { sort: 'id' }))).items).toEqual([ra, rb, rc]);
+    expect((await read((s) => s.relations.edgeRouters({ from: 'identity', id: 'i1' }, { sort: 'id' }))).items).toEqual([
+      ra,
+      rb,
+      rc,
+    ]);
+    expect(
+      await idsOf(read((s) => s.relations.edgeRouters({ from: 'service', id: 's1' }, { filter: 'online = true' }))),
+    ).toEqual({ ids: ['rc'], total: 1 });
+
+    // What a router's question about a session reads, in one statement.
+    const created = await read((s) =>
+      s.sessions.createIfLive({
+        id: 'use-1',
+        token: 'use-token',
+        apiSessionId: 'as1',
+        identityId: 'i1',
+        serviceId: 's1',
+        type: 'Dial',
+        tags: {},
+        createdAt: new Date(fixedAt),
+        updatedAt: new Date(fixedAt),
+      }),
+    );
+    expect(created).toMatchObject({ id: 'use-1' });
+    const facts = {
+      session: { id: 'use-1', apiSessionId: 'as1', identityId: 'i1', serviceId: 's1', type: 'Dial' },
+      apiSessionEnded: false,
+      identityLive: true,
+      identityIsAdmin: false,
+      serviceLive: true,
+      identityReachesRouter: true,
+      serviceReachesRouter: true,
+      typePermitted: true,
+    };
+    expect(await read((s) => s.sessions.useFacts('use-token', 'rc'))).toEqual(facts);
+    expect(await read((s) => s.sessions.useFacts('use-token', 'rb'))).toEqual({
+      ...facts,
+      serviceReachesRouter: false,
+    });
+    expect(await read((s) => s.sessions.useFacts('use-token', 'nope'))).toEqual({
+      ...facts,
+      identityReachesRouter: false,
+      serviceReachesRouter: false,
+    });
+    expect(await read((s) => s.sessions.useFacts('no-such-token', 'rc'))).toBeUndefined();
+    await work((s) =>
+      s.servicePolicies.delete('p1').then(() => access.policyChanged(s.links, events, 'service', 'p1')),
+    );
+    await work((s) => putService(s, serviceFixture('s1', ['web']), true));
+    await work((s) => s.apiSessions.ended('as1', 'i0', new Date().toISOString()));
+    expect(await read((s) => s.sessions.useFacts('use-token', 'rc'))).toBeUndefined();
   });
 
   it('a read-modify-write under forUpdate waits for the transaction holding the row: both changes survive', async () => {

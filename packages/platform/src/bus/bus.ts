@@ -113,6 +113,18 @@ export interface Bus {
     onEvent: (event: EventEnvelope, sequence: number) => void,
     onEnd: (end: FollowEnd) => void,
   ): Promise<Follower>;
+  /**
+   * Broadcasts `payload` to every process listening on `subject` at this moment (core NATS
+   * publish; nothing is kept, so delivery is at most once). For facts that write no event and that
+   * every replica of a consumer needs soon (auth's API sessions for routers, docs/adr/0023).
+   */
+  signal?(subject: string, payload: unknown): void;
+  /**
+   * Listens for the signals on `subject`, in this process. `onGap` is told when some may have been
+   * missed (the connection to NATS was lost and is back): what was derived from them must be
+   * rebuilt from their owner.
+   */
+  listen?(subject: string, onSignal: (payload: unknown) => void, onGap: () => void): Tail;
   close(): Promise<void>;
 }
 

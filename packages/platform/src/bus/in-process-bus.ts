@@ -238,6 +238,7 @@ export class InProcessBus implements Bus {
   private readonly tails = new Set<{ subjects: string[]; onEvent: (event: EventEnvelope) => void }>();
   private readonly log: EventLog;
   private readonly followers = new Set<InProcessFollower>();
+  private readonly listeners = new Set<{ subject: string; onSignal: (payload: unknown) => void }>();
   private roundRobin = 0;
   private closed = false;
   private releaseEvents!: () => void;
@@ -263,6 +264,29 @@ export class InProcessBus implements Bus {
 
   openEvents(): void {
     this.releaseEvents();
+  }
+
+  /** Signals reach the listeners of this process only, synchronously; none can be missed. */
+  signal(subject: string, payload: unknown): void {
+    if (this.closed) return;
+    for (const l of [...this.listeners]) {
+      if (!subjectMatches(l.subject, subject)) continue;
+      try {
+        l.onSignal(JSON.parse(JSON.stringify(payload ?? null)));
+      } catch (err) {
+        this.logger.error({ err, subject }, 'a signal listener failed');
+      }
+    }
+  }
+
+  listen(subject: string, onSignal: (payload: unknown) => void, _onGap: () => void): Tail {
+    const listener = { subject, onSignal };
+    this.listeners.add(listener);
+    return {
+      stop: async () => {
+        this.listeners.delete(listener);
+      },
+    };
   }
 
   request(subject: string, payload: unknown, options: { timeoutMs?: number } = {}): Promise<unknown> {

@@ -124,6 +124,8 @@ export interface NatsBusOptions {
 /** The cluster bus: NATS request/reply with queue groups, JetStream for durable events. */
 export class NatsBus implements Bus {
   private readonly subs = new Set<Subscription>();
+  /** The `onGap` of every signal listener, told on each reconnect. */
+  private readonly signalGaps = new Set<() => void>();
   private readonly streamName: string;
   /**
    * Requests in flight, keyed by the last token of their reply subject. One subscription takes
@@ -160,9 +162,13 @@ export class NatsBus implements Bus {
     void (async () => {
       for await (const status of this.nc.status()) {
         if (status.type === Events.Disconnect || status.type === DebugEvents.StaleConnection) this.lost();
-        else if (status.type === Events.Reconnect && !this.connected) {
-          this.connected = true;
-          this.options.logger.info('the NATS connection is back');
+        else if (status.type === Events.Reconnect) {
+          if (!this.connected) {
+            this.connected = true;
+            this.options.logger.info('the NATS connection is back');
+          }
+          // Signals published while the connection was down never reached this process.
+          for (const gap of [...this.signalGaps]) gap();
         }
       }
     })().catch(() => undefined);
@@ -301,6 +307,45 @@ export class NatsBus implements Bus {
       };
       if (send(false)) scheduleResend(1);
     });
+  }
+
+  /** A core NATS publish: every listener connected now gets it once; nothing is kept. */
+  signal(subject: string, payload: unknown): void {
+    if (!this.available) return;
+    try {
+      this.nc.publish(this.subject(subject), codec.encode(payload ?? null));
+    } catch (err) {
+      this.options.logger.warn({ err, subject }, 'a signal could not be published');
+    }
+  }
+
+  listen(subject: string, onSignal: (payload: unknown) => void, onGap: () => void): Tail {
+    const sub = this.nc.subscribe(this.subject(subject), {
+      callback: (err, msg) => {
+        if (err) return;
+        let payload: unknown;
+        try {
+          payload = codec.decode(msg.data);
+        } catch (decodeError) {
+          this.options.logger.warn({ err: decodeError, subject }, 'a signal could not be decoded');
+          return;
+        }
+        try {
+          onSignal(payload);
+        } catch (handlerError) {
+          this.options.logger.error({ err: handlerError, subject }, 'a signal listener failed');
+        }
+      },
+    });
+    this.subs.add(sub);
+    this.signalGaps.add(onGap);
+    return {
+      stop: async () => {
+        this.signalGaps.delete(onGap);
+        this.subs.delete(sub);
+        sub.unsubscribe();
+      },
+    };
   }
 
   /**

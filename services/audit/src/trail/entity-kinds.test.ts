@@ -26,6 +26,12 @@ describe('entity event kinds', () => {
     expect(byType.get('ca.updated')).toMatchObject({ source: 'pki-enrollment', entityType: 'cas' });
     expect(byType.get('mfa.verified')).toMatchObject({ entityType: 'mfa', action: 'updated' });
     expect(byType.get('edgeRouter.created')).toMatchObject({ source: 'inventory', entityType: 'edgeRouters' });
+    for (const action of ['created', 'updated', 'deleted'])
+      expect(byType.get(`terminator.${action}`)).toMatchObject({
+        source: 'inventory',
+        entityType: 'terminators',
+        action,
+      });
   });
 
   it('leave out derived events and logins', () => {
@@ -34,6 +40,8 @@ describe('entity event kinds', () => {
       'identityAccess.bulkChanged',
       'apiSession.created',
       'apiSession.deleted',
+      // A router's connection is no entity change made through an API.
+      'routerPresence.changed',
     ])
       expect(byType.has(type), type).toBe(false);
   });

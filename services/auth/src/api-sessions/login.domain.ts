@@ -7,6 +7,7 @@ import type { ApiSessionQuery } from './api-sessions.ports.ts';
 import type { PasswordHasher } from '../passwords/passwords.ports.ts';
 import type { SessionStore, UnitOfWork } from '../shared/stores.ports.ts';
 import type { ChainVerifier, ClientCertificateTrust } from './certificate-login.domain.ts';
+import type { ApiSessionNotices } from '../router-api-sessions/router-api-sessions.ports.ts';
 
 // What every login method shares: its input, its answer, its dependencies and how it refuses.
 
@@ -48,6 +49,8 @@ export interface AuthenticationDeps {
   onRefused?: (reason: string, detail: Record<string, unknown>) => void;
   /** Where every attempt (success or failure) is reported, off the login's path (docs/adr/0021). */
   attempts: AuthenticationAttempts;
+  /** Who is told of each opened session for the edge routers (docs/adr/0023); absent where no router listens. */
+  notices?: ApiSessionNotices;
   now?: () => Date;
 }
 

@@ -57,6 +57,8 @@ export class SessionOpening {
     // identity.updated; it goes first, so a failed write leaves no session behind.
     const current = await this.recordClientInfo(identity, input);
     await deps.sessions.create(record, ttl);
+    // Routers learn of it at once (a login writes no event, docs/adr/0017).
+    deps.notices?.opened(record);
     // Just created with the full timeout: no need to read it back.
     const session = liveSession(record, ttl * 1000, ttl);
     return { session, identity: current, authQueries: pendingAuthQueries(record, extJwtSatisfied) };

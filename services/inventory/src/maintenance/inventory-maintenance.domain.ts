@@ -5,6 +5,7 @@ import type {
   EntityStatesRequest,
   IdentityServiceConfigsState,
   IntegrityResult,
+  RouterPresenceState,
   ServiceState,
 } from '@ziti/contracts';
 import { configTypeState } from '../config-types/config-types.domain.ts';
@@ -12,6 +13,7 @@ import type { SchemaValidator } from '../config-types/config-types.ports.ts';
 import { configState } from '../configs/configs.domain.ts';
 import { identityServiceConfigsState } from '../identity-service-configs/identity-service-configs.domain.ts';
 import type { IdentityDirectory } from '../identity-service-configs/identity-service-configs.ports.ts';
+import { routerPresenceState } from '../router-presence/router-presence.domain.ts';
 import { edgeRouterState } from '../routers/routers.domain.ts';
 import { serviceState } from '../services/services.domain.ts';
 import type { InventoryStores, UnitOfWork } from '../shared/stores.ports.ts';
@@ -20,7 +22,7 @@ import { checkInventoryIntegrity } from './inventory-integrity.domain.ts';
 /** The stores the entity-state pages read. */
 export type EntityStateStores = Pick<
   InventoryStores,
-  'services' | 'routers' | 'configs' | 'configTypes' | 'identityServiceConfigs'
+  'services' | 'routers' | 'routerPresence' | 'configs' | 'configTypes' | 'identityServiceConfigs'
 >;
 
 /** What inventory's maintenance calls read; `Tx` is a transaction the caller opened, opaque here. */
@@ -50,6 +52,11 @@ export class InventoryMaintenance<Tx> {
 
   async edgeRouterStates(r: EntityStatesRequest, tx: Tx): Promise<EdgeRouterState[]> {
     return (await this.ports.read(tx).routers.page('edge', r.after, r.limit ?? 500, r.ids)).map(edgeRouterState);
+  }
+
+  /** One state per router that ever connected (one that never did has none: it shows as never connected). */
+  async routerPresenceStates(r: EntityStatesRequest, tx: Tx): Promise<RouterPresenceState[]> {
+    return (await this.ports.read(tx).routerPresence.page(r.after, r.limit ?? 500, r.ids)).map(routerPresenceState);
   }
 
   async configStates(r: EntityStatesRequest, tx: Tx): Promise<ConfigState[]> {

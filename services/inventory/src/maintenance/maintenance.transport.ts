@@ -34,6 +34,7 @@ export function maintenanceCalls(database: Database, maintenance?: InventoryMain
           entityStates: {
             service: (r, tx) => maintenance.serviceStates(r, tx),
             edgeRouter: (r, tx) => maintenance.edgeRouterStates(r, tx),
+            routerPresence: (r, tx) => maintenance.routerPresenceStates(r, tx),
             config: (r, tx) => maintenance.configStates(r, tx),
             configType: (r, tx) => maintenance.configTypeStates(r, tx),
             identityServiceConfigs: (r, tx) => maintenance.identityServiceConfigsStates(r, tx),

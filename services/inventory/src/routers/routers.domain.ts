@@ -3,6 +3,7 @@ import { shortId } from '@ziti/platform/ids';
 import type { ListInput, ListPage, RoleFilter, Router, RouterEnrollment, RouterKind } from '../shared/model.domain.ts';
 import { assertRoleAttributes, assertUint16, mapOrEmpty, presentIn, requireName } from '../shared/rules.domain.ts';
 import type { InventoryStores, UnitOfWork } from '../shared/stores.ports.ts';
+import { removeTerminatorsOf } from '../terminators/terminator-events.domain.ts';
 import type { RouterEnrollments } from './routers.ports.ts';
 
 export interface RouterInput {
@@ -158,14 +159,15 @@ export class RouterService {
   }
 
   /**
-   * Its terminators and pending enrollment go with it; its router identity leaves through the event.
-   * The enrollment is revoked once the router is gone (no transaction is held while asking
-   * pki-enrollment); should that fail, the enrollment can no longer be used (its router is unknown)
-   * and the data-integrity fix removes it.
+   * Its terminators (each announced), presence and pending enrollment go with it; its router
+   * identity leaves through the event. The enrollment is revoked once the router is gone (no
+   * transaction is held while asking pki-enrollment); should that fail, the enrollment can no
+   * longer be used (its router is unknown) and the data-integrity fix removes it.
    */
   async delete(kind: RouterKind, id: string): Promise<void> {
     await this.work(async (s) => {
       const current = await loadRouter(s, id, kind, true);
+      await removeTerminatorsOf(s, { routerId: id }, this.now());
       await s.routers.delete(id);
       if (kind === 'edge') await emitEdgeRouterEvent(s, 'deleted', { ...current, updatedAt: this.now() });
     });
@@ -246,6 +248,11 @@ export class RouterService {
       await s.routers.update(next);
       if (current.kind === 'edge') await emitEdgeRouterEvent(s, 'updated', next);
     });
+  }
+
+  /** Any router (edge or transit) by id, or null: what fabric admits a connecting router by. */
+  find(id: string): Promise<Router | null> {
+    return this.work((s) => s.routers.get(id));
   }
 
   /** The verified router whose current client certificate this is, if any. */

@@ -1,4 +1,4 @@
-import { edgeRouterDetailFields, edgeRouterLinks, noVersionInfo } from '@ziti/contracts';
+import { type RouterPresenceView, edgeRouterDetailFields, edgeRouterLinks } from '@ziti/contracts';
 import type { Router, RouterEnrollment } from '../shared/model.domain.ts';
 import { baseOf, self, ts } from '../shared/wire.mapper.ts';
 
@@ -13,26 +13,34 @@ function enrollmentFields(r: Router, enrollment: RouterEnrollment | undefined) {
   };
 }
 
-/** ZITI-FACTS §12.2: the fields its state decides (shared with policy), its certificates and enrollment. */
-export function edgeRouterDetail(r: Router, enrollment?: RouterEnrollment) {
+/**
+ * ZITI-FACTS §12.2: the fields its state and presence decide (shared with policy: online, hostname,
+ * protocols, sync status, version info; the presence as `presenceShown` shows it), its certificates
+ * and enrollment.
+ */
+export function edgeRouterDetail(r: Router, presence: RouterPresenceView, enrollment?: RouterEnrollment) {
   return {
     ...baseOf(r, edgeRouterLinks(r.id)),
-    ...edgeRouterDetailFields(r),
+    ...edgeRouterDetailFields(r, presence),
     certPem: r.certPem,
     unverifiedFingerprint: r.unverifiedFingerprint,
     unverifiedCertPem: r.unverifiedCertPem,
-    versionInfo: { ...noVersionInfo, ...(r.versionInfo ?? {}) },
     ...enrollmentFields(r, enrollment),
   };
 }
 
 /** `/routers` and `/transit-routers` records. */
-export function routerDetail(r: Router, collection: 'routers' | 'transit-routers', enrollment?: RouterEnrollment) {
+export function routerDetail(
+  r: Router,
+  collection: 'routers' | 'transit-routers',
+  presence: RouterPresenceView,
+  enrollment?: RouterEnrollment,
+) {
   return {
     ...baseOf(r, self(collection, r.id)),
     name: r.name,
     fingerprint: r.fingerprint ?? '',
-    isOnline: false,
+    isOnline: presence.isOnline,
     isVerified: r.isVerified,
     cost: r.cost,
     noTraversal: r.noTraversal,

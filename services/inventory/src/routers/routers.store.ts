@@ -18,7 +18,17 @@ import type { ListInput, ListPage, NamedRef, RoleFilter, Router, RouterKind } fr
 import { type Row, combine, listOptions, roleScope } from '../shared/store-helpers.store.ts';
 import type { RouterStore } from './routers.ports.ts';
 
-/** Filterable fields of routers, as the reference's stores publish them (ZITI-FACTS §3.5). */
+/** Whether the router is online now, from its presence (none: it never connected). */
+const isOnline = scalar(
+  (a) => `coalesce((select p.is_online from router_presence p where p.router_id = ${a}.id), false)`,
+  'boolean',
+);
+
+/**
+ * Filterable fields of routers, as the reference's stores publish them (ZITI-FACTS §3.5), and
+ * whether each is online: `isOnline` as the detail names it, and the reference's symbols for it
+ * (`connected` of every router; `online` of edge routers, added below).
+ */
 const routerFields = (alias: string) => ({
   ...baseEntityFields(alias),
   name: scalar(`${alias}.name`, 'string'),
@@ -27,6 +37,8 @@ const routerFields = (alias: string) => ({
   noTraversal: scalar(`${alias}.no_traversal`, 'boolean'),
   disabled: scalar(`${alias}.disabled`, 'boolean'),
   isVerified: scalar(`${alias}.is_verified`, 'boolean'),
+  isOnline,
+  connected: isOnline,
 });
 
 export const edgeRouterQuery = defineQueryEntity({
@@ -36,6 +48,7 @@ export const edgeRouterQuery = defineQueryEntity({
     ...routerFields('r'),
     roleAttributes: arraySet('r.role_attributes', 'string'),
     isTunnelerEnabled: scalar('r.is_tunneler_enabled', 'boolean'),
+    online: isOnline,
   },
 });
 

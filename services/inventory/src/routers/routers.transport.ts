@@ -1,23 +1,32 @@
-import type { OperationRequest } from '@ziti/contracts';
+import { type OperationRequest, type RouterPresenceView, presenceShown } from '@ziti/contracts';
 import { type OperationHandlers, listInputOf, pageReply, reply, roleFilterOf } from '@ziti/platform';
+import type { RouterPresenceService } from '../router-presence/router-presence.domain.ts';
 import type { InventoryCallHandlers } from '../shared/calls.transport.ts';
 import type { Router, RouterEnrollment, RouterKind } from '../shared/model.domain.ts';
 import { type WithBody, id } from '../shared/requests.transport.ts';
 import type { RouterInput, RouterService } from './routers.domain.ts';
 import { edgeRouterDetail, routerDetail } from './routers.mapper.ts';
 
-/** Edge routers (`/edge-routers`) and transit routers (`/routers`, and `/transit-routers`, the newer path). */
-export function routerOperations(deps: { routers: RouterService }) {
-  const { routers } = deps;
+type Show = (r: Router, presence: RouterPresenceView, e?: RouterEnrollment) => unknown;
 
-  /** Routers with the pending enrollment of each unverified one (pki-enrollment owns them). */
-  async function routerDetails(list: Router[], show: (r: Router, e?: RouterEnrollment) => unknown) {
-    const pending = await routers.pendingEnrollments(list);
-    return list.map((r) => show(r, pending.get(r.id)));
+/** Edge routers (`/edge-routers`) and transit routers (`/routers`, and `/transit-routers`, the newer path). */
+export function routerOperations(deps: { routers: RouterService; presence: RouterPresenceService }) {
+  const { routers, presence } = deps;
+
+  /**
+   * Routers with their presence as reads show it (offline: as never connected, `presenceShown`), and
+   * the pending enrollment of each unverified one (pki-enrollment owns them).
+   */
+  async function routerDetails(list: Router[], show: Show) {
+    const [pending, present] = await Promise.all([
+      routers.pendingEnrollments(list),
+      presence.of(list.map((r) => r.id)),
+    ]);
+    return list.map((r) => show(r, presenceShown(present.get(r.id)), pending.get(r.id)));
   }
 
   /** list/create/detail/update/patch/delete of one kind of router; the table names the operation each serves. */
-  function routerHandlers(kind: RouterKind, show: (r: Router, e?: RouterEnrollment) => unknown, collection: string) {
+  function routerHandlers(kind: RouterKind, show: Show, collection: string) {
     return {
       list: async (req: OperationRequest) => {
         const page = await routers.list(kind, listInputOf(req), kind === 'edge' ? roleFilterOf(req) : undefined);
@@ -42,10 +51,10 @@ export function routerOperations(deps: { routers: RouterService }) {
     };
   }
   const edgeRouters = routerHandlers('edge', edgeRouterDetail, 'edge-routers');
-  const transitRouters = routerHandlers('transit', (r, e) => routerDetail(r, 'routers', e), 'routers');
+  const transitRouters = routerHandlers('transit', (r, p, e) => routerDetail(r, 'routers', p, e), 'routers');
   const transitRoutersByNewPath = routerHandlers(
     'transit',
-    (r, e) => routerDetail(r, 'transit-routers', e),
+    (r, p, e) => routerDetail(r, 'transit-routers', p, e),
     'transit-routers',
   );
 

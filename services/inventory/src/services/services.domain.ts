@@ -4,6 +4,7 @@ import { emitIdentityServiceConfigs } from '../identity-service-configs/identity
 import type { ListInput, ListPage, RoleFilter, Service } from '../shared/model.domain.ts';
 import { assertRoleAttributes, mapOrEmpty, presentIn, requireName } from '../shared/rules.domain.ts';
 import type { InventoryStores, UnitOfWork } from '../shared/stores.ports.ts';
+import { removeTerminatorsOf } from '../terminators/terminator-events.domain.ts';
 
 export interface ServiceInput {
   name?: string | null;
@@ -153,10 +154,14 @@ export class ServiceCatalog {
     });
   }
 
-  /** Its terminators and identity config overrides go with it (the identities' new lists are announced). */
+  /**
+   * Its terminators (each announced) and identity config overrides go with it (the identities' new
+   * lists are announced).
+   */
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
       const current = await loadService(s, id, true);
+      await removeTerminatorsOf(s, { serviceId: id }, this.now());
       const overridden = await s.identityServiceConfigs.identityIdsByService(id);
       await s.services.delete(id);
       await emitServiceEvent(s, 'deleted', { ...current, updatedAt: this.now() });

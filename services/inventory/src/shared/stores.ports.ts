@@ -2,6 +2,7 @@ import type { EventSink } from '@ziti/platform/event-sink';
 import type { ConfigTypeStore } from '../config-types/config-types.ports.ts';
 import type { ConfigStore } from '../configs/configs.ports.ts';
 import type { IdentityServiceConfigStore } from '../identity-service-configs/identity-service-configs.ports.ts';
+import type { RouterPresenceStore } from '../router-presence/router-presence.ports.ts';
 import type { RouterStore } from '../routers/routers.ports.ts';
 import type { ServiceStore } from '../services/services.ports.ts';
 import type { TerminatorStore } from '../terminators/terminators.ports.ts';
@@ -18,6 +19,7 @@ export interface InventoryStores {
   configs: ConfigStore;
   services: ServiceStore;
   routers: RouterStore;
+  routerPresence: RouterPresenceStore;
   terminators: TerminatorStore;
   identityServiceConfigs: IdentityServiceConfigStore;
   events: EventSink;

@@ -1,10 +1,18 @@
 import { createHash } from 'node:crypto';
-import { ApiError } from '@ziti/contracts';
+import { ApiError, type CreateTerminatorReply, type CreateTerminatorRequest } from '@ziti/contracts';
 import { base62Uuid } from '@ziti/platform/ids';
 import { loadService } from '../services/services.domain.ts';
-import type { ListInput, ListPage, Precedence, Terminator } from '../shared/model.domain.ts';
+import type {
+  DialTargets,
+  DialTerminator,
+  ListInput,
+  ListPage,
+  Precedence,
+  Terminator,
+} from '../shared/model.domain.ts';
 import { assertUint16, mapOrEmpty, presentIn } from '../shared/rules.domain.ts';
 import type { InventoryStores, UnitOfWork } from '../shared/stores.ports.ts';
+import { emitTerminatorEvent } from './terminator-events.domain.ts';
 
 export interface TerminatorInput {
   service?: string | null;
@@ -48,11 +56,30 @@ export async function loadTerminator(s: InventoryStores, id: string, forUpdate =
   return t;
 }
 
-/** Terminators: where a service is hosted (router, binding, address), with cost and precedence. */
+/**
+ * Why a terminator a router asks for cannot take the id of one that exists (ziti
+ * `create_terminator_v2.go validateExistingTerminator`): it must be the same binding, service,
+ * router and host. Undefined when it is the same terminator.
+ */
+export function conflictWithExisting(existing: Terminator, wanted: CreateTerminatorRequest): string | undefined {
+  if (existing.binding !== wanted.binding) return 'selected id conflicts with terminator for different binding';
+  if (existing.serviceId !== wanted.serviceId) return 'selected id conflicts with terminator for different service';
+  if (existing.routerId !== wanted.routerId) return 'selected id conflicts with terminator for different router';
+  if (existing.hostId !== wanted.hostId) return 'selected id conflicts with terminator for different identity';
+  return undefined;
+}
+
+/**
+ * Terminators: where a service is hosted (router, binding, address), with cost and precedence.
+ * Made through the management API or by routers for the SDKs that bind services through them
+ * (fabric's calls); every change is announced (`terminator.*`).
+ */
 export class TerminatorService {
   constructor(
     private readonly work: UnitOfWork,
     private readonly now: () => Date = () => new Date(),
+    /** Reads on the dial path (no transaction needed); defaults to `work`. */
+    private readonly read: UnitOfWork = work,
   ) {}
 
   list(input: ListInput): Promise<ListPage<Terminator>> {
@@ -118,7 +145,13 @@ export class TerminatorService {
     };
     return this.work(async (s) => {
       await this.checkReferences(s, terminator.serviceId, terminator.routerId);
-      await s.terminators.insert(terminator);
+      if (!(await s.terminators.insert(terminator)))
+        throw new ApiError('COULD_NOT_VALIDATE', {
+          field: 'id',
+          reason: `duplicate value '${terminator.id}' in unique index on terminators store`,
+          value: terminator.id,
+        });
+      await emitTerminatorEvent(s, 'created', terminator);
       return terminator;
     });
   }
@@ -137,13 +170,97 @@ export class TerminatorService {
       if (has('tags')) next.tags = mapOrEmpty(input.tags);
       await this.checkReferences(s, next.serviceId, next.routerId);
       await s.terminators.update(next);
+      await emitTerminatorEvent(s, 'updated', next);
     });
   }
 
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
-      await loadTerminator(s, id, true);
+      const current = await loadTerminator(s, id, true);
       await s.terminators.delete(id);
+      await emitTerminatorEvent(s, 'deleted', { ...current, updatedAt: this.now() });
     });
+  }
+
+  /**
+   * A router made a terminator for an SDK that binds a service through it (fabric's
+   * `createTerminator`; the router chose the id). One that exists with the same binding, service,
+   * router and host is kept, its cost and precedence updated if they differ; one of another is a
+   * conflict. Two creates of the same id at once both succeed: the second finds the first's.
+   */
+  async createFromRouter(req: CreateTerminatorRequest): Promise<CreateTerminatorReply> {
+    return this.work(async (s) => {
+      if (!(await s.services.get(req.serviceId))) return { outcome: 'unknownService' };
+      if (!(await s.routers.get(req.routerId)))
+        throw new ApiError('NOT_FOUND', {
+          field: 'router',
+          reason: `router with id ${req.routerId} not found`,
+          value: req.routerId,
+        });
+      const now = this.now();
+      const terminator: Terminator = {
+        id: req.id,
+        serviceId: req.serviceId,
+        routerId: req.routerId,
+        binding: req.binding,
+        // The reference's terminators of hosting SDKs are addressed by their id.
+        address: req.id,
+        instanceId: req.instanceId,
+        instanceSecretHash: req.instanceSecret ? hashIdentitySecret(req.instanceSecret) : null,
+        cost: req.cost,
+        precedence: req.precedence,
+        hostId: req.hostId,
+        tags: {},
+        createdAt: now,
+        updatedAt: now,
+      };
+      // A concurrent create of the same id makes the insert find its terminator (which is then
+      // kept or a conflict); one removed again meanwhile lets the next round insert.
+      for (let round = 0; round < 3; round++) {
+        const existing = await s.terminators.get(req.id, { forUpdate: true });
+        if (existing) return this.keepExisting(s, existing, req);
+        if (await s.terminators.insert(terminator, req.peerData)) {
+          await emitTerminatorEvent(s, 'created', terminator);
+          return { outcome: 'created', terminatorId: terminator.id };
+        }
+      }
+      throw new ApiError('UNHANDLED', { code: 'UNHANDLED', message: `terminator ${req.id} keeps changing` });
+    });
+  }
+
+  private async keepExisting(
+    s: InventoryStores,
+    existing: Terminator,
+    req: CreateTerminatorRequest,
+  ): Promise<CreateTerminatorReply> {
+    const reason = conflictWithExisting(existing, req);
+    if (reason) return { outcome: 'conflict', reason };
+    if (existing.cost !== req.cost || existing.precedence !== req.precedence) {
+      const next: Terminator = { ...existing, cost: req.cost, precedence: req.precedence, updatedAt: this.now() };
+      await s.terminators.update(next);
+      await emitTerminatorEvent(s, 'updated', next);
+    }
+    return { outcome: 'exists', terminatorId: existing.id };
+  }
+
+  /** A router removed terminators (an unbind, its SDK gone): those of `ids` that are its own; answers them. */
+  async removeFromRouter(routerId: string, ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return this.work(async (s) => {
+      const removed = await s.terminators.deleteOfRouter(routerId, [...new Set(ids)]);
+      const now = this.now();
+      for (const t of removed) await emitTerminatorEvent(s, 'deleted', { ...t, updatedAt: now });
+      return removed.map((t) => t.id);
+    });
+  }
+
+  /** What a dial of the service needs: its facts and all its terminators, whether their routers are online. */
+  dialTargets(serviceId: string): Promise<DialTargets> {
+    return this.read((s) => s.terminators.dialTargets(serviceId));
+  }
+
+  /** A router's terminators (checked against what the router holds when it connects). */
+  ofRouter(routerId: string): Promise<DialTerminator[]> {
+    return this.read((s) => s.terminators.ofRouter(routerId));
   }
 }

@@ -1,6 +1,7 @@
+import type { DialTerminator as DialTerminatorWire, DialTargets as DialTargetsWire } from '@ziti/contracts';
 import { serviceLinks } from '../services/services.mapper.ts';
-import type { Terminator } from '../shared/model.domain.ts';
-import { baseOf, ref, self } from '../shared/wire.mapper.ts';
+import type { DialTargets, DialTerminator, Terminator } from '../shared/model.domain.ts';
+import { baseOf, ref, self, ts } from '../shared/wire.mapper.ts';
 
 /** ZITI-FACTS §12.4: router references point at `./transit-routers/{id}`, as in the reference. */
 export function terminatorDetail(t: Terminator, names: { service?: string; router?: string }) {
@@ -28,4 +29,26 @@ export function terminatorClientDetail(t: Terminator, serviceName: string | unde
     routerId: t.routerId,
     identity: t.instanceId,
   };
+}
+
+/** A terminator as fabric dials it (`dialTerminatorSchema`). */
+export function dialTerminator(t: DialTerminator): DialTerminatorWire {
+  return {
+    id: t.id,
+    routerId: t.routerId,
+    binding: t.binding,
+    address: t.address,
+    instanceId: t.instanceId,
+    cost: t.cost,
+    precedence: t.precedence,
+    peerData: t.peerData,
+    hostId: t.hostId,
+    routerOnline: t.routerOnline,
+    createdAt: ts(t.createdAt),
+  };
+}
+
+/** `fabric.dialTargets`'s answer. */
+export function dialTargetsReply(d: DialTargets): DialTargetsWire {
+  return { service: d.service, terminators: d.terminators.map(dialTerminator) };
 }

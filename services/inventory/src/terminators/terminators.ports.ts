@@ -1,10 +1,22 @@
 import type { LockOption } from '@ziti/platform/db/row-lock';
-import type { ListInput, ListPage, Terminator } from '../shared/model.domain.ts';
+import type { DialTargets, DialTerminator, ListInput, ListPage, PeerData, Terminator } from '../shared/model.domain.ts';
 
 export interface TerminatorStore {
   get(id: string, options?: LockOption): Promise<Terminator | null>;
-  insert(terminator: Terminator): Promise<void>;
+  /**
+   * Inserts it (with the peer data its host gave, `{}` when none); false when a terminator with its
+   * id exists (a concurrent insert of the same id waits for the other to commit, then answers false).
+   */
+  insert(terminator: Terminator, peerData?: PeerData): Promise<boolean>;
   update(terminator: Terminator): Promise<void>;
   delete(id: string): Promise<boolean>;
+  /** Deletes those of `ids` that belong to the router; answers them. */
+  deleteOfRouter(routerId: string, ids: string[]): Promise<Terminator[]>;
+  /** Deletes every terminator of the router or the service; answers them. */
+  deleteOf(owner: { routerId: string } | { serviceId: string }): Promise<Terminator[]>;
   list(input: ListInput, serviceId?: string): Promise<ListPage<Terminator>>;
+  /** A service's dial facts and all its terminators with their routers' presence, in one statement. */
+  dialTargets(serviceId: string): Promise<DialTargets>;
+  /** A router's terminators as dials need them, in id order. */
+  ofRouter(routerId: string): Promise<DialTerminator[]>;
 }

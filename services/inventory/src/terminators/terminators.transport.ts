@@ -1,10 +1,10 @@
 import { type OperationHandlers, listInputOf, pageEnvelope, pageReply, reply } from '@ziti/platform';
 import type { ServiceCatalog } from '../services/services.domain.ts';
-import type { InventoryCallHandlers } from '../shared/calls.transport.ts';
+import type { InventoryCallHandlers, InventoryFabricCallHandlers } from '../shared/calls.transport.ts';
 import type { Terminator } from '../shared/model.domain.ts';
 import { id } from '../shared/requests.transport.ts';
 import type { TerminatorService } from './terminators.domain.ts';
-import { terminatorClientDetail, terminatorDetail } from './terminators.mapper.ts';
+import { dialTargetsReply, dialTerminator, terminatorClientDetail, terminatorDetail } from './terminators.mapper.ts';
 
 /** Terminators (`/terminators`), and the terminators of a service. */
 export function terminatorOperations(deps: { terminators: TerminatorService }) {
@@ -53,4 +53,16 @@ export function terminatorCalls(terminators: TerminatorService, services: Servic
       return pageEnvelope(page, (t) => terminatorClientDetail(t, name));
     },
   } satisfies Partial<InventoryCallHandlers>;
+}
+
+/** The calls fabric makes for the SDKs that host services through routers, and for dials (docs/adr/0023). */
+export function terminatorFabricCalls(terminators: TerminatorService) {
+  return {
+    createTerminator: (request) => terminators.createFromRouter(request),
+    removeTerminators: async ({ routerId, ids }) => ({ removed: await terminators.removeFromRouter(routerId, ids) }),
+    dialTargets: async ({ serviceId }) => dialTargetsReply(await terminators.dialTargets(serviceId)),
+    routerTerminators: async ({ routerId }) => ({
+      terminators: (await terminators.ofRouter(routerId)).map(dialTerminator),
+    }),
+  } satisfies Partial<InventoryFabricCallHandlers>;
 }

@@ -1,10 +1,11 @@
-import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
+import type { IdentityState, ServiceState } from '@ziti/contracts';
 import { type Db, json, listRows, queryRows, toListPage } from '@ziti/platform';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import type { ClientEdgeRouterStore } from '../client-edge-routers/client-edge-routers.ports.ts';
 import type { Reachability } from '../policy-advice/policy-advice.domain.ts';
 import type { AdviceStore } from '../policy-advice/policy-advice.ports.ts';
-import { edgeRouterQuery } from '../read-models/read-model-queries.store.ts';
+import { edgeRouterQuery, edgeRouterWithPresenceOf, routerOnlineOf } from '../read-models/read-model-queries.store.ts';
+import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 
 type Row = { state: unknown };
 const stateOf = <S>(r: Row): S => json<S>(r.state);
@@ -53,7 +54,7 @@ export class PgAccessReads implements AdviceStore, ClientEdgeRouterStore {
                 where not r.deleted and r.id in (${identityRouters('$1')})) as identity_routers,
               (select count(*)::int from edge_routers r
                 where not r.deleted and r.id in (${serviceRouters('$2')})) as service_routers,
-              (select coalesce(jsonb_agg(r.state order by r.name collate "C", r.id collate "C"), '[]'::jsonb) from edge_routers r
+              (select coalesce(jsonb_agg(${edgeRouterWithPresenceOf('r')} order by r.name collate "C", r.id collate "C"), '[]'::jsonb) from edge_routers r
                 where not r.deleted and r.id in (${identityRouters('$1')}) and r.id in (${serviceRouters('$2')})) as common
          from (select 1) one
          left join identity_services a on a.identity_id = $1 and a.service_id = $2`,
@@ -65,20 +66,20 @@ export class PgAccessReads implements AdviceStore, ClientEdgeRouterStore {
       bind: row.bind === true,
       identityRouterCount: row.identity_routers,
       serviceRouterCount: row.service_routers,
-      commonRouters: json<EdgeRouterState[]>(row.common),
+      commonRouters: json<EdgeRouterWithPresence[]>(row.common),
     };
   }
 
-  private async routers(input: ListInput, scope: string, params: unknown[]): Promise<ListPage<EdgeRouterState>> {
+  private async routers(input: ListInput, scope: string, params: unknown[]): Promise<ListPage<EdgeRouterWithPresence>> {
     const alias = edgeRouterQuery.alias;
     const listed = await listRows<Row>(this.db, edgeRouterQuery, input, {
       scope: { sql: `not ${alias}.deleted and ${scope}`, params },
-      columns: `${alias}.state`,
+      columns: `${edgeRouterWithPresenceOf(alias)} as state`,
     });
-    return toListPage(listed, (r) => stateOf<EdgeRouterState>(r));
+    return toListPage(listed, (r) => stateOf<EdgeRouterWithPresence>(r));
   }
 
-  verifiedEdgeRouters(identityId: string | undefined, input: ListInput): Promise<ListPage<EdgeRouterState>> {
+  verifiedEdgeRouters(identityId: string | undefined, input: ListInput): Promise<ListPage<EdgeRouterWithPresence>> {
     const alias = edgeRouterQuery.alias;
     return identityId === undefined
       ? this.routers(input, `${alias}.is_verified`, [])
@@ -96,19 +97,31 @@ export class PgAccessReads implements AdviceStore, ClientEdgeRouterStore {
     return rows.length > 0;
   }
 
-  /** The first `limit` shared routers by name, without a count (a session's routers: one statement). */
-  async firstSharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterState[]> {
+  /**
+   * The first `limit` shared routers, connected first (the reference's `SORT BY connected DESC LIMIT
+   * 25`), then by name; without a count (a session's routers: one statement).
+   */
+  async firstSharedEdgeRouters(
+    identityId: string,
+    serviceId: string,
+    limit: number,
+  ): Promise<EdgeRouterWithPresence[]> {
     const rows = await queryRows<Row>(
       this.db,
-      `select r.state from edge_routers r
+      `select ${edgeRouterWithPresenceOf('r')} as state from edge_routers r
         where not r.deleted and r.id in (${identityRouters('$1')}) and r.id in (${serviceRouters('$2')})
-        order by r.name collate "C", r.id collate "C" limit $3`,
+        order by ${routerOnlineOf('r')} desc, r.name collate "C", r.id collate "C" limit $3`,
       [identityId, serviceId, limit],
+      { prepare: true },
     );
-    return rows.map((r) => stateOf<EdgeRouterState>(r));
+    return rows.map((r) => stateOf<EdgeRouterWithPresence>(r));
   }
 
-  sharedEdgeRouters(identityId: string, serviceId: string, input: ListInput): Promise<ListPage<EdgeRouterState>> {
+  sharedEdgeRouters(
+    identityId: string,
+    serviceId: string,
+    input: ListInput,
+  ): Promise<ListPage<EdgeRouterWithPresence>> {
     const alias = edgeRouterQuery.alias;
     return this.routers(
       input,

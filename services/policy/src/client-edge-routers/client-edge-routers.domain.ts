@@ -1,5 +1,6 @@
-import { ApiError, type EdgeRouterState } from '@ziti/contracts';
+import { ApiError } from '@ziti/contracts';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
+import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { ClientEdgeRouterReader, ServiceAccessTokens } from './client-edge-routers.ports.ts';
 
 /** The caller of a client operation, as the gateway established it from the API session. */
@@ -48,6 +49,8 @@ export class UnissuedServiceAccessTokens implements ServiceAccessTokens {
  * 25`, connected first); here the list pages like the others, 25 being the default page size.
  */
 export const serviceEdgeRouterDefaultLimit = 25;
+/** Its order when the caller names none (`SORT BY connected DESC`; then by id, every list's tie-breaker). */
+export const serviceEdgeRouterDefaultSort = 'connected desc';
 
 /**
  * Client `GET /current-identity/edge-routers` and `GET /services/{id}/edge-routers` (ZITI-FACTS
@@ -61,7 +64,7 @@ export class ClientEdgeRouterService {
   ) {}
 
   /** Admins: every verified router; others: the verified routers of their edge-router policies. */
-  currentIdentityEdgeRouters(caller: ClientCaller, input: ListInput): Promise<ListPage<EdgeRouterState>> {
+  currentIdentityEdgeRouters(caller: ClientCaller, input: ListInput): Promise<ListPage<EdgeRouterWithPresence>> {
     return this.read((s) => s.verifiedEdgeRouters(caller.isAdmin ? undefined : caller.identityId, input));
   }
 
@@ -75,12 +78,16 @@ export class ClientEdgeRouterService {
     serviceId: string,
     sessionToken: string | undefined,
     input: ListInput,
-  ): Promise<ListPage<EdgeRouterState>> {
+  ): Promise<ListPage<EdgeRouterWithPresence>> {
     if (sessionToken !== undefined && sessionToken !== '') {
       const reason = await this.tokens.rejection(sessionToken, caller.apiSessionId);
       if (reason !== undefined) throw new ApiError('UNAUTHORIZED', reason);
     }
-    const paged = input.limit === undefined ? { ...input, limit: serviceEdgeRouterDefaultLimit } : input;
+    const paged = {
+      ...input,
+      ...(input.limit === undefined ? { limit: serviceEdgeRouterDefaultLimit } : {}),
+      ...(input.sort === undefined ? { sort: serviceEdgeRouterDefaultSort } : {}),
+    };
     return this.read(async (s) => {
       if (!(await s.serviceVisible(serviceId, caller.identityId, caller.isAdmin))) throw new ApiError('NOT_FOUND');
       return s.sharedEdgeRouters(caller.identityId, serviceId, paged);

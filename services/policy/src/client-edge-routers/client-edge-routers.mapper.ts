@@ -1,21 +1,23 @@
-import type { EdgeRouterState } from '@ziti/contracts';
-import { edgeRouterBase } from '../read-models/entity-details.mapper.ts';
+import { edgeRouterBase, routerPresenceShown } from '../read-models/entity-details.mapper.ts';
+import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 
 /**
  * A `currentIdentityEdgeRouterDetail` as the reference writes it (`current_identity_api_model.go
- * MapCurrentIdentityEdgeRouterToRestModel`): base fields, `hostname` always "", the router's state
- * (never connected to this controller yet: offline, `SYNC_UNKNOWN`, as `edgeRouterDetailOf`). The
- * reference leaves `cost`, `noTraversal` and `disabled` unset, i.e. null: the spec lets the first
- * two be null; `disabled` must be a boolean, so it is the router's own. No `appData` (omitempty).
+ * MapCurrentIdentityEdgeRouterToRestModel`): base fields, `hostname` always "" (the reference sets a
+ * local `hostname := ""`, never the router's), and from the router's state (`routerPresenceShown`)
+ * `isOnline`, `supportedProtocols` and `syncStatus`. The reference leaves `cost`, `noTraversal` and
+ * `disabled` unset, i.e. null: the spec lets the first two be null; `disabled` must be a boolean, so
+ * it is the router's own. No `appData` (omitempty).
  */
-export function currentIdentityEdgeRouterDetail(r: EdgeRouterState) {
+export function currentIdentityEdgeRouterDetail(r: EdgeRouterWithPresence) {
+  const presence = routerPresenceShown(r.presence);
   return {
     ...edgeRouterBase(r),
     hostname: '',
-    isOnline: false,
+    isOnline: presence.isOnline,
     name: r.name,
-    supportedProtocols: r.supportedProtocols ?? {},
-    syncStatus: 'SYNC_UNKNOWN',
+    supportedProtocols: presence.supportedProtocols,
+    syncStatus: presence.syncStatus,
     cost: null,
     noTraversal: null,
     disabled: r.disabled,
@@ -24,16 +26,18 @@ export function currentIdentityEdgeRouterDetail(r: EdgeRouterState) {
 
 /**
  * One of the client's `serviceEdgeRouters.edgeRouters` (`commonEdgeRouterProperties`, reference
- * `service_router.go getServiceEdgeRouters`): no id, no base fields; hostname and protocols are what
- * the router announced (none yet), offline, `SYNC_UNKNOWN`.
+ * `service_router.go getServiceEdgeRouters`): no id, no base fields; `hostname`, `isOnline`,
+ * `supportedProtocols` and `syncStatus` from the router's state (`routerPresenceShown`: what an
+ * online router announced; an offline one shows none).
  */
-export function serviceEdgeRouterDetail(r: EdgeRouterState) {
+export function serviceEdgeRouterDetail(r: EdgeRouterWithPresence) {
+  const presence = routerPresenceShown(r.presence);
   return {
-    hostname: r.hostname ?? '',
-    isOnline: false,
+    hostname: presence.hostname,
+    isOnline: presence.isOnline,
     name: r.name,
-    supportedProtocols: r.supportedProtocols ?? {},
-    syncStatus: 'SYNC_UNKNOWN',
+    supportedProtocols: presence.supportedProtocols,
+    syncStatus: presence.syncStatus,
     cost: r.cost,
     noTraversal: r.noTraversal,
     disabled: r.disabled,

@@ -1,5 +1,5 @@
-import type { EdgeRouterState } from '@ziti/contracts';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
+import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 
 /** Edge routers as the client API shows them to their user, from the derived tables (docs/adr/0009). */
 export interface ClientEdgeRouterStore {
@@ -7,11 +7,11 @@ export interface ClientEdgeRouterStore {
    * Live, verified (enrolled) edge routers: those the identity reaches through its edge-router
    * policies (`identity_edge_routers`), or every one when `identityId` is undefined.
    */
-  verifiedEdgeRouters(identityId: string | undefined, input: ListInput): Promise<ListPage<EdgeRouterState>>;
+  verifiedEdgeRouters(identityId: string | undefined, input: ListInput): Promise<ListPage<EdgeRouterWithPresence>>;
   /** A live service the identity may see: any for an admin, else one it may dial or bind (`identity_services`). */
   serviceVisible(serviceId: string, identityId: string, isAdmin: boolean): Promise<boolean>;
   /** Live edge routers both in the identity's edge-router policies and the service's service-edge-router policies. */
-  sharedEdgeRouters(identityId: string, serviceId: string, input: ListInput): Promise<ListPage<EdgeRouterState>>;
+  sharedEdgeRouters(identityId: string, serviceId: string, input: ListInput): Promise<ListPage<EdgeRouterWithPresence>>;
 }
 
 export type ClientEdgeRouterReader = <T>(fn: (store: ClientEdgeRouterStore) => Promise<T>) => Promise<T>;

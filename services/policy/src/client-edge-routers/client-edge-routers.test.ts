@@ -40,12 +40,12 @@ async function rejected(p: Promise<unknown>): Promise<ApiError> {
 }
 
 describe('client service edge routers', () => {
-  it('no token (or an empty header): the routers, 25 by default as the reference caps them', async () => {
+  it('no token (or an empty header): the routers, 25 connected first by default as the reference lists them', async () => {
     const { svc, asked } = service(true);
     await svc.serviceEdgeRouters(caller, 's1', undefined, {});
-    expect(asked.input).toEqual({ limit: 25 });
-    await svc.serviceEdgeRouters(caller, 's1', '', { limit: '3', filter: 'true' });
-    expect(asked.input).toEqual({ limit: '3', filter: 'true' });
+    expect(asked.input).toEqual({ limit: 25, sort: 'connected desc' });
+    await svc.serviceEdgeRouters(caller, 's1', '', { limit: '3', filter: 'true', sort: 'name' });
+    expect(asked.input).toEqual({ limit: '3', filter: 'true', sort: 'name' });
   });
 
   it('a token given is refused with 401 and its reason before the service is looked up', async () => {

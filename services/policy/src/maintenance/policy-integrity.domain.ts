@@ -1,4 +1,10 @@
-import { type IntegrityResult, edgeRouterState, identityState, serviceState } from '@ziti/contracts';
+import {
+  type IntegrityResult,
+  edgeRouterState,
+  identityState,
+  routerPresenceState,
+  serviceState,
+} from '@ziti/contracts';
 import type { z } from 'zod';
 import type { AccessDerivation } from '../access/access.domain.ts';
 import { reconcileReadModel } from '../read-models/read-model-integrity.domain.ts';
@@ -13,9 +19,9 @@ const parser =
   };
 
 /**
- * policy's integrity check: each read model against its owner (identities → auth, services and
- * edge routers → inventory); fixing re-applies the owner's state. Then derived access against a
- * computation from scratch (docs/adr/0009).
+ * policy's integrity check: each read model against its owner (identities → auth, services, edge
+ * routers and router presence → inventory); fixing re-applies the owner's state. Then derived
+ * access against a computation from scratch (docs/adr/0009).
  */
 export class PolicyIntegrity {
   constructor(
@@ -26,7 +32,7 @@ export class PolicyIntegrity {
   private reconcile<S extends { id: string; name?: string }>(
     entity: string,
     owner: 'auth' | 'inventory',
-    type: 'identity' | 'service' | 'edgeRouter',
+    type: 'identity' | 'service' | 'edgeRouter' | 'routerPresence',
     model: EntityReadModel<S>,
     schema: z.ZodType<S>,
     fix: boolean,
@@ -53,6 +59,14 @@ export class PolicyIntegrity {
           'edgeRouter',
           readModels.edgeRouters,
           edgeRouterState,
+          fix,
+        )),
+        ...(await this.reconcile(
+          'router presence',
+          'inventory',
+          'routerPresence',
+          readModels.routerPresence,
+          routerPresenceState,
           fix,
         )),
       ]

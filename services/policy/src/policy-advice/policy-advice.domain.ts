@@ -1,4 +1,5 @@
-import { ApiError, type EdgeRouterState, type IdentityState, type ServiceState } from '@ziti/contracts';
+import { ApiError, type IdentityState, type ServiceState } from '@ziti/contracts';
+import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { AdviceReader } from './policy-advice.ports.ts';
 
 /**
@@ -6,14 +7,15 @@ import type { AdviceReader } from './policy-advice.ports.ts';
  * Dial or Bind service policy selects both (`identity_services`), how many edge routers the
  * identity reaches through its edge-router policies (`identity_edge_routers`), how many the service
  * reaches through its service-edge-router policies (`service_edge_routers`), and the routers in
- * both. Read from the tables, never by evaluating policies.
+ * both, each with its presence (whether it is online). Read from the tables, never by evaluating
+ * policies.
  */
 export interface Reachability {
   dial: boolean;
   bind: boolean;
   identityRouterCount: number;
   serviceRouterCount: number;
-  commonRouters: EdgeRouterState[];
+  commonRouters: EdgeRouterWithPresence[];
 }
 
 export interface PolicyAdvice extends Reachability {

@@ -1,14 +1,15 @@
-import type { EdgeRouterState } from '@ziti/contracts';
 import { identityLinks } from '@ziti/contracts';
+import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import { serviceLinks } from '../services/services.mapper.ts';
 import type { PolicyAdvice } from './policy-advice.domain.ts';
 
 /**
  * An edge router as a `routerEntityRef` (reference `identity_api_model.go
- * MapAdvisorServiceReachabilityToRestEntity`). Routers do not connect to this controller yet, so
- * none is online (as `edgeRouterDetailOf` answers).
+ * MapAdvisorServiceReachabilityToRestEntity`), online as its presence says (reference
+ * `policy_advisor.go getIdentityEdgeRouters`: `IsEdgeRouterOnline`, the broker's state of the
+ * router). `ziti edge policy-advisor` counts the online ones itself from these flags.
  */
-function routerRef(r: EdgeRouterState) {
+function routerRef(r: EdgeRouterWithPresence) {
   return {
     _links: {
       self: { href: `./edge-routers/${r.id}` },
@@ -17,7 +18,7 @@ function routerRef(r: EdgeRouterState) {
     entity: 'edge-routers',
     id: r.id,
     name: r.name,
-    isOnline: false,
+    isOnline: r.presence?.isOnline === true,
   };
 }
 

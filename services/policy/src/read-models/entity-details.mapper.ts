@@ -1,11 +1,14 @@
 import {
   type EdgeRouterState,
   type IdentityState,
+  type RouterPresenceState,
+  type RouterPresenceView,
   edgeRouterDetailFields,
   edgeRouterLinks,
   identityLinks,
-  noVersionInfo,
+  neverConnected,
 } from '@ziti/contracts';
+import type { EdgeRouterWithPresence } from './read-models.ports.ts';
 
 /**
  * Wire shapes (ZITI-FACTS §12) of the identities and edge routers the association lists return,
@@ -72,18 +75,40 @@ export function edgeRouterBase(r: EdgeRouterState) {
 }
 
 /**
- * As inventory's detail, from the same fields. Not in `edgeRouter.*` state (inventory owns them):
- * the certificates (`certPem`, `unverifiedCertPem`, `unverifiedFingerprint`: null, as inventory
- * answers before enrollment), the version info, and the enrollment fields of an unverified router
- * (omitted: the spec makes them optional and only inventory holds the enrollment).
+ * What policy's reads show of a router's control channel: the reference reads it from the broker
+ * (`Broker.GetEdgeRouterState`, ziti `controller/env/sync.go RouterStateValues`) in every router
+ * shape (`edge_router_api_model.go`, `session_api_model.go getSessionEdgeRouters`,
+ * `service_router.go getServiceEdgeRouters`, `current_identity_api_model.go`). While the router is
+ * online that is what it announced (inventory's record of its presence). Once it disconnects the
+ * reference drops its state (`sync_strats/sync_instant.go RouterDisconnected` removes it from the
+ * map, and `rtx.go GetState` of a missing router answers `NewRouterStatusValues`): an offline router
+ * shows exactly as one that never connected — offline, hostname "", no protocols, `SYNC_UNKNOWN`,
+ * empty version info — whatever the record kept of its last connection.
  */
-export function edgeRouterDetailOf(r: EdgeRouterState) {
+export function routerPresenceShown(p: RouterPresenceState | null | undefined): RouterPresenceView {
+  if (!p?.isOnline) return neverConnected;
+  return {
+    isOnline: true,
+    hostname: p.hostname,
+    supportedProtocols: p.supportedProtocols,
+    versionInfo: p.versionInfo,
+    syncStatus: p.syncStatus,
+  };
+}
+
+/**
+ * As inventory's detail, from the same fields and the router's presence (`routerPresenceShown`).
+ * Not in `edgeRouter.*` state (inventory owns them): the certificates (`certPem`,
+ * `unverifiedCertPem`, `unverifiedFingerprint`: null, as inventory answers before enrollment) and the
+ * enrollment fields of an unverified router (omitted: the spec makes them optional and only
+ * inventory holds the enrollment).
+ */
+export function edgeRouterDetailOf(r: EdgeRouterWithPresence) {
   return {
     ...edgeRouterBase(r),
-    ...edgeRouterDetailFields(r),
+    ...edgeRouterDetailFields(r, routerPresenceShown(r.presence)),
     certPem: null,
     unverifiedFingerprint: null,
     unverifiedCertPem: null,
-    versionInfo: noVersionInfo,
   };
 }

@@ -11,6 +11,8 @@ import {
   eventTypes,
   identityState,
   inventoryEventTypes,
+  routerPresenceEventTypes,
+  routerPresenceState,
   serviceState,
 } from '@ziti/contracts';
 import type { Db, EventSink, EventSubscription, Logger, RebuildableReadModel } from '@ziti/platform';
@@ -18,7 +20,13 @@ import { on } from '@ziti/platform';
 import type { z } from 'zod';
 import { applyOwnerState } from './owner-state.domain.ts';
 import { applyOwnerPage } from './read-model-integrity.domain.ts';
-import type { EdgeRouterReadModel, EntityReadModel, IdentityReadModel, ServiceReadModel } from './read-models.ports.ts';
+import type {
+  EdgeRouterReadModel,
+  EntityReadModel,
+  IdentityReadModel,
+  RouterPresenceReadModel,
+  ServiceReadModel,
+} from './read-models.ports.ts';
 
 interface ReadModelSource<S extends { id: string }> {
   /** The owner's entity type (its `entityStates` type). */
@@ -28,10 +36,10 @@ interface ReadModelSource<S extends { id: string }> {
   updated: EventDefinition;
   deleted?: EventDefinition;
   model: (tx: Db) => EntityReadModel<S>;
-  /** Derives again what depends on the entity, in the same transaction, when its row changed. */
-  changed: (tx: Db, id: string, events: EventSink) => Promise<void>;
-  /** Derives everything again after the read model was rebuilt from its owner. */
-  rebuilt: (tx: Db, events: EventSink) => Promise<void>;
+  /** Derives again what depends on the entity, in the same transaction, when its row changed (absent: nothing does). */
+  changed?: (tx: Db, id: string, events: EventSink) => Promise<void>;
+  /** Derives everything again after the read model was rebuilt from its owner (absent: nothing to derive). */
+  rebuilt?: (tx: Db, events: EventSink) => Promise<void>;
   logger: Logger;
 }
 
@@ -54,7 +62,7 @@ function readModelFeed<S extends { id: string }>(
       if (unreadable > 0) o.logger.warn({ entity: o.entity, unreadable }, 'owner states of an unknown shape skipped');
     },
     prune: (tx, watermark) => o.model(tx).pruneTombstones(watermark),
-    rebuilt: o.rebuilt,
+    ...(o.rebuilt ? { rebuilt: o.rebuilt } : {}),
   };
   return {
     handlers: [o.created, o.updated, o.deleted]
@@ -63,8 +71,8 @@ function readModelFeed<S extends { id: string }>(
         on(
           def,
           async (tx, state, event, events) => {
-            await applyOwnerState(o.model(tx), state, event.sequence, def === o.deleted, (id) =>
-              o.changed(tx, id, events),
+            await applyOwnerState(o.model(tx), state, event.sequence, def === o.deleted, async (id) =>
+              o.changed?.(tx, id, events),
             );
           },
           { read: o.schema },
@@ -95,9 +103,13 @@ export interface InventoryReadModels {
   configs: (tx: Db) => EntityReadModel<ConfigState>;
   configTypes: (tx: Db) => EntityReadModel<ConfigTypeState>;
   overrides: (tx: Db) => EntityReadModel<IdentityServiceConfigsState>;
+  presence: (tx: Db) => RouterPresenceReadModel;
 }
 
-/** policy's read models of inventory's services, edge routers, configs, config types and overrides. */
+/**
+ * policy's read models of inventory's services, edge routers, configs, config types, overrides and
+ * router presence.
+ */
 export const inventoryReadModelSubscription = (
   m: InventoryReadModels,
   derive: Derivations,
@@ -158,7 +170,16 @@ export const inventoryReadModelSubscription = (
     rebuilt: (tx, events) => derive.viewsRebuilt(tx, events),
     logger,
   });
-  const feeds = [s, r, c, t, o];
+  // One state per router that reported a connection (`routerPresence.changed`, no delete): what the
+  // router reads show of it. Nothing is derived from it (no access, no service view depends on it).
+  const p = readModelFeed({
+    entity: 'routerPresence',
+    schema: routerPresenceState,
+    updated: routerPresenceEventTypes.routerPresenceChanged,
+    model: m.presence,
+    logger,
+  });
+  const feeds = [s, r, c, t, o, p];
   return {
     source: 'inventory',
     handlers: feeds.flatMap((f) => f.handlers),

@@ -40,6 +40,21 @@ export const serviceQuery: QueryEntity = defineQueryEntity({
   },
 });
 
+/** The presence state inventory last recorded for the edge router `alias`.id (null: never connected). */
+export const routerPresenceOf = (alias: string) =>
+  `(select p.state from router_presence p where p.id = ${alias}.id and not p.deleted)`;
+
+/** Whether the edge router `alias`.id is online now, as inventory last recorded its presence. */
+export const routerOnlineOf = (alias: string) =>
+  `coalesce((select p.is_online from router_presence p where p.id = ${alias}.id and not p.deleted), false)`;
+
+/**
+ * The edge router `alias` with its presence, as one JSON value (`EdgeRouterWithPresence`): its state
+ * and `presence` (null when inventory never recorded one). Every read that shows routers selects it.
+ */
+export const edgeRouterWithPresenceOf = (alias: string) =>
+  `(${alias}.state || jsonb_build_object('presence', ${routerPresenceOf(alias)}))`;
+
 export const edgeRouterQuery: QueryEntity = defineQueryEntity({
   table: 'edge_routers',
   alias: 'e',
@@ -51,5 +66,10 @@ export const edgeRouterQuery: QueryEntity = defineQueryEntity({
     disabled: scalar(bool('e', 'disabled'), 'boolean'),
     isVerified: scalar('e.is_verified', 'boolean'),
     isTunnelerEnabled: scalar('e.is_tunneler_enabled', 'boolean'),
+    // The reference's edge-router store adds both as public symbols (ziti `edge_router_manager.go`:
+    // `connected` is the fabric's control channel, `online` the edge sync's view of it); both are
+    // the router's presence here. `connected desc` is how the reference orders a session's routers.
+    connected: scalar(routerOnlineOf('e'), 'boolean'),
+    online: scalar(routerOnlineOf('e'), 'boolean'),
   },
 });

@@ -1,4 +1,4 @@
-import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
+import type { EdgeRouterState, IdentityState, RouterPresenceState, ServiceState } from '@ziti/contracts';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 
 export interface ReadModelRow {
@@ -31,3 +31,12 @@ export interface EntityReadModel<S extends { id: string }> {
 export type IdentityReadModel = EntityReadModel<IdentityState>;
 export type ServiceReadModel = EntityReadModel<ServiceState>;
 export type EdgeRouterReadModel = EntityReadModel<EdgeRouterState>;
+/** policy's copy of inventory's record of router presence (`routerPresence.changed`), one row per router. */
+export type RouterPresenceReadModel = EntityReadModel<RouterPresenceState>;
+
+/**
+ * An edge router as policy's reads show it: inventory's state of the router and what inventory
+ * last recorded of its control channel (`presence`; null when none was ever recorded: a router that
+ * never connected). Read in the same statement as the router, so a list shows one snapshot.
+ */
+export type EdgeRouterWithPresence = EdgeRouterState & { presence: RouterPresenceState | null };

@@ -4,6 +4,7 @@ import type {
   EdgeRouterState,
   IdentityServiceConfigsState,
   IdentityState,
+  RouterPresenceState,
   ServiceState,
 } from '@ziti/contracts';
 import type { Db } from '@ziti/platform';
@@ -76,5 +77,15 @@ export class PgConfigTypeReadModel extends PgEntityReadModel<ConfigTypeState> {
 export class PgIdentityServiceConfigsReadModel extends PgEntityReadModel<IdentityServiceConfigsState> {
   constructor(db: Db) {
     super(db, { table: 'identity_service_configs', columns: [] });
+  }
+}
+
+/**
+ * policy's copy of inventory's record of router presence (one row per router that ever reported a
+ * connection): `is_online` beside the state, for the reads that sort routers connected first.
+ */
+export class PgRouterPresenceReadModel extends PgEntityReadModel<RouterPresenceState> {
+  constructor(db: Db) {
+    super(db, { table: 'router_presence', columns: [{ name: 'is_online', value: (s) => s.isOnline }] });
   }
 }

@@ -1,7 +1,8 @@
-import { ApiError, type EdgeRouterState, type IdentityState, type ServiceState } from '@ziti/contracts';
+import { ApiError, type IdentityState, type ServiceState } from '@ziti/contracts';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import type { PolicyKind } from '../access/access.ports.ts';
 import type { PostureCheck } from '../posture-checks/posture-checks.domain.ts';
+import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { Policy } from '../shared/policies.domain.ts';
 import type { RelationReader, RelationStore } from './relations.ports.ts';
 
@@ -41,7 +42,7 @@ export class RelationService {
     return this.within(of, (s) => s.services(of, input));
   }
 
-  edgeRouters(of: Relation, input: ListInput): Promise<ListPage<EdgeRouterState>> {
+  edgeRouters(of: Relation, input: ListInput): Promise<ListPage<EdgeRouterWithPresence>> {
     return this.within(of, (s) => s.edgeRouters(of, input));
   }
 

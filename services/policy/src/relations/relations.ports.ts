@@ -1,7 +1,8 @@
-import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
+import type { IdentityState, ServiceState } from '@ziti/contracts';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import type { PolicyKind } from '../access/access.ports.ts';
 import type { PostureCheck } from '../posture-checks/posture-checks.domain.ts';
+import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { Policy } from '../shared/policies.domain.ts';
 import type { Relation, RelationSource } from './relations.domain.ts';
 
@@ -15,7 +16,8 @@ export interface RelationStore {
   exists(source: RelationSource, id: string): Promise<boolean>;
   identities(of: Relation, input: ListInput): Promise<ListPage<IdentityState>>;
   services(of: Relation, input: ListInput): Promise<ListPage<ServiceState>>;
-  edgeRouters(of: Relation, input: ListInput): Promise<ListPage<EdgeRouterState>>;
+  /** The related edge routers, each with its presence. */
+  edgeRouters(of: Relation, input: ListInput): Promise<ListPage<EdgeRouterWithPresence>>;
   policies(kind: PolicyKind, of: Relation, input: ListInput): Promise<ListPage<Policy>>;
   /** Posture checks a service policy selects (its `service_policy_posture_checks` links). */
   postureChecks(of: Relation, input: ListInput): Promise<ListPage<PostureCheck>>;

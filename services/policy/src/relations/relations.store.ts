@@ -1,4 +1,4 @@
-import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
+import type { IdentityState, ServiceState } from '@ziti/contracts';
 import { type Db, json, listRows, queryRows, toListPage } from '@ziti/platform';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import type { QueryEntity } from '@ziti/zitiql';
@@ -6,7 +6,13 @@ import type { PolicyKind } from '../access/access.ports.ts';
 import { pgEdgeRouterPolicies } from '../edge-router-policies/edge-router-policies.store.ts';
 import type { PostureCheck } from '../posture-checks/posture-checks.domain.ts';
 import { postureCheckFromRow, postureCheckQuery } from '../posture-checks/posture-checks.store.ts';
-import { edgeRouterQuery, identityQuery, serviceQuery } from '../read-models/read-model-queries.store.ts';
+import {
+  edgeRouterQuery,
+  edgeRouterWithPresenceOf,
+  identityQuery,
+  serviceQuery,
+} from '../read-models/read-model-queries.store.ts';
+import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import { pgServiceEdgeRouterPolicies } from '../service-edge-router-policies/service-edge-router-policies.store.ts';
 import { pgServicePolicies } from '../service-policies/service-policies.store.ts';
 import type { Policy } from '../shared/policies.domain.ts';
@@ -101,11 +107,18 @@ export class PgRelations implements RelationStore {
     };
   }
 
-  private async entities<S>(target: Target, query: QueryEntity, of: Relation, input: ListInput): Promise<ListPage<S>> {
+  /** `state`: what each row answers (its state, or for edge routers its state with its presence). */
+  private async entities<S>(
+    target: Target,
+    query: QueryEntity,
+    of: Relation,
+    input: ListInput,
+    state = `${query.alias}.state`,
+  ): Promise<ListPage<S>> {
     const scope = this.scope(target, of, query.alias);
     const listed = await listRows<Row>(this.db, query, input, {
       scope: { sql: `not ${query.alias}.deleted and ${scope.sql}`, params: scope.params },
-      columns: `${query.alias}.state`,
+      columns: `${state} as state`,
     });
     return toListPage(listed, (r) => stateOf<S>(r));
   }
@@ -118,8 +131,8 @@ export class PgRelations implements RelationStore {
     return this.entities('services', serviceQuery, of, input);
   }
 
-  edgeRouters(of: Relation, input: ListInput): Promise<ListPage<EdgeRouterState>> {
-    return this.entities('edgeRouters', edgeRouterQuery, of, input);
+  edgeRouters(of: Relation, input: ListInput): Promise<ListPage<EdgeRouterWithPresence>> {
+    return this.entities('edgeRouters', edgeRouterQuery, of, input, edgeRouterWithPresenceOf(edgeRouterQuery.alias));
   }
 
   policies(kind: PolicyKind, of: Relation, input: ListInput): Promise<ListPage<Policy>> {

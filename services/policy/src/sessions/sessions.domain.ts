@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError, type EdgeRouterState } from '@ziti/contracts';
+import { ApiError } from '@ziti/contracts';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import { base62Uuid } from '@ziti/platform/ids';
 import type { PolicyPostureFailure, PostureEvaluator } from '../posture-checks/posture-evaluation.ports.ts';
+import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { Viewer } from '../services/service-view.domain.ts';
-import type { SessionWork } from './sessions.ports.ts';
+import type { CircuitPaths, SessionWork } from './sessions.ports.ts';
 
 export type SessionType = 'Dial' | 'Bind';
 
@@ -25,7 +26,8 @@ export interface Session {
 export interface SessionView {
   session: Session;
   serviceName: string;
-  edgeRouters: EdgeRouterState[];
+  /** Each with its presence (`isOnline`, `hostname`, URLs), connected first. */
+  edgeRouters: EdgeRouterWithPresence[];
   /** Management detail only: the service policies of the session's type that grant it. */
   servicePolicies?: { id: string; name: string }[];
 }
@@ -61,6 +63,8 @@ export class SessionService {
     /** The pool, outside any transaction: reads, and writes of one statement. */
     private readonly read: SessionWork,
     private readonly posture: PostureEvaluator,
+    /** The router edge's circuits (`route-path`). */
+    private readonly circuits: CircuitPaths,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -170,10 +174,17 @@ export class SessionService {
     await this.work((s) => s.delete(id));
   }
 
-  /** `/sessions/{id}/route-path`: the routers of its circuits; no router carries circuits for this controller yet. */
+  /**
+   * `/sessions/{id}/route-path`: the routers of its live circuit's path, in path order (reference
+   * `session_router.go DetailRoutePath`: the path of its first circuit that has one, `[]` when none),
+   * once the session is known to be the caller's. Without a router edge to ask (none deployed or
+   * up), no router is connected, so there is no circuit: `[]`. A router edge that does not answer in
+   * time is an error (TIMEOUT), not an empty path.
+   */
   async routePath(caller: Viewer, id: string): Promise<string[]> {
     await this.get(caller, id);
-    return [];
+    const paths = await this.circuits.routePaths([id]);
+    return paths?.[id] ?? [];
   }
 
   async failedRequests(identityId: string): Promise<FailedServiceRequest[]> {

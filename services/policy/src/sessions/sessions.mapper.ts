@@ -1,4 +1,5 @@
-import type { EdgeRouterState } from '@ziti/contracts';
+import { routerPresenceShown } from '../read-models/entity-details.mapper.ts';
+import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { FailedServiceRequest, SessionView } from './sessions.domain.ts';
 
 const ref = (entity: string, id: string, name?: string) => ({
@@ -9,18 +10,20 @@ const ref = (entity: string, id: string, name?: string) => ({
 });
 
 /**
- * A session's edge router (spec `sessionEdgeRouter`, ZITI-FACTS §10.1). Routers do not connect to
- * this controller yet: offline, `SYNC_UNKNOWN` (as every router detail says); `urls` repeats
- * `supportedProtocols` for old SDKs.
+ * A session's edge router (spec `sessionEdgeRouter`, ZITI-FACTS §10.1; reference `session_api_model.go
+ * getSessionEdgeRouters`): every shared router, online or not, with `hostname`, `isOnline`,
+ * `syncStatus` and `supportedProtocols` from the router's state (`routerPresenceShown`: what an
+ * online router announced; an offline one shows none); `urls` repeats `supportedProtocols` for old SDKs.
  */
-function sessionEdgeRouter(r: EdgeRouterState) {
+function sessionEdgeRouter(r: EdgeRouterWithPresence) {
+  const presence = routerPresenceShown(r.presence);
   return {
     name: r.name,
-    hostname: r.hostname,
-    isOnline: false,
-    syncStatus: 'SYNC_UNKNOWN',
-    supportedProtocols: r.supportedProtocols,
-    urls: r.supportedProtocols,
+    hostname: presence.hostname,
+    isOnline: presence.isOnline,
+    syncStatus: presence.syncStatus,
+    supportedProtocols: presence.supportedProtocols,
+    urls: presence.supportedProtocols,
     cost: r.cost,
     noTraversal: r.noTraversal,
     disabled: r.disabled,

@@ -1,5 +1,5 @@
-import type { EdgeRouterState } from '@ziti/contracts';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
+import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { ServiceAccessRow, Viewer } from '../services/service-view.domain.ts';
 import type { FailedServiceRequest, Session, SessionType } from './sessions.domain.ts';
 
@@ -16,8 +16,11 @@ export interface SessionStore {
   list(input: ListInput, scope: { identityId?: string }): Promise<ListPage<Session>>;
   delete(id: string): Promise<boolean>;
   serviceNames(ids: string[]): Promise<Map<string, string>>;
-  /** Live edge routers in both the identity's edge-router policies and the service's service-edge-router policies. */
-  sharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterState[]>;
+  /**
+   * Live edge routers in both the identity's edge-router policies and the service's
+   * service-edge-router policies, each with its presence, connected first.
+   */
+  sharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterWithPresence[]>;
   /**
    * Everything a creation decides on, read at once: the viewer's access to a visible service, the
    * session it already has for it (`reuse`), the first `routerLimit` shared edge routers, and
@@ -49,6 +52,12 @@ export interface SessionStore {
     serviceId: string,
     type: SessionType,
   ): Promise<{ policyId: string; name: string }[]>;
+  /**
+   * What `authorizeSessionUse` decides on, read in one statement: the session with `token` and the
+   * current facts of its identity, service and the router it is presented through; undefined when no
+   * session has the token.
+   */
+  useFacts(token: string, routerId: string): Promise<SessionUseFacts | undefined>;
   recordFailure(identityId: string, request: FailedServiceRequest, keep: number): Promise<void>;
   failures(identityId: string): Promise<FailedServiceRequest[]>;
   identityExists(identityId: string): Promise<boolean>;
@@ -57,9 +66,39 @@ export interface SessionStore {
 export interface CreationContext {
   access: ServiceAccessRow;
   existing?: Session;
-  edgeRouters: EdgeRouterState[];
+  edgeRouters: EdgeRouterWithPresence[];
   /** A service policy of the requested type that grants the service names posture checks. */
   postureChecked: boolean;
 }
 
 export type SessionWork = <T>(fn: (store: SessionStore) => Promise<T>) => Promise<T>;
+
+/**
+ * An edge session presented through a router (a Bind or Dial a router asks the controller about),
+ * with the facts the reference's checks read now (ziti `controller/handler_edge_ctrl/common.go`).
+ */
+export interface SessionUseFacts {
+  session: Pick<Session, 'id' | 'apiSessionId' | 'identityId' | 'serviceId' | 'type'>;
+  /** Its API session has ended (its sessions are removed with that end; this one is on its way out). */
+  apiSessionEnded: boolean;
+  /** Its identity is live in policy's read model (a deleted identity's API sessions end). */
+  identityLive: boolean;
+  identityIsAdmin: boolean;
+  /** Its service is live in policy's read model. */
+  serviceLive: boolean;
+  /** The identity reaches the router through an edge-router policy (its links now). */
+  identityReachesRouter: boolean;
+  /** The service reaches the router through a service-edge-router policy (its links now). */
+  serviceReachesRouter: boolean;
+  /** A service policy of the session's type selects the identity and the service now. */
+  typePermitted: boolean;
+}
+
+/**
+ * The routers of edge sessions' live circuits, as the router edge (`fabric`) holds them: session id
+ * → the router ids of its circuit's path. Undefined when no router edge answers (none deployed, or
+ * none up): then no router holds a control channel to this controller, so no circuit exists.
+ */
+export interface CircuitPaths {
+  routePaths(sessionIds: string[]): Promise<Record<string, string[]> | undefined>;
+}

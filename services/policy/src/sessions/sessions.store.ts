@@ -1,13 +1,15 @@
-import type { EdgeRouterState, ServiceState } from '@ziti/contracts';
+import type { ServiceState } from '@ziti/contracts';
 import { type Db, date, json, listRows, queryRows, toListPage } from '@ziti/platform';
 import { defineQueryEntity, map, scalar } from '@ziti/zitiql';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import { PgAccessReads } from '../access/access-reads.store.ts';
 import { PgPostureData } from '../posture-data/posture-data.store.ts';
+import { edgeRouterWithPresenceOf, routerOnlineOf } from '../read-models/read-model-queries.store.ts';
+import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { Viewer } from '../services/service-view.domain.ts';
 import type { SessionCreationBatcher } from './session-creation-batcher.store.ts';
 import type { FailedServiceRequest, Session, SessionType } from './sessions.domain.ts';
-import type { CreationContext, SessionStore } from './sessions.ports.ts';
+import type { CreationContext, SessionStore, SessionUseFacts } from './sessions.ports.ts';
 
 /** Filterable fields of sessions (ZITI-FACTS §3.5: `token`, `apiSession`, `service`, `type`; plus `identity`). */
 export const sessionQuery = defineQueryEntity({
@@ -149,7 +151,7 @@ export class PgSessions implements SessionStore {
     return new Map(rows.map((r) => [r.id, r.name]));
   }
 
-  async sharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterState[]> {
+  async sharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterWithPresence[]> {
     return new PgAccessReads(this.db).firstSharedEdgeRouters(identityId, serviceId, limit);
   }
 
@@ -177,7 +179,7 @@ export class PgSessions implements SessionStore {
     const context: CreationContext = {
       access: { service: json<ServiceState>(row.state), dial: row.dial === true, bind: row.bind === true },
       ...(row.session ? { existing: sessionOf(json<SessionRow>(row.session)) } : {}),
-      edgeRouters: json<EdgeRouterState[]>(row.routers),
+      edgeRouters: json<EdgeRouterWithPresence[]>(row.routers),
       postureChecked: row.posture_checked,
     };
     if (row.ended) return { context, created: 'ended' };
@@ -199,6 +201,66 @@ export class PgSessions implements SessionStore {
   ): Promise<{ policyId: string; name: string }[]> {
     const granting = await new PgPostureData(this.db).grantingPolicies(identityId, [serviceId], type);
     return granting.map((g) => ({ policyId: g.policyId, name: g.policyName }));
+  }
+
+  async useFacts(token: string, routerId: string): Promise<SessionUseFacts | undefined> {
+    // One statement on every dial and bind (docs/adr/0014): the session by its unique token, then
+    // each fact as an indexed probe of the links of this one identity, service and router (the
+    // link tables themselves, so no view's grouping is computed for a pair it does not need).
+    const [row] = await queryRows<{
+      id: string;
+      api_session_id: string;
+      identity_id: string;
+      service_id: string;
+      type: SessionType;
+      api_session_ended: boolean;
+      identity_live: boolean;
+      is_admin: boolean;
+      service_live: boolean;
+      identity_router: boolean;
+      service_router: boolean;
+      permitted: boolean;
+    }>(
+      this.db,
+      `select s.id, s.api_session_id, s.identity_id, s.service_id, s.type,
+              coalesce(a.ended_at is not null, false) as api_session_ended,
+              i.id is not null as identity_live,
+              coalesce(i.is_admin, false) as is_admin,
+              exists (select 1 from services v where v.id = s.service_id and not v.deleted) as service_live,
+              exists (select 1 from edge_router_policy_identities pi
+                        join edge_router_policy_edge_routers pr on pr.policy_id = pi.policy_id
+                       where pi.identity_id = s.identity_id and pr.edge_router_id = $2) as identity_router,
+              exists (select 1 from service_edge_router_policy_services ps
+                        join service_edge_router_policy_edge_routers pr on pr.policy_id = ps.policy_id
+                       where ps.service_id = s.service_id and pr.edge_router_id = $2) as service_router,
+              exists (select 1 from service_policy_identities pi
+                        join service_policy_services ps on ps.policy_id = pi.policy_id
+                       where pi.identity_id = s.identity_id and ps.service_id = s.service_id
+                         and ps.type = s.type) as permitted
+         from sessions s
+         left join api_sessions a on a.id = s.api_session_id
+         left join identities i on i.id = s.identity_id and not i.deleted
+        where s.token = $1`,
+      [token, routerId],
+      { prepare: true },
+    );
+    if (!row) return undefined;
+    return {
+      session: {
+        id: row.id,
+        apiSessionId: row.api_session_id,
+        identityId: row.identity_id,
+        serviceId: row.service_id,
+        type: row.type,
+      },
+      apiSessionEnded: row.api_session_ended,
+      identityLive: row.identity_live,
+      identityIsAdmin: row.is_admin,
+      serviceLive: row.service_live,
+      identityReachesRouter: row.identity_router,
+      serviceReachesRouter: row.service_router,
+      typePermitted: row.permitted,
+    };
   }
 
   async recordFailure(identityId: string, f: FailedServiceRequest, keep: number): Promise<void> {
@@ -310,12 +372,14 @@ export async function creationRows(
        select r.*, s.state, x.dial, x.bind,
               (select to_jsonb(ss) from sessions ss
                 where ss.api_session_id = r.api_session_id and ss.service_id = r.service_id and ss.type = r.type) as session,
-              (select coalesce(jsonb_agg(e.state order by e.name collate "C", e.id collate "C"), '[]'::jsonb) from (
-                 select e.state, e.name, e.id from edge_routers e
+              -- Connected first, as the reference (SORT BY connected DESC LIMIT 25), each with its presence.
+              (select coalesce(jsonb_agg(e.state order by e.online desc, e.name collate "C", e.id collate "C"), '[]'::jsonb) from (
+                 select ${edgeRouterWithPresenceOf('e')} as state, ${routerOnlineOf('e')} as online, e.name, e.id
+                   from edge_routers e
                   where not e.deleted
                     and e.id in (select ir.edge_router_id from identity_edge_routers ir where ir.identity_id = r.identity_id)
                     and e.id in (select sr.edge_router_id from service_edge_routers sr where sr.service_id = r.service_id)
-                  order by e.name collate "C", e.id collate "C" limit $11) e) as routers,
+                  order by ${routerOnlineOf('e')} desc, e.name collate "C", e.id collate "C" limit $11) e) as routers,
               exists (select 1 from service_policy_identities pi
                         join service_policy_services ps on ps.policy_id = pi.policy_id and ps.service_id = r.service_id
                         join service_policies p on p.id = pi.policy_id and p.type = r.type

@@ -1,7 +1,15 @@
-import type { OperationRequest } from '@ziti/contracts';
-import { type OperationHandlersPart, listInputOf, pageReply, reply } from '@ziti/platform';
+import { type OperationRequest, fabricCallContracts } from '@ziti/contracts';
+import {
+  type CallTable,
+  type OperationHandlersPart,
+  callHandlers,
+  listInputOf,
+  pageReply,
+  reply,
+} from '@ziti/platform';
 import { viewerOf } from '../services/services.transport.ts';
 import { pathId } from '../shared/request-params.transport.ts';
+import type { SessionUseAuthority } from './session-use.domain.ts';
 import type { SessionService } from './sessions.domain.ts';
 import { failedRequestDetail, sessionDetail } from './sessions.mapper.ts';
 
@@ -33,4 +41,10 @@ export function sessionOperations(sessions: () => SessionService) {
     'management.getIdentityFailedServiceRequests': async (req) =>
       reply.ok((await sessions().failedRequests(pathId(req))).map(failedRequestDetail)),
   } satisfies OperationHandlersPart<'policy'>;
+}
+
+/** The call policy serves the router edge: may an edge session be used through a router now? */
+export function sessionCalls(sessionUse: SessionUseAuthority): CallTable {
+  const { authorizeSessionUse } = fabricCallContracts;
+  return callHandlers({ authorizeSessionUse }, { authorizeSessionUse: (request) => sessionUse.authorize(request) });
 }

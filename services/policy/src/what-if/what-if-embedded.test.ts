@@ -41,6 +41,7 @@ beforeAll(async () => {
         configs: (db) => new PgConfigReadModel(db),
         configTypes: (db) => new PgConfigTypeReadModel(db),
         overrides: (db) => new PgIdentityServiceConfigsReadModel(db),
+        presence: engine.routerPresence,
       },
       engine.derive,
       logger,

@@ -1,0 +1,9 @@
+import type { RouterApiSession } from '@ziti/contracts';
+
+/** What fabric needs of auth, which owns API sessions. */
+export interface ApiSessionSource {
+  page(after: string | undefined, limit: number): Promise<{ sessions: RouterApiSession[]; next: string | null }>;
+  of(identityIds: string[]): Promise<RouterApiSession[]>;
+  /** Slides the sessions' expiry; answers the tokens that are no longer live. */
+  touch(tokens: string[]): Promise<string[]>;
+}

@@ -1,0 +1,61 @@
+import type { RouterApiSession } from '@ziti/contracts';
+
+/**
+ * One router's control channel as the domain sees it: typed instructions to the router and what
+ * comes back, free of framing and sockets (the control-channel transport implements it).
+ */
+export interface RouterLink {
+  readonly routerId: string;
+  /** Unique per connection (a reconnect is another link). */
+  readonly connectionId: string;
+  readonly connectedAt: Date;
+  readonly remoteAddress: string;
+  /** The edge hello (ServerHello → ClientHello): the router's edge listeners. */
+  edgeHello(timeoutMs: number): Promise<EdgeHello>;
+  /** `ApiSessionAdded`; resolves once the router's socket took it (back-pressure for full syncs). */
+  addApiSessions(sessions: RouterApiSession[], sync: { fullState: boolean; state: SyncState }): Promise<void>;
+  updateApiSessions(sessions: RouterApiSession[]): void;
+  removeApiSessions(tokens: string[]): void;
+  /** Asks the router which of these terminators it still has (ValidateTerminatorsV2). */
+  validateTerminators(
+    terminators: { id: string; binding: string; address: string }[],
+    timeoutMs: number,
+  ): Promise<Map<string, { valid: boolean; reason: string }>>;
+  /** Sends `Route` and waits for its `RouteResult` (or the timeout). */
+  route(route: RouteInstruction, timeoutMs: number): Promise<RouteOutcome>;
+  unroute(circuitId: string, now: boolean): void;
+  /** Closes the channel; `reason` is logged once. */
+  close(reason: string): void;
+  readonly closed: boolean;
+}
+
+export interface EdgeHello {
+  hostname: string;
+  /** protocol → URL, as the reference derives it from the hello's listeners. */
+  supportedProtocols: Record<string, string>;
+}
+
+/** The `instant` strategy's sync state header (`{id, isLast, sequence}`). */
+export interface SyncState {
+  id: string;
+  isLast: boolean;
+  sequence: number;
+}
+
+export type ForwardDestination = 'start' | 'end' | 'link';
+
+export interface RouteInstruction {
+  circuitId: string;
+  attempt: number;
+  /** What the router may spend on its part (nanoseconds on the wire). */
+  timeoutMs: number;
+  forwards: { srcAddress: string; dstAddress: string; dstType: ForwardDestination }[];
+  egress?: { binding: string; address: string; destination: string; peerData: Map<number, Uint8Array> };
+  tags: Record<string, string>;
+}
+
+export type RouteOutcome =
+  | { outcome: 'routed'; attempt: number; peerData: Map<number, Uint8Array> }
+  | { outcome: 'failed'; attempt: number; errorCode: number | null; error: string }
+  | { outcome: 'timedOut' }
+  | { outcome: 'closed' };
