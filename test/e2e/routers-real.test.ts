@@ -50,6 +50,26 @@ describeWithZiti('real routers (OpenZiti 1.1.9) on the cluster', (ziti) => {
   let serviceId: string;
   let clientId: string;
   let hostId: string;
+  let dialPolicyId: string;
+  let dialPolicyBody: Record<string, unknown>;
+
+  const terminatorsOf = async (id: string) =>
+    (await mgmt(`/terminators?filter=${encodeURIComponent(`service = "${id}"`)}`)).json.data as {
+      id: string;
+      routerId: string;
+    }[];
+  /** A dial that echoes `input` back, through the real router. */
+  const dialEchoes = async (name: string) => {
+    const line = `${name} ${Date.now()}\n`;
+    const r = await peers.zcat(clientFile, serviceName, line, { name });
+    return r.code === 0 && r.stdout.toString('utf8') === line ? true : `exit ${r.code}: ${r.stderr.trim()}`;
+  };
+  const dialFails = async (name: string) => {
+    const r = await peers.zcat(clientFile, serviceName, 'x\n', { name, timeoutMs: 30_000 });
+    expect(r.code, `${name} should have failed`).not.toBe(0);
+    expect(r.timedOut).toBe(false);
+    return r.stderr;
+  };
 
   it('an enrolled router comes online with its URLs, a tunneler binds a service through it and zcat echoes', async () => {
     router = await peers.startRouter(admin, { ctrlEndpoint, roleAttributes: ['real'], onlineTimeoutMs: 30_000 });
@@ -69,8 +89,8 @@ describeWithZiti('real routers (OpenZiti 1.1.9) on the cluster', (ziti) => {
       admin.createIdentity({ name: `real-host-${Date.now()}`, roleAttributes: ['hosts'] }),
       admin.createIdentity({ name: `real-client-${Date.now()}`, roleAttributes: ['clients'] }),
     ]);
-    hostId = host.id;
     clientId = client.id;
+    hostId = host.id;
     [hostFile, clientFile] = await Promise.all([
       peers.enrollIdentity(host.enrollmentJwt, { name: 'host', keyAlg: 'EC' }),
       peers.enrollIdentity(client.enrollmentJwt, { name: 'client', keyAlg: 'EC' }),
@@ -85,6 +105,14 @@ describeWithZiti('real routers (OpenZiti 1.1.9) on the cluster', (ziti) => {
     });
     serviceName = service.serviceName;
     serviceId = service.serviceId;
+    dialPolicyId = service.dialPolicyId;
+    dialPolicyBody = {
+      name: `${serviceName}.dial`,
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: [`@${client.id}`],
+      serviceRoles: [`@${serviceId}`],
+    };
     tunnel = peers.runTunnelHost(hostFile, { name: 'tunnel-host' });
     const bound = await admin.waitForTerminator(serviceId, { processes: [tunnel, router.process], timeoutMs: 30_000 });
     expect(bound.terminators).toHaveLength(1);
@@ -94,5 +122,97 @@ describeWithZiti('real routers (OpenZiti 1.1.9) on the cluster', (ziti) => {
     expect(echoed.stderr).toBe('');
     expect(echoed.code).toBe(0);
     expect(echoed.stdout.toString('utf8')).toBe(line);
+    // The client's view of the router: online, with the URL it dials.
+    const sessions = await mgmt(`/sessions?filter=${encodeURIComponent(`service = "${serviceId}"`)}`);
+    expect(sessions.status).toBe(200);
+    const edgeRouters = sessions.json.data.flatMap((x: { edgeRouters: unknown[] }) => x.edgeRouters);
+    expect(edgeRouters).toContainEqual(
+      expect.objectContaining({
+        isOnline: true,
+        urls: { tls: `tls://127.0.0.1:${router.config.edgePort}` },
+        supportedProtocols: { tls: `tls://127.0.0.1:${router.config.edgePort}` },
+      }),
+    );
+    // The policy advisor counts the common router online.
+    const advice = await mgmt(`/identities/${clientId}/policy-advice/${serviceId}`);
+    expect(advice.json.data.commonRouters).toEqual([expect.objectContaining({ id: router.id, isOnline: true })]);
   }, 120_000);
+
+  it('a removed Dial policy refuses new dials; restored, they work again', async () => {
+    expect((await mgmt(`/service-policies/${dialPolicyId}`, { method: 'DELETE' })).status).toBe(200);
+    expect(await dialFails('zcat-no-policy')).toMatch(/not found|invalid service/);
+    const again = await mgmt('/service-policies', { method: 'POST', body: dialPolicyBody });
+    expect(again.status).toBe(201);
+    dialPolicyId = again.json.data.id;
+    await waitFor(() => dialEchoes('zcat-policy-back').then((ok) => ok === true), 'dials to work again', 60_000, 1_000);
+  }, 120_000);
+
+  it('a disabled dialling identity cannot dial; enabled, it can', async () => {
+    const disabled = await mgmt(`/identities/${clientId}/disable`, { method: 'POST', body: { durationMinutes: 0 } });
+    expect(disabled.status).toBe(200);
+    await dialFails('zcat-disabled');
+    expect((await mgmt(`/identities/${clientId}/enable`, { method: 'POST' })).status).toBe(200);
+    await waitFor(() => dialEchoes('zcat-enabled').then((ok) => ok === true), 'dials to work again', 60_000, 1_000);
+  }, 120_000);
+
+  it("the host's API session ended: the router drops it, its terminator goes, and the host binds anew", async () => {
+    const [before] = await terminatorsOf(serviceId);
+    expect(before).toBeDefined();
+    const hostSessions = await mgmt(`/api-sessions?filter=${encodeURIComponent(`identity = "${hostId}"`)}`);
+    expect(hostSessions.json.data.length).toBeGreaterThan(0);
+    for (const s of hostSessions.json.data as { id: string }[])
+      expect((await mgmt(`/api-sessions/${s.id}`, { method: 'DELETE' })).status).toBe(200);
+    // The router closes the host's connections of that session: its terminator is removed.
+    await waitFor(
+      async () => !(await terminatorsOf(serviceId)).some((t) => t.id === before!.id),
+      "the router to drop the host's terminator",
+      30_000,
+      250,
+    );
+    // The tunneler logs in again and binds with a new terminator; dials work.
+    await waitFor(async () => (await terminatorsOf(serviceId)).length === 1, 'the host to bind again', 90_000, 500);
+    await waitFor(() => dialEchoes('zcat-rebound').then((ok) => ok === true), 'dials to work again', 60_000, 1_000);
+  }, 180_000);
+
+  it('a killed router goes offline and dials fail; restarted, it is online and dials work', async () => {
+    await router.process.kill('SIGKILL');
+    await admin.waitForRouterOnline(router.id, false, { timeoutMs: 20_000 });
+    const offline = await mgmt(`/edge-routers/${router.id}`);
+    expect(offline.json.data).toMatchObject({ isOnline: false, hostname: '', supportedProtocols: {} });
+    await dialFails('zcat-router-down');
+    router = { ...router, process: peers.runRouter(router.config, { name: 'router-restarted' }) };
+    await admin.waitForRouterOnline(router.id, true, { timeoutMs: 30_000, processes: [router.process] });
+    // The host rebinds through the restarted router (the old terminator is gone: validated away).
+    await waitFor(
+      () => dialEchoes('zcat-router-back').then((ok) => ok === true),
+      'dials through the restarted router',
+      120_000,
+      2_000,
+    );
+  }, 240_000);
+
+  it('a re-enrolled router is disconnected at once and its reconnects are refused until it enrolls again', async () => {
+    const reEnroll = await mgmt(`/edge-routers/${router.id}/re-enroll`, { method: 'POST' });
+    expect(reEnroll.status).toBe(200);
+    await admin.waitForRouterOnline(router.id, false, { timeoutMs: 10_000 });
+    // The router keeps trying with its old certificate: refused every time, it stays offline.
+    const logAt = router.process.logOffset();
+    await router.process.waitForLog(/unable to connect controller|error connecting ctrl|EOF/, {
+      from: logAt,
+      timeoutMs: 30_000,
+    });
+    expect((await mgmt(`/edge-routers/${router.id}`)).json.data.isOnline).toBe(false);
+    // Enrolled again (the new JWT), it comes back.
+    await router.process.kill('SIGTERM');
+    const jwt = (await mgmt(`/edge-routers/${router.id}`)).json.data.enrollmentJwt as string;
+    await peers.enrollRouter(router.config, jwt);
+    router = { ...router, process: peers.runRouter(router.config, { name: 'router-re-enrolled' }) };
+    await admin.waitForRouterOnline(router.id, true, { timeoutMs: 30_000, processes: [router.process] });
+    await waitFor(
+      () => dialEchoes('zcat-re-enrolled').then((ok) => ok === true),
+      'dials through the re-enrolled router',
+      120_000,
+      2_000,
+    );
+  }, 240_000);
 });
