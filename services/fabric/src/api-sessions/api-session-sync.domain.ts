@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { RouterApiSession } from '@ziti/contracts';
+import { cuid } from '@ziti/platform/ids';
 import type { Logger } from '@ziti/platform/logger';
 import type { RouterLink } from '../routers/router-link.ports.ts';
 import type { ApiSessionSource } from './api-sessions.ports.ts';
@@ -25,7 +25,8 @@ export class ApiSessionSync {
 
   /** A freshly connected edge router gets every live session, a chunk at a time at the pace its socket takes. */
   async fullSync(link: RouterLink): Promise<void> {
-    const id = randomUUID();
+    // Time-ordered: a router takes a larger sync id as the newer sync.
+    const id = cuid();
     let after: string | undefined;
     let sequence = 0;
     for (;;) {
@@ -33,7 +34,8 @@ export class ApiSessionSync {
       for (const s of page.sessions) this.known.set(s.id, s);
       const isLast = page.next === null;
       if (link.closed) return;
-      if (page.sessions.length > 0 || sequence === 0)
+      // Every chunk, and the last even when empty (the router waits for `isLast`).
+      if (page.sessions.length > 0 || sequence === 0 || isLast)
         await link.addApiSessions(page.sessions, { fullState: true, state: { id, isLast, sequence } });
       sequence++;
       if (isLast) return;
@@ -44,7 +46,7 @@ export class ApiSessionSync {
   /** auth signalled a session that opened. */
   opened(session: RouterApiSession): void {
     this.known.set(session.id, session);
-    const state = { id: randomUUID(), isLast: true, sequence: 0 };
+    const state = { id: cuid(), isLast: true, sequence: 0 };
     for (const link of this.edgeLinks())
       void link.addApiSessions([session], { fullState: false, state }).catch(() => undefined);
   }

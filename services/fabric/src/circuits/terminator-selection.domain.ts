@@ -117,9 +117,6 @@ export function selectTerminator(input: {
 }): Selection {
   if (input.terminators.length === 0)
     return { outcome: 'noTerminators', message: `service ${input.serviceId} has no terminators` };
-  const strategy = (input.strategy || 'smartrouting') as TerminatorStrategy;
-  if (!terminatorStrategies.includes(strategy))
-    return { outcome: 'invalidStrategy', message: `unknown terminator strategy ${input.strategy}` };
   const candidates: CostedTerminator[] = [];
   let offline = false;
   for (const t of input.terminators) {
@@ -144,6 +141,10 @@ export function selectTerminator(input: {
           message: `service ${input.serviceId} has no terminators for instanceId ${input.instanceId}`,
         };
   }
+  // As the reference, the strategy is looked up once there are candidates.
+  const strategy = (input.strategy || 'smartrouting') as TerminatorStrategy;
+  if (!terminatorStrategies.includes(strategy))
+    return { outcome: 'invalidStrategy', message: `unknown terminator strategy ${input.strategy}` };
   candidates.sort((a, b) => a.routeCost - b.routeCost);
   const random = input.random ?? Math.random;
   return { outcome: 'selected', terminator: pick(strategy, candidates, random).terminator, candidates };

@@ -95,13 +95,11 @@ export class ControlListener {
     const fingerprint = peer ? createHash('sha1').update(peer.raw).digest('hex') : null;
     const commonName = peer ? commonNameOf(peer.subject) : null;
     let link: ChannelRouterLink | undefined;
-    let hello: ChannelMessage | undefined;
     const channel: RouterChannel = new RouterChannel(
       socket,
       this.options.limits,
       {
         hello: (msg) => {
-          hello = msg;
           void this.admit(channel, msg, { socket, remote, fingerprint, commonName }, (admitted) => {
             link = admitted;
           });
@@ -112,10 +110,7 @@ export class ControlListener {
         closed: (reason) => {
           this.open.delete(channel);
           const routerId = link?.routerId ?? commonName ?? undefined;
-          this.logger.info(
-            { routerId, remote, reason, admitted: link !== undefined || !hello },
-            'control channel closed',
-          );
+          this.logger.info({ routerId, remote, reason, admitted: link !== undefined }, 'control channel closed');
           if (link) {
             link.channelClosed();
             void this.connections.closed(link);

@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream';
 import {
   ChannelContentType,
+  ChannelHeader,
   type ChannelMessage,
   FrameDecoder,
   HELLO_FRAME_LIMITS,
@@ -88,6 +89,8 @@ export class RouterChannel {
   private readonly decoder: FrameDecoder;
   private readonly waiting = new Map<number, Waiting>();
   private nextSequence = 1;
+  /** Whether the hello arrived (and is being admitted): nothing else may come before it is answered. */
+  private helloReceived = false;
   private state: 'hello' | 'open' | 'closed' = 'hello';
   private closeReason = '';
   private tokens: number;
@@ -142,11 +145,20 @@ export class RouterChannel {
     this.heartbeatTimer.unref();
   }
 
+  /** The next sequence: an int32 that wraps, never −1 (the hello's). */
+  private allocate(): number {
+    let sequence = this.nextSequence | 0;
+    if (sequence === HELLO_SEQUENCE) sequence = 0;
+    this.nextSequence = (sequence + 1) | 0;
+    return sequence;
+  }
+
   /** Sends a message with the next sequence (a hello answer keeps its −1). False when the channel is closed. */
-  send(msg: ChannelMessage): boolean {
+  send(msg: ChannelMessage, sequence?: number): boolean {
     if (this.state === 'closed') return false;
-    if (msg.sequence !== HELLO_SEQUENCE || msg.contentType !== ChannelContentType.Result || msg.replyFor !== -1)
-      msg.sequence = this.nextSequence++ | 0;
+    const helloAnswer =
+      msg.sequence === HELLO_SEQUENCE && msg.contentType === ChannelContentType.Result && msg.replyFor === -1;
+    if (!helloAnswer) msg.sequence = sequence ?? this.allocate();
     if (this.heartbeatToEcho !== undefined) {
       setHeartbeatResponse(msg, this.heartbeatToEcho);
       this.heartbeatToEcho = undefined;
@@ -179,14 +191,14 @@ export class RouterChannel {
   request(msg: ChannelMessage, timeoutMs: number, what: string): Promise<ChannelMessage> {
     if (this.state === 'closed') return Promise.reject(new ChannelClosedError(this.closeReason));
     return new Promise((resolve, reject) => {
-      const sequence = this.nextSequence;
+      const sequence = this.allocate();
       const timer = setTimeout(() => {
         this.waiting.delete(sequence);
         reject(new ChannelTimeoutError(what));
       }, timeoutMs);
       timer.unref();
       this.waiting.set(sequence, { resolve, reject, timer });
-      if (!this.send(msg)) {
+      if (!this.send(msg, sequence)) {
         clearTimeout(timer);
         this.waiting.delete(sequence);
         reject(new ChannelClosedError(this.closeReason));
@@ -248,7 +260,14 @@ export class RouterChannel {
         this.close(`the peer sends more than ${this.limits.messagesPerSecond} messages a second`);
         return;
       }
-      this.dispatch(msg);
+      try {
+        this.dispatch(msg);
+      } catch (err) {
+        this.close(
+          isChannelProtocolError(err) ? `malformed message: ${err.message}` : 'a message could not be handled',
+        );
+        return;
+      }
     }
   }
 
@@ -266,15 +285,22 @@ export class RouterChannel {
 
   private dispatch(msg: ChannelMessage): void {
     if (this.state === 'hello') {
+      if (this.helloReceived) {
+        // The router waits for the hello's answer before it sends anything else.
+        this.close(`a message of type ${msg.contentType} before the hello was answered`);
+        return;
+      }
       clearTimeout(this.helloTimer);
       if (msg.contentType !== ChannelContentType.Hello) {
         this.close(`the first message is of type ${msg.contentType}, not a hello`);
         return;
       }
+      this.helloReceived = true;
       this.events.hello(msg);
       return;
     }
-    const beat = getHeartbeat(msg);
+    // A heartbeat header of the wrong size (the reference reads it as 0) is not echoed.
+    const beat = msg.headers.get(ChannelHeader.Heartbeat)?.length === 8 ? getHeartbeat(msg) : undefined;
     if (beat !== undefined) this.heartbeatToEcho = beat;
     if (msg.replyFor !== undefined && msg.replyFor !== HELLO_SEQUENCE) {
       const waiting = this.waiting.get(msg.replyFor);
