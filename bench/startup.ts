@@ -153,7 +153,12 @@ async function prepareStandalone(): Promise<number> {
 /** One `npm start` on `dataDir`: ms to the first /version answer and the RSS of its processes then. */
 async function standaloneStart(dataDir: string, label: string) {
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, ZITI_DATA_DIR: dataDir, ZITI_PORT: String(port) };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ZITI_DATA_DIR: dataDir,
+    ZITI_PORT: String(port),
+    ZITI_CTRL_PORT: '0',
+  };
   delete env.NODE_TLS_REJECT_UNAUTHORIZED;
   const log = createWriteStream(join(dataDir, '..', `npm-start-${port}.log`));
   const t = performance.now();

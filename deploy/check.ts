@@ -14,7 +14,7 @@
  * - metrics: under values metrics.scrapeAnnotations the services' pods carry the Prometheus scrape annotations
  *   (port = the health port, path /metrics, which the health listener serves);
  * - NOTES.txt says how to log in, with the admin password from wherever it is kept; `helm test` asks every service;
- * - the entrypoint knows the six services;
+ * - the entrypoint knows the seven services;
  * - the image (issue 25): the runtime stage holds the bundles and the pruned production node_modules the build
  *   stage made with deploy/bundles.ts, nothing else (no sources, no npm install, no tsx, TypeScript, esbuild or
  *   vitest), runs as a user that is not root, and starts `node <flags> dist/<service>.mjs` with each service's
@@ -22,7 +22,11 @@
  * - the ServiceMonitor renders only under values metrics.serviceMonitor.enabled (off by default), scrapes
  *   `/metrics` on the port `health` of Services that name it for every service (the gateway's own health
  *   Service included), at the interval and with the labels of values; values and NOTES.txt say Redis needs
- *   persistence or replicas.
+ *   persistence or replicas;
+ * - fabric (the router edge): its pods listen on the control port the contract gives it, a plain-TCP Service
+ *   of the type values fabric.service.type names carries that port (TLS passed through), NOTES.txt gives
+ *   routers their `ctrl.endpoint`, and compose publishes the port on the loopback address only; fabric, like
+ *   the gateway, has no database and so no migration.
  * It renders nothing: a template error that only shows when rendering is not caught here.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -34,7 +38,7 @@ import { bundleEntries, serviceRuntime, toolEntries } from './bundles.ts';
 
 const deployDir = dirname(fileURLToPath(import.meta.url));
 const chartDir = join(deployDir, 'helm', 'ziti-edge');
-const services = ['gateway', 'auth', 'pki-enrollment', 'policy', 'inventory', 'audit'] as const;
+const services = ['gateway', 'auth', 'pki-enrollment', 'policy', 'inventory', 'audit', 'fabric'] as const;
 type ServiceName = (typeof services)[number];
 
 /** The runtime contract: what each service must be given. */
@@ -63,7 +67,11 @@ const contract: Record<ServiceName, string[]> = {
   inventory: [...common, 'INVENTORY_DATABASE_URL'],
   // The advertised address names the controller in the change feed (event_src_id), as `/controllers` does.
   audit: [...common, 'AUDIT_DATABASE_URL', 'ZITI_ADVERTISED_ADDRESS', 'ZITI_AUDIT_RETENTION_DAYS'],
+  // The router edge: the control port routers dial (TLS with client certificates), the circuits in Redis.
+  fabric: [...common, 'REDIS_URL', 'ZITI_CTRL_BIND', 'ZITI_CTRL_PORT', 'ZITI_CTRL_ADVERTISED_ADDRESS'],
 };
+/** The services without a database: no migration Job, no `migrate` step in compose. */
+const withoutDatabase: readonly ServiceName[] = ['gateway', 'fabric'];
 /** May be set for any service (optional settings of the code, the entrypoint's choice, the health listener). */
 const optional = new Set([
   'ZITI_SERVICE',
@@ -79,6 +87,10 @@ const optional = new Set([
   'ZITI_HASH_NICE',
   'ZITI_HASH_QUEUE_LIMIT',
   'ZITI_TOTP_ISSUER',
+  'ZITI_CTRL_LEASE_SECONDS',
+  'ZITI_CTRL_ROUTE_TIMEOUT_MS',
+  'ZITI_CTRL_MAX_CONNECTIONS',
+  'ZITI_CTRL_MAX_MESSAGE_BYTES',
   'ZITI_REVISION',
   'ZITI_BUILD_DATE',
   'ZITI_BUS_NAMESPACE',
@@ -177,6 +189,7 @@ else {
     https: ['ZITI_BIND', 'ZITI_PORT'],
     signer: [],
     auditRetention: ['ZITI_AUDIT_RETENTION_DAYS'],
+    control: ['ZITI_CTRL_BIND', 'ZITI_CTRL_PORT', 'ZITI_CTRL_ADVERTISED_ADDRESS'],
   };
   for (const name of services) {
     const t = traits[name];
@@ -188,6 +201,9 @@ else {
       } else if (!(trait in traitEnv)) report(helpersFile, `traits.${name}.${trait}: unknown trait`);
       else if (on === true) env.push(...(traitEnv[trait] ?? []));
     }
+    const owns = typeof t.database === 'string' && t.database !== '';
+    if (owns === withoutDatabase.includes(name))
+      report(helpersFile, `traits.${name}.database: ${owns ? 'it has no database' : 'it owns a database'}`);
     const { missing: lacks, extra: more } = sameSet(env, contract[name]);
     if (lacks.length) report(helpersFile, `traits.${name} does not give ${lacks}`);
     if (more.length) report(helpersFile, `traits.${name} gives ${more}, which the contract does not ask for`);
@@ -344,6 +360,17 @@ try {
     ['replicas 0', changed((v) => (svc(v, 'auth').replicas = 0))],
     ['an unknown probe field', changed((v) => (svc(v, 'policy').probes = { startup: { initialDelay: 5 } }))],
     ['a gateway Service type', changed((v) => ((v.gateway as { service: { type: string } }).service.type = 'Ingress'))],
+    ['a fabric Service type', changed((v) => ((v.fabric as { service: { type: string } }).service.type = 'Ingress'))],
+    ['a fabric Service port of 0', changed((v) => ((v.fabric as { service: { port: number } }).service.port = 0))],
+    [
+      'a fabric advertised address with a scheme',
+      changed((v) => ((v.fabric as { advertisedAddress: string }).advertisedAddress = 'tls:ctrl.example.com:6262')),
+    ],
+    [
+      'a fabric advertised address without port',
+      changed((v) => ((v.fabric as { advertisedAddress: string }).advertisedAddress = 'ctrl.example.com')),
+    ],
+    ['an unknown fabric setting', changed((v) => ((v.fabric as Record<string, unknown>).leaseSeconds = 15))],
     ['a NATS URL of another scheme', changed((v) => ((v.nats as { url: string }).url = 'http://nats:4222'))],
     ['an advertised address without port', changed((v) => (v.advertisedAddress = 'ziti.example.com'))],
     ['scrape annotations that are not a switch', changed((v) => (v.metrics = { scrapeAnnotations: 'yes' }))],
@@ -404,6 +431,30 @@ else {
   for (const [name, svc] of Object.entries(composeServices)) {
     const deps = isRecord(svc) && isRecord(svc.depends_on) ? Object.keys(svc.depends_on) : [];
     for (const dep of deps) if (!(dep in composeServices)) report(composeFile, `${name} depends on unknown ${dep}`);
+  }
+  // `migrate` runs the migrations of exactly the services that own a database.
+  const migrate = composeServices.migrate;
+  const loop = /for s in ([a-z -]+); do/.exec(
+    isRecord(migrate) && Array.isArray(migrate.command) ? migrate.command.join(' ') : '',
+  );
+  if (!loop) report(composeFile, 'migrate does not loop over the services');
+  else {
+    const { missing, extra } = sameSet(
+      loop[1]!.trim().split(/\s+/),
+      services.filter((n) => !withoutDatabase.includes(n)),
+    );
+    if (missing.length || extra.length) report(composeFile, `migrate: missing ${missing} extra ${extra}`);
+  }
+  // fabric: its control port published on the loopback address only, after NATS and Redis.
+  const fabric = composeServices.fabric;
+  if (isRecord(fabric)) {
+    const port = isRecord(fabric.environment) ? String(fabric.environment.ZITI_CTRL_PORT) : '';
+    const ports = Array.isArray(fabric.ports) ? fabric.ports.map(String) : [];
+    if (ports.length !== 1 || ports[0] !== `127.0.0.1:${port}:${port}`)
+      report(composeFile, `fabric does not publish its control port ${port} on 127.0.0.1 only: ${ports}`);
+    const deps = isRecord(fabric.depends_on) ? Object.keys(fabric.depends_on) : [];
+    for (const dep of ['nats', 'redis'])
+      if (!deps.includes(dep)) report(composeFile, `fabric does not depend on ${dep}`);
   }
 }
 
@@ -608,6 +659,51 @@ const dockerfileFile = join(deployDir, 'Dockerfile');
     report(chartDir, 'values.yaml does not say at redis that API sessions need persistence or replicas');
   if (!/API sessions live only in Redis: without persistence[\s\S]*or replicas/.test(notes))
     report(notesFile, 'does not say that Redis needs persistence or replicas');
+}
+
+// 8. fabric, the router edge: the control port of the contract in its pods, carried by a plain-TCP Service of the
+// type values name (TLS passed through: routers authenticate with client certificates), its address in the notes.
+{
+  const ctrlPort = /- name: ZITI_CTRL_PORT\n\s+value: "(\d+)"/.exec(helpers)?.[1];
+  const containerPort = /- name: ctrl\n\s+containerPort: (\d+)/.exec(deployment)?.[1];
+  if (!ctrlPort || ctrlPort !== containerPort)
+    report(deploymentFile, `the ctrl containerPort ${containerPort} is not ZITI_CTRL_PORT ${ctrlPort}`);
+  if (!/{{- if \$traits\.control }}\n\s+# [^\n]*\n\s+- name: ctrl\n/.test(deployment))
+    report(deploymentFile, 'the ctrl port is not only on the pods of the service with the control trait');
+  if (
+    !/- name: ZITI_CTRL_ADVERTISED_ADDRESS\n\s+value: {{ include "ziti-edge\.ctrlAdvertisedAddress" \$root \| quote }}/.test(
+      helpers,
+    )
+  )
+    report(helpersFile, 'ZITI_CTRL_ADVERTISED_ADDRESS does not come from ziti-edge.ctrlAdvertisedAddress');
+  const fabricValues = isRecord(values) && isRecord(values.fabric) ? values.fabric : undefined;
+  const fabricService = fabricValues && isRecord(fabricValues.service) ? fabricValues.service : undefined;
+  if (!fabricValues || fabricValues.advertisedAddress !== '')
+    report(chartDir, "values fabric.advertisedAddress must default to '' (advertisedAddress's host)");
+  if (!fabricService || fabricService.type !== 'ClusterIP' || fabricService.port !== 6262)
+    report(chartDir, 'values fabric.service must default to type ClusterIP, port 6262');
+  const serviceText = readFileSync(join(templateDir, 'service.yaml'), 'utf8');
+  const ctrlService = /"component" "fabric-ctrl"[\s\S]*?(?=\n---|$)/.exec(serviceText)?.[0] ?? '';
+  if (!ctrlService) report(join(templateDir, 'service.yaml'), 'no Service for the control port (fabric-ctrl)');
+  else {
+    for (const [what, pattern] of [
+      ['its type from values fabric.service.type', /\n {2}type: {{ \$fabric\.type }}\n/],
+      [
+        'the port ctrl (values fabric.service.port) over TCP',
+        /- name: ctrl\n\s+port: {{ \$fabric\.port }}\n\s+targetPort: ctrl\n\s+protocol: TCP/,
+      ],
+      ["fabric's pods", /selectorLabels" \(dict "root" \. "component" "fabric"\)/],
+    ] as const)
+      if (!pattern.test(ctrlService))
+        report(join(templateDir, 'service.yaml'), `the fabric-ctrl Service lacks ${what}`);
+    if (!/\$fabric := \.Values\.fabric\.service/.test(serviceText))
+      report(join(templateDir, 'service.yaml'), 'the fabric-ctrl Service does not read values fabric.service');
+  }
+  if (!/TLS passes through/.test(notes) || !/endpoint: tls:{{ \$ctrl }}/.test(notes))
+    report(notesFile, 'does not give routers their ctrl.endpoint (tls:<address>) and say TLS passes through');
+  const jobs = readFileSync(join(templateDir, 'migration-jobs.yaml'), 'utf8');
+  if (!jobs.includes('{{- if $traits.database }}'))
+    report(join(templateDir, 'migration-jobs.yaml'), 'runs for services without a database');
 }
 
 if (problems.length > 0) {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Chooses which of the six services this container runs, then replaces itself with that Node process.
+# Chooses which of the seven services this container runs, then replaces itself with that Node process.
 #   docker run IMAGE gateway            the service as the first argument
 #   docker run -e ZITI_SERVICE=auth IMAGE
 #   docker run IMAGE policy migrate     apply the policy service's migrations and exit
@@ -14,20 +14,20 @@ if [ "${1:-}" = ziti-edge-ops ]; then
 fi
 
 case "${1:-}" in
-  gateway | auth | pki-enrollment | policy | inventory | audit)
+  gateway | auth | pki-enrollment | policy | inventory | audit | fabric)
     ZITI_SERVICE=$1
     shift
     ;;
 esac
 
 case "${ZITI_SERVICE:-}" in
-  gateway | auth | pki-enrollment | policy | inventory | audit) ;;
+  gateway | auth | pki-enrollment | policy | inventory | audit | fabric) ;;
   "")
-    echo "docker-entrypoint: no service chosen; pass gateway|auth|pki-enrollment|policy|inventory|audit as the first argument or set ZITI_SERVICE" >&2
+    echo "docker-entrypoint: no service chosen; pass gateway|auth|pki-enrollment|policy|inventory|audit|fabric as the first argument or set ZITI_SERVICE" >&2
     exit 64
     ;;
   *)
-    echo "docker-entrypoint: unknown service '${ZITI_SERVICE}'; expected gateway|auth|pki-enrollment|policy|inventory|audit" >&2
+    echo "docker-entrypoint: unknown service '${ZITI_SERVICE}'; expected gateway|auth|pki-enrollment|policy|inventory|audit|fabric" >&2
     exit 64
     ;;
 esac
@@ -48,6 +48,7 @@ case "${ZITI_SERVICE}" in
   policy) NODE_FLAGS="" ;;
   inventory) NODE_FLAGS="--max-semi-space-size=2" ;;
   audit) NODE_FLAGS="--max-semi-space-size=2" ;;
+  fabric) NODE_FLAGS="--max-semi-space-size=2" ;;
 esac
 # shellcheck disable=SC2086 # the flags are words
 exec node ${NODE_FLAGS} "dist/${ZITI_SERVICE}.mjs" "$@"

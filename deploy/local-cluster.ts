@@ -84,6 +84,7 @@ export const clusterOwnedVariables = [
   'ZITI_SECRET_KEY',
   'ZITI_ADMIN_PASSWORD',
   'ZITI_PORT',
+  'ZITI_CTRL_PORT',
   'HEALTH_PORT',
   ...Object.values(databaseVar),
 ] as const;
@@ -218,6 +219,10 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
   const natsUrl = options.natsUrl ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
   const basePort = options.port;
   const port = basePort ?? (await freePort());
+  // The control ports of the fabric replicas started with the cluster.
+  const initialCtrlPorts: number[] = [];
+  for (let i = 0; i < (options.replicas?.fabric ?? 1); i++)
+    initialCtrlPorts.push(options.ctrlPort !== undefined ? options.ctrlPort + i : await freePort());
   const dataDir = options.dataDir ? resolve(options.dataDir) : undefined;
   const logDir = options.logDir ?? join(tmpdir(), `ziti-cluster-${namespace || 'default'}`);
   mkdirSync(logDir, { recursive: true });
@@ -328,12 +333,15 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
     // Every gateway replica listens on a port of its own (`gatewayPorts()`): the first on `port`,
     // replica i on `port + i` when the port was chosen, else on a free one. (Node 20 has no
     // `reusePort`, and separate processes cannot share a listening port otherwise.)
-    const ownPort =
+    const ownPort: Record<string, string> =
       service === 'gateway' && replica > 0
         ? { ZITI_PORT: String(basePort !== undefined ? basePort + replica : await freePort()) }
         : service === 'fabric'
           ? {
-              ZITI_CTRL_PORT: String(options.ctrlPort !== undefined ? options.ctrlPort + replica : await freePort()),
+              ZITI_CTRL_PORT: String(
+                initialCtrlPorts[replica] ??
+                  (options.ctrlPort !== undefined ? options.ctrlPort + replica : await freePort()),
+              ),
             }
           : {};
     const log = createWriteStream(join(logDir, `${service}-${replica}.log`), { flags: 'a' });
@@ -345,8 +353,7 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const listening =
-      'ZITI_CTRL_PORT' in ownPort ? ownPort.ZITI_CTRL_PORT : 'ZITI_PORT' in ownPort ? ownPort.ZITI_PORT : port;
+    const listening = ownPort.ZITI_CTRL_PORT ?? ownPort.ZITI_PORT ?? port;
     const proc: Proc = { service, replica, child, healthPort, exited, port: Number(listening) };
     procs.push(proc);
     return proc;

@@ -30,6 +30,7 @@ function startController(dataDir: string, port: number) {
       ZITI_DATA_DIR: dataDir,
       ZITI_PORT: String(port),
       ZITI_ADVERTISED_ADDRESS: `localhost:${port}`,
+      ZITI_CTRL_PORT: '0',
       LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'pipe', 'pipe'],

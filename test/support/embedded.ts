@@ -34,8 +34,10 @@ export async function startEmbedded(options: { dataDir?: string } = {}) {
     ZITI_PORT: String(port),
     ZITI_ADVERTISED_ADDRESS: `localhost:${port}`,
     ZITI_AUTH_RATE_LIMIT: '0',
+    // The router edge on a free port (its default, 6262, is one per machine).
+    ZITI_CTRL_PORT: '0',
   };
-  const { controller } = await composeEmbedded({
+  const { controller, fabric } = await composeEmbedded({
     env,
     logger: createLogger('embedded', process.env.LOG_LEVEL ?? 'warn'),
     database: (name) =>
@@ -61,7 +63,17 @@ export async function startEmbedded(options: { dataDir?: string } = {}) {
     await stop();
     throw new Error(`admin login failed: ${login.status} ${login.text}`);
   }
-  return { call, caPems, adminToken: login.json.data.token as string, port, stop };
+  return {
+    call,
+    caPems,
+    adminToken: login.json.data.token as string,
+    adminUsername: env.ZITI_ADMIN_USERNAME!,
+    adminPassword: env.ZITI_ADMIN_PASSWORD!,
+    port,
+    /** The router edge's own control port. */
+    ctrlPort: fabric.port(),
+    stop,
+  };
 }
 
 export type Embedded = Awaited<ReturnType<typeof startEmbedded>>;

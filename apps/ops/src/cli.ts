@@ -3,10 +3,10 @@
  * Pure: no I/O, so every rule is unit-tested (apps/ops/test/cli.test.ts).
  */
 
-export const serviceNames = ['gateway', 'auth', 'pki-enrollment', 'policy', 'inventory', 'audit'] as const;
+export const serviceNames = ['gateway', 'auth', 'pki-enrollment', 'policy', 'inventory', 'audit', 'fabric'] as const;
 export type ServiceName = (typeof serviceNames)[number];
 
-/** The services that own a database (all but the gateway). */
+/** The services that own a database (all but the gateway and fabric). */
 export const databaseServices = ['auth', 'pki-enrollment', 'policy', 'inventory', 'audit'] as const;
 export type DatabaseService = (typeof databaseServices)[number];
 
@@ -72,7 +72,7 @@ const details: Record<CommandName, string> = {
 
 Runs the configuration reader of each service (the same one its process runs before it connects
 to anything) on this environment, and lists every problem at once; connects to nothing.
-Without --service or --all: the service in ZITI_SERVICE (as the image sets it), else all six.
+Without --service or --all: the service in ZITI_SERVICE (as the image sets it), else all seven.
 Services: ${serviceNames.join(', ')}.`,
   migrate: `usage: ${program} migrate [--service <name>[,<name>…] | --all]
 

@@ -1,5 +1,6 @@
 import { readAuditProcessConfig, auditDatabaseVar } from '@ziti/audit/config';
 import { authDatabaseVar, readAuthProcessConfig } from '@ziti/auth/config';
+import { readFabricProcessConfig } from '@ziti/fabric/config';
 import { readGatewayProcessConfig } from '@ziti/gateway/config';
 import { inventoryDatabaseVar, readInventoryProcessConfig } from '@ziti/inventory/config';
 import { pkiDatabaseVar, readPkiProcessConfig } from '@ziti/pki-enrollment/config';
@@ -41,6 +42,7 @@ export const configReaders: Record<ServiceName, (source: NodeJS.ProcessEnv) => u
   policy: (source) => readPolicyProcessConfig(source),
   inventory: (source) => readInventoryProcessConfig(source),
   audit: (source) => readAuditProcessConfig(source),
+  fabric: (source) => readFabricProcessConfig(source),
 };
 
 /** A service's migrations as its composition root lists them (loaded on demand: they pull the service in). */

@@ -59,10 +59,27 @@ describe('ziti-edge-ops command line', () => {
     expect(problems(['migrate', '--service', 'gateway'])).toEqual([
       'gateway has no database: choose among auth, pki-enrollment, policy, inventory, audit',
     ]);
+    // Nor has fabric (the router edge): its configuration is checked, its database commands refuse it.
+    expect(parseArgs(['check-config'], { ZITI_SERVICE: 'fabric' }).command).toEqual({
+      name: 'check-config',
+      services: ['fabric'],
+    });
+    expect(parseArgs(['check-config', '--service', 'fabric,gateway']).command).toEqual({
+      name: 'check-config',
+      services: ['fabric', 'gateway'],
+    });
+    expect(parseArgs(['doctor'], { ZITI_SERVICE: 'fabric' }).command).toMatchObject({
+      services: [...databaseServices],
+    });
+    for (const command of ['migrate', 'replay-parked', 'doctor'])
+      expect(problems([command, '--service', 'fabric'])).toEqual([
+        'fabric has no database: choose among auth, pki-enrollment, policy, inventory, audit',
+      ]);
+    expect(databaseServices).not.toContain('fabric');
     expect(problems(['doctor', '--service', 'nope', '--all'])).toEqual(['--service and --all exclude each other']);
     expect(problems(['replay-parked', '--service'])).toEqual(['--service needs a value']);
     expect(problems(['check-config', '--service', 'nope'])).toEqual([
-      'unknown service nope: expected gateway, auth, pki-enrollment, policy, inventory, audit',
+      'unknown service nope: expected gateway, auth, pki-enrollment, policy, inventory, audit, fabric',
     ]);
   });
 

@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readAuditProcessConfig } from '@ziti/audit/config';
 import { readAuthConfig, readAuthProcessConfig } from '@ziti/auth/config';
+import { readFabricProcessConfig } from '@ziti/fabric/config';
 import { readGatewayProcessConfig } from '@ziti/gateway/config';
 import { readInventoryProcessConfig } from '@ziti/inventory/config';
 import { readPkiConfig, readPkiProcessConfig } from '@ziti/pki-enrollment/config';
 import { ConfigError, logLevels } from '@ziti/platform';
 import { readPolicyProcessConfig } from '@ziti/policy/config';
 import { describe, expect, it } from 'vitest';
-import { serviceNames } from '../src/cli.ts';
+import { databaseServices, serviceNames } from '../src/cli.ts';
 import { configReaders, databaseVars } from '../src/support.ts';
 
 /**
@@ -50,8 +51,8 @@ describe('configuration readers', () => {
     ]);
   });
 
-  it.each(serviceNames.filter((s) => s !== 'gateway'))('%s: its missing database URL is named', (service) => {
-    const name = databaseVars[service as keyof typeof databaseVars];
+  it.each(databaseServices)('%s: its missing database URL is named', (service) => {
+    const name = databaseVars[service];
     expect(problemsOf(() => configReaders[service]({ ...complete, [name]: undefined }))).toEqual([
       `${name} is required`,
     ]);
@@ -68,6 +69,30 @@ describe('configuration readers', () => {
       "ZITI_BUS_NAMESPACE may hold only letters, digits, '_', '-' and inner dots",
       'REDIS_URL is required (a redis: or rediss: URL)',
     ]);
+  });
+
+  it('fabric: no database; NATS, Redis and its control port, every problem at once', () => {
+    expect(
+      problemsOf(() => readFabricProcessConfig({ NATS_URL: complete.NATS_URL, REDIS_URL: complete.REDIS_URL })),
+    ).toEqual([]);
+    expect(
+      problemsOf(() =>
+        readFabricProcessConfig({
+          ZITI_CTRL_PORT: '70000',
+          ZITI_CTRL_ADVERTISED_ADDRESS: 'tls://ctrl.example.com:6262',
+          ZITI_CTRL_LEASE_SECONDS: '1',
+          REDIS_URL: 'http://redis:6379',
+        }),
+      ),
+    ).toEqual([
+      'ZITI_CTRL_PORT must be an integer in 0..65535',
+      'ZITI_CTRL_ADVERTISED_ADDRESS must be host:port or host (no scheme, path or space)',
+      'ZITI_CTRL_LEASE_SECONDS must be an integer in 3..600',
+      'NATS_URL is required (a nats: or tls: URL)',
+      'REDIS_URL must be a redis: or rediss: URL',
+    ]);
+    const config = readFabricProcessConfig({ ...complete, ZITI_BIND: '0.0.0.0', ZITI_CTRL_PORT: '7262' });
+    expect(config.settings).toMatchObject({ bind: '0.0.0.0', port: 7262, advertisedAddress: 'localhost:7262' });
   });
 
   it('auth: several problems at once, none of them repeating a value', () => {

@@ -79,8 +79,8 @@ export async function composeEmbedded(o: {
     // are done. It stops after them (see `stop`).
     auditService,
   ];
-  const gateway = createGateway({ config: gatewayConfig, bus, sessions, logger: log('gateway') });
-  // The router edge: routers' control channels; circuits kept in this process.
+  // The router edge: routers' control channels on its own port, and on the API port (ALPN
+  // `ziti-ctrl`, as the reference's quickstart); circuits kept in this process.
   const fabricConfig = readFabricConfig(o.env);
   const fabric = createFabricService({
     config: fabricConfig,
@@ -88,6 +88,17 @@ export async function composeEmbedded(o: {
     circuits: new MemoryCircuitStore(),
     logger: log('fabric'),
     ownsBus: false,
+  });
+  const gateway = createGateway({
+    config: gatewayConfig,
+    bus,
+    sessions,
+    logger: log('gateway'),
+    controlChannel: (socket) => {
+      const listener = fabric.listener();
+      if (listener) listener.accept(socket);
+      else socket.destroy();
+    },
   });
   const started: RunnableService[] = [];
   const stop = async () => {

@@ -78,3 +78,11 @@ export function setRequestMeta(meta: RequestMeta): void {
   const ctx = context.getStore();
   if (ctx) ctx.meta = meta;
 }
+
+/**
+ * Runs `fn` on behalf of an operation that did not come through the gateway (a router's request on
+ * the control channel): the events its writes emit, and the bus requests it makes, carry `meta`.
+ */
+export function withRequestMeta<T>(meta: RequestMeta, fn: () => Promise<T>): Promise<T> {
+  return context.run({ produced: {}, meta }, fn);
+}

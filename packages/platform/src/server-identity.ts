@@ -12,7 +12,13 @@ export async function fetchServerIdentity(bus: Bus, logger: Logger, timeoutMs = 
   let delay = 100;
   for (;;) {
     try {
-      return await callService(bus, 'pki-enrollment', pkiEnrollmentCallContracts.serverIdentity, {}, { timeoutMs: 5_000 });
+      return await callService(
+        bus,
+        'pki-enrollment',
+        pkiEnrollmentCallContracts.serverIdentity,
+        {},
+        { timeoutMs: 5_000 },
+      );
     } catch (err) {
       if (Date.now() > deadline) throw err;
       logger.info({ err: (err as Error).message }, 'waiting for pki-enrollment to provide the server certificate');

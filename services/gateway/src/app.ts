@@ -35,6 +35,11 @@ import { corsStep } from './pipeline/cors.transport.ts';
 import { newRequestId, rawErrorResponse, sendError } from './pipeline/responses.transport.ts';
 import { RouteTable } from './routes/route-table.transport.ts';
 import { tlsCiphers } from './tls/tls.transport.ts';
+import {
+  type ControlChannelHandoff,
+  apiPortAlpn,
+  handControlChannelOver,
+} from './tls/control-passthrough.transport.ts';
 
 export interface GatewayDeps {
   config: GatewayConfig;
@@ -52,6 +57,12 @@ export interface GatewayDeps {
    * (`SharedRateLimiter`); absent, this process counts alone (`npm start`'s one process).
    */
   authLimiter?: AuthRateLimiter;
+  /**
+   * Where routers that ask the API port for the control channel (ALPN `ziti-ctrl`) go: the router
+   * edge in this process (`npm start`). Absent (the cluster, whose routers use the router edge's own
+   * port): the API port serves HTTPS only.
+   */
+  controlChannel?: ControlChannelHandoff;
 }
 
 /**
@@ -177,6 +188,7 @@ export function createGateway(
 ): RunnableService & { port(): number } {
   let server: Server | undefined;
   let drain: (() => Promise<void>) | undefined;
+  let passthrough: { closeAll(): void } | undefined;
   let started = false;
   const follower = new AnswerCacheFollower(deps.bus, deps.logger, deps.config.answerCacheEntries);
   const eventStreams =
@@ -210,10 +222,12 @@ export function createGateway(
           ciphers: tlsCiphers,
           honorCipherOrder: true,
           maxHeaderSize: inputLimits.maxHeaderBytes,
+          ...(deps.controlChannel ? { ALPNCallback: apiPortAlpn } : {}),
         },
         app,
       );
       server.keepAliveTimeout = 65_000;
+      if (deps.controlChannel) passthrough = handControlChannelOver(server, deps.controlChannel, deps.logger);
       server.on('clientError', answerClientError);
       // SIGTERM under keep-alive traffic: stop accepting, answer what is in flight with
       // `Connection: close`, close idle connections, then stop.
@@ -232,6 +246,8 @@ export function createGateway(
     async stop() {
       // Event-stream subscribers never finish by themselves: ended first, they reconnect elsewhere.
       await eventStreams.closeAll();
+      // Routers handed to the router edge on this port reconnect once it is back.
+      passthrough?.closeAll();
       await drain?.();
       await new Promise<void>((resolve) => {
         if (!server) return resolve();

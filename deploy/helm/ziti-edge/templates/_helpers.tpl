@@ -77,7 +77,8 @@ ziti-edge/metrics: {{ .Release.Name | quote }}
 {{/*
 What each service needs from the runtime contract (deploy/README.md): the session timeout, the environment
 variable of its own database (also its key in the Secret), Redis, the at-rest secret key, the admin login, the
-advertised address, the HTTPS listener, the optional PKI signer files, the audit records' retention. Use:
+advertised address, the HTTPS listener, the optional PKI signer files, the audit records' retention, the routers'
+control port (fabric). The gateway and fabric own no database (no migration Job). Use:
 include "ziti-edge.traits" $ | fromYaml
 */}}
 {{- define "ziti-edge.traits" -}}
@@ -91,6 +92,7 @@ gateway:
   https: true
   signer: false
   auditRetention: false
+  control: false
 auth:
   sessionTimeout: true
   database: AUTH_DATABASE_URL
@@ -101,6 +103,7 @@ auth:
   https: false
   signer: false
   auditRetention: false
+  control: false
 pki-enrollment:
   sessionTimeout: false
   database: PKI_DATABASE_URL
@@ -111,6 +114,7 @@ pki-enrollment:
   https: false
   signer: true
   auditRetention: false
+  control: false
 policy:
   sessionTimeout: false
   database: POLICY_DATABASE_URL
@@ -121,6 +125,7 @@ policy:
   https: false
   signer: false
   auditRetention: false
+  control: false
 inventory:
   sessionTimeout: false
   database: INVENTORY_DATABASE_URL
@@ -131,6 +136,7 @@ inventory:
   https: false
   signer: false
   auditRetention: false
+  control: false
 audit:
   sessionTimeout: false
   database: AUDIT_DATABASE_URL
@@ -141,15 +147,42 @@ audit:
   https: false
   signer: false
   auditRetention: true
+  control: false
+fabric:
+  sessionTimeout: false
+  database: ""
+  redis: true
+  secretKey: false
+  admin: false
+  advertised: false
+  https: false
+  signer: false
+  auditRetention: false
+  control: true
 {{- end }}
 
-{{/* The traits of one service; fails on a name that is not one of the six. Context: dict "root" $ "name" "<service>". */}}
+{{/* The traits of one service; fails on a name that is not one of the seven. Context: dict "root" $ "name" "<service>". */}}
 {{- define "ziti-edge.serviceTraits" -}}
 {{- $all := include "ziti-edge.traits" .root | fromYaml }}
 {{- if not (hasKey $all .name) }}
-{{- fail (printf "services.%s: unknown service; expected gateway, auth, pki-enrollment, policy, inventory or audit" .name) }}
+{{- fail (printf "services.%s: unknown service; expected gateway, auth, pki-enrollment, policy, inventory, audit or fabric" .name) }}
 {{- end }}
 {{- index $all .name | toYaml }}
+{{- end }}
+
+{{/*
+The host:port routers are told to use (fabric's ZITI_CTRL_ADVERTISED_ADDRESS): values fabric.advertisedAddress, else
+advertisedAddress's host with the control Service's port. The control port serves the controller's server
+certificate, which names advertisedAddress's host (and localhost): the name routers dial must be in it. Context: the
+root.
+*/}}
+{{- define "ziti-edge.ctrlAdvertisedAddress" -}}
+{{- if .Values.fabric.advertisedAddress }}
+{{- .Values.fabric.advertisedAddress }}
+{{- else }}
+{{- $address := required "advertisedAddress is required: the host:port clients use to reach the gateway, e.g. ziti.example.com:1280" .Values.advertisedAddress }}
+{{- printf "%s:%v" (regexReplaceAll ":[0-9]+$" $address "") .Values.fabric.service.port }}
+{{- end }}
 {{- end }}
 
 {{- define "ziti-edge.signerDir" -}}
@@ -259,6 +292,14 @@ key: {{ .key }}
 {{- if $traits.auditRetention }}
 - name: ZITI_AUDIT_RETENTION_DAYS
   value: {{ $root.Values.audit.retentionDays | quote }}
+{{- end }}
+{{- if $traits.control }}
+- name: ZITI_CTRL_BIND
+  value: "0.0.0.0"
+- name: ZITI_CTRL_PORT
+  value: "6262"
+- name: ZITI_CTRL_ADVERTISED_ADDRESS
+  value: {{ include "ziti-edge.ctrlAdvertisedAddress" $root | quote }}
 {{- end }}
 {{- with (index $root.Values.services .name).extraEnv }}
 {{ toYaml . }}

@@ -157,7 +157,13 @@ export class Circuits {
       this.logger.warn({ circuitId, attempt, terminatorId: terminator.id, error: lastError }, 'route attempt failed');
       if (routed.outcome === 'failed' && routed.errorCode === invalidTerminatorError && terminator.binding === 'edge') {
         // The router no longer has it (its host went): it goes, and the next attempt picks another.
-        await this.owner.remove(terminator.routerId, [terminator.id]).catch(() => undefined);
+        await this.owner
+          .remove(terminator.routerId, [terminator.id], {
+            operation: 'ctrl.routeResult',
+            routerId: egress.routerId,
+            remoteAddress: egress.remoteAddress,
+          })
+          .catch(() => undefined);
         terminators = terminators.filter((t) => t.id !== terminator.id);
       }
       egress.unroute(circuitId, true);

@@ -88,7 +88,10 @@ export class ControlListener {
     return typeof address === 'object' && address ? address.port : this.options.port;
   }
 
-  /** A TLS connection for the control protocol, from this listener or handed over. */
+  /**
+   * A TLS connection for the control protocol: from this listener, or handed over once its TLS was
+   * done by the API port with the same certificate and CA (`npm start`, ALPN `ziti-ctrl`).
+   */
   accept(socket: TLSSocket): void {
     const remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
     const peer = socket.getPeerX509Certificate();

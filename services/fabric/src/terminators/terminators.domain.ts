@@ -52,18 +52,28 @@ export class Terminators {
     if (fingerprintRefusal) return refuse('other', fingerprintRefusal.message);
     if (!Number.isInteger(req.cost) || req.cost < 0 || req.cost > 65_535)
       return refuse('other', `invalid cost ${req.cost}. cost must be between 0 and 65535 inclusive`);
-    const created = await this.owner.create({
-      id: req.address,
-      serviceId: verdict.session.serviceId,
+    const origin = {
+      operation: 'ctrl.createTerminatorV2',
       routerId: link.routerId,
-      binding: 'edge',
-      instanceId: req.instanceId,
-      instanceSecret: Buffer.from(req.instanceSecret).toString('base64'),
-      peerData: Object.fromEntries([...req.peerData].map(([k, v]) => [String(k), Buffer.from(v).toString('base64')])),
-      cost: req.cost,
-      precedence: req.precedence,
-      hostId: verdict.session.identityId,
-    });
+      remoteAddress: link.remoteAddress,
+      identityId: verdict.session.identityId,
+      apiSessionId: verdict.session.apiSessionId,
+    };
+    const created = await this.owner.create(
+      {
+        id: req.address,
+        serviceId: verdict.session.serviceId,
+        routerId: link.routerId,
+        binding: 'edge',
+        instanceId: req.instanceId,
+        instanceSecret: Buffer.from(req.instanceSecret).toString('base64'),
+        peerData: Object.fromEntries([...req.peerData].map(([k, v]) => [String(k), Buffer.from(v).toString('base64')])),
+        cost: req.cost,
+        precedence: req.precedence,
+        hostId: verdict.session.identityId,
+      },
+      origin,
+    );
     switch (created.outcome) {
       case 'created':
       case 'exists':
@@ -80,9 +90,10 @@ export class Terminators {
   }
 
   /** The router removed these terminators (RemoveTerminatorsRequest); only its own go. */
-  async unbind(link: RouterLink, ids: string[]): Promise<string[]> {
+  async unbind(link: RouterLink, ids: string[], operation = 'ctrl.removeTerminators'): Promise<string[]> {
     if (ids.length === 0) return [];
-    const removed = await this.owner.remove(link.routerId, ids);
+    const origin = { operation, routerId: link.routerId, remoteAddress: link.remoteAddress };
+    const removed = await this.owner.remove(link.routerId, ids, origin);
     if (removed.length > 0) this.logger.info({ routerId: link.routerId, removed }, 'removed terminators');
     return removed;
   }
@@ -100,6 +111,6 @@ export class Terminators {
       30_000,
     );
     const invalid = terminators.filter((t) => states.get(t.id)?.valid === false).map((t) => t.id);
-    if (invalid.length > 0) await this.unbind(link, invalid);
+    if (invalid.length > 0) await this.unbind(link, invalid, 'ctrl.validateTerminators');
   }
 }

@@ -6,10 +6,23 @@ import type {
   SessionUseVerdict,
 } from '@ziti/contracts';
 
+/**
+ * Who made a change through a router, for the audit trail (the reference's change context:
+ * source `ctrl`, the router's address, the identity behind the session when there is one).
+ */
+export interface ChangeOrigin {
+  /** The control-channel request, e.g. `ctrl.createTerminatorV2`. */
+  operation: string;
+  routerId: string;
+  remoteAddress: string;
+  identityId?: string;
+  apiSessionId?: string;
+}
+
 /** What fabric needs of inventory for terminators and dials. */
 export interface TerminatorOwner {
-  create(request: CreateTerminatorRequest): Promise<CreateTerminatorReply>;
-  remove(routerId: string, ids: string[]): Promise<string[]>;
+  create(request: CreateTerminatorRequest, origin: ChangeOrigin): Promise<CreateTerminatorReply>;
+  remove(routerId: string, ids: string[], origin: ChangeOrigin): Promise<string[]>;
   dialTargets(serviceId: string): Promise<DialTargets>;
   ofRouter(routerId: string): Promise<DialTerminator[]>;
 }
