@@ -133,6 +133,12 @@ describeWithZiti('real routers (OpenZiti 1.1.9) on the cluster', (ziti) => {
         supportedProtocols: { tls: `tls://127.0.0.1:${router.config.edgePort}` },
       }),
     );
+    // fabric's metrics count the router it holds and the dial it routed.
+    const fabricHealth = e.cluster.processes().find((p) => p.service === 'fabric')!.healthPort;
+    const metrics = await (await fetch(`http://127.0.0.1:${fabricHealth}/metrics`)).text();
+    expect(metrics).toMatch(/^ziti_routers_connected 1$/m);
+    expect(metrics).toMatch(/^ziti_circuit_dials_total\{outcome="routed"\} [1-9]/m);
+    expect(metrics).toMatch(/^ziti_terminator_binds_total\{outcome="bound"\} [1-9]/m);
     // The policy advisor counts the common router online.
     const advice = await mgmt(`/identities/${clientId}/policy-advice/${serviceId}`);
     expect(advice.json.data.commonRouters).toEqual([expect.objectContaining({ id: router.id, isOnline: true })]);

@@ -346,3 +346,78 @@ export const authenticationAttemptMetrics = {
     if (count > 0) authenticationAttemptSeries().dropped.inc(count);
   },
 };
+
+// ---------------------------------------------------------------------------------------------
+// The router edge (fabric, docs/adr/0023).
+
+const routerEdgeSources = new Set<{ connectedRouters(): number; channels(): number; apiSessions(): number }>();
+
+export const routerEdgeMetrics = lazy(() => ({
+  connected: new Gauge({
+    name: 'ziti_routers_connected',
+    help: 'Routers admitted on this fabric replica whose control channel is open',
+    registers: [metricsRegistry],
+    collect() {
+      let sum = 0;
+      for (const s of routerEdgeSources) sum += s.connectedRouters();
+      this.set(sum);
+    },
+  }),
+  channels: new Gauge({
+    name: 'ziti_router_channels',
+    help: 'TLS connections on the control port of this replica, admitted or not yet',
+    registers: [metricsRegistry],
+    collect() {
+      let sum = 0;
+      for (const s of routerEdgeSources) sum += s.channels();
+      this.set(sum);
+    },
+  }),
+  apiSessions: new Gauge({
+    name: 'ziti_router_api_sessions',
+    help: 'API sessions this replica told its routers of',
+    registers: [metricsRegistry],
+    collect() {
+      let sum = 0;
+      for (const s of routerEdgeSources) sum += s.apiSessions();
+      this.set(sum);
+    },
+  }),
+  dials: new Counter({
+    name: 'ziti_circuit_dials_total',
+    help: 'Dials relayed by routers, by outcome (routed, or the refusal code)',
+    labelNames: ['outcome'],
+    registers: [metricsRegistry],
+  }),
+  dialSeconds: new Histogram({
+    name: 'ziti_circuit_dial_duration_seconds',
+    help: 'From a router relaying a dial to the answer, routed or refused',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [metricsRegistry],
+  }),
+  binds: new Counter({
+    name: 'ziti_terminator_binds_total',
+    help: 'Binds relayed by routers, by outcome (bound, or the refusal)',
+    labelNames: ['outcome'],
+    registers: [metricsRegistry],
+  }),
+  closes: new Counter({
+    name: 'ziti_router_channel_closes_total',
+    help: 'Control channels closed, by whether the router had been admitted',
+    labelNames: ['admitted'],
+    registers: [metricsRegistry],
+  }),
+}));
+
+/** Reports the routers of one fabric composition until the returned function is called. */
+export function watchRouterEdge(source: {
+  connectedRouters(): number;
+  channels(): number;
+  apiSessions(): number;
+}): () => void {
+  routerEdgeMetrics();
+  routerEdgeSources.add(source);
+  return () => {
+    routerEdgeSources.delete(source);
+  };
+}

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Bus, Logger, RunnableService, Served } from '@ziti/platform';
-import { fetchServerIdentity, serveCalls } from '@ziti/platform';
+import { fetchServerIdentity, serveCalls, watchRouterEdge } from '@ziti/platform';
 import { BusApiSessionSource } from './api-sessions/api-sessions.adapter.ts';
 import { ApiSessionSync } from './api-sessions/api-session-sync.domain.ts';
 import { EdgeStateFollower } from './api-sessions/edge-state-events.transport.ts';
@@ -89,6 +89,7 @@ export function createFabricService(deps: FabricServiceDeps): FabricService {
   let port = config.port;
   let served: Served | undefined;
   let credit: NodeJS.Timeout | undefined;
+  let unwatch: (() => void) | undefined;
   let started = false;
   return {
     name: 'fabric',
@@ -121,6 +122,11 @@ export function createFabricService(deps: FabricServiceDeps): FabricService {
       );
       port = await listener.start();
       connections.startLeaseRenewal();
+      unwatch = watchRouterEdge({
+        connectedRouters: () => connections.list().length,
+        channels: () => listener?.channels ?? 0,
+        apiSessions: () => apiSessions.size,
+      });
       credit = setInterval(() => costs.creditOverTime(), 60_000);
       credit.unref();
       started = true;
@@ -133,8 +139,10 @@ export function createFabricService(deps: FabricServiceDeps): FabricService {
     async stop() {
       started = false;
       if (credit) clearInterval(credit);
-      await listener?.stop();
+      unwatch?.();
+      // Routers first learn that this replica goes (so their circuits are kept), then the port closes.
       await connections.stop('the controller is stopping');
+      await listener?.stop();
       await served?.drain();
       await follower.stop();
       await deps.circuits.close();

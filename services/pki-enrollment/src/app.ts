@@ -40,6 +40,7 @@ export function createPkiService(deps: PkiServiceDeps): RunnableService {
   const box = new SecretBox(config.secretKey, { previousSecrets: config.previousSecretKeys ?? [] });
   const pki = new ControllerPkiService(new PgPkiMaterialStore(deps.database.db), box, {
     advertisedAddress: config.advertisedAddress,
+    extraNames: config.extraServerNames,
     serverCertValidityDays: config.serverCertValidityDays,
     ...(config.suppliedSigner ? { suppliedSigner: config.suppliedSigner } : {}),
   });

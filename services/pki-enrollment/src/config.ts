@@ -8,6 +8,7 @@ import {
   readSecretKeys,
   readServiceEnv,
 } from '@ziti/platform';
+import { hostOf } from './controller-pki/controller-pki.domain.ts';
 
 /** The environment variable of pki-enrollment's own Postgres database in the cluster. */
 export const pkiDatabaseVar = 'PKI_DATABASE_URL';
@@ -17,6 +18,11 @@ export interface PkiConfig {
   /** Keys `secretKey` replaced: still opened, never sealed with (`ZITI_SECRET_KEY_PREVIOUS`). */
   previousSecretKeys?: string[];
   advertisedAddress: string;
+  /**
+   * More names the server certificate is for: the host of `ZITI_CTRL_ADVERTISED_ADDRESS` (the
+   * router edge's control port, which routers dial and verify) and `ZITI_SERVER_CERT_NAMES`.
+   */
+  extraServerNames: string[];
   suppliedSigner?: { certPem: string; keyPem: string };
   serverCertValidityDays: number;
   /** Validity of certificates issued to identities (ott enrollment, extension). */
@@ -45,6 +51,8 @@ export function readPkiConfig(source: NodeJS.ProcessEnv = process.env): PkiConfi
     readEnv(
       {
         ZITI_ADVERTISED_ADDRESS: env.hostPort(),
+        ZITI_CTRL_ADVERTISED_ADDRESS: env.hostPort(),
+        ZITI_SERVER_CERT_NAMES: env.optional(),
         ZITI_PORT: env.int(1280, 0, 65535),
         ZITI_SERVER_CERT_DAYS: env.int(365, 1, 3650),
         ZITI_IDENTITY_CERT_DAYS: env.int(365, 1, 3650),
@@ -79,6 +87,13 @@ export function readPkiConfig(source: NodeJS.ProcessEnv = process.env): PkiConfi
     secretKey: keys!.current,
     previousSecretKeys: keys!.previous,
     advertisedAddress: raw!.ZITI_ADVERTISED_ADDRESS ?? `localhost:${raw!.ZITI_PORT}`,
+    extraServerNames: [
+      ...(raw!.ZITI_CTRL_ADVERTISED_ADDRESS ? [hostOf(raw!.ZITI_CTRL_ADVERTISED_ADDRESS)] : []),
+      ...(raw!.ZITI_SERVER_CERT_NAMES ?? '')
+        .split(',')
+        .map((n) => n.trim())
+        .filter((n) => n !== ''),
+    ],
     serverCertValidityDays: raw!.ZITI_SERVER_CERT_DAYS,
     identityCertValidityDays: raw!.ZITI_IDENTITY_CERT_DAYS,
     enrollmentDurationMinutes: raw!.ZITI_ENROLLMENT_DURATION_MINUTES,

@@ -736,3 +736,39 @@ describe('API session certificates', () => {
     expect((await sessionCerts.list(owner, {})).totalCount).toBe(0);
   });
 });
+
+describe('the server certificate', () => {
+  it('is for the advertised host and every extra name (the router edge’s host), and is issued anew when a name is added', async () => {
+    // A PKI of its own: its own database and key.
+    const own = await createTestDatabase('pkinames');
+    const ownDb = await openDatabase({ url: own.url });
+    await migrate(ownDb, migrations);
+    const box = new SecretBox(SecretBox.generateSecret());
+    const store = new PgPkiMaterialStore(ownDb.db);
+    const first = new ControllerPkiService(store, box, { advertisedAddress: 'api.example.test:1280' });
+    await first.initialize();
+    const names = (svc: ControllerPkiService) => parsePemChain(svc.serverIdentity().certChainPem)[0]!.sans;
+    expect(names(first).dnsNames).toContain('api.example.test');
+    expect(names(first).dnsNames).not.toContain('ctrl.example.test');
+    // The same PKI (same stored material and key), now told of the control port's host and an address.
+    const second = new ControllerPkiService(store, box, {
+      advertisedAddress: 'api.example.test:1280',
+      extraNames: ['ctrl.example.test', '10.1.2.3'],
+    });
+    await second.initialize();
+    expect(names(second).dnsNames).toEqual(
+      expect.arrayContaining(['api.example.test', 'ctrl.example.test', 'localhost']),
+    );
+    expect(names(second).ipAddresses).toEqual(expect.arrayContaining(['10.1.2.3', '127.0.0.1']));
+    expect(second.serverIdentity().certChainPem).not.toBe(first.serverIdentity().certChainPem);
+    // Nothing new to cover: the certificate is kept.
+    const third = new ControllerPkiService(store, box, {
+      advertisedAddress: 'api.example.test:1280',
+      extraNames: ['ctrl.example.test'],
+    });
+    await third.initialize();
+    expect(third.serverIdentity().certChainPem).toBe(second.serverIdentity().certChainPem);
+    await ownDb.close();
+    await own.drop();
+  });
+});

@@ -173,8 +173,8 @@ fabric:
 {{/*
 The host:port routers are told to use (fabric's ZITI_CTRL_ADVERTISED_ADDRESS): values fabric.advertisedAddress, else
 advertisedAddress's host with the control Service's port. The control port serves the controller's server
-certificate, which names advertisedAddress's host (and localhost): the name routers dial must be in it. Context: the
-root.
+certificate, which pki-enrollment issues for advertisedAddress's host and this one's (it is given this address too), so
+the name routers dial is in it. Context: the root.
 */}}
 {{- define "ziti-edge.ctrlAdvertisedAddress" -}}
 {{- if .Values.fabric.advertisedAddress }}
@@ -282,6 +282,11 @@ key: {{ .key }}
   value: "0.0.0.0"
 - name: ZITI_PORT
   value: "1280"
+{{- end }}
+{{- if $traits.signer }}
+{{- /* The server certificate pki-enrollment issues names the control port's host too: routers verify it. */}}
+- name: ZITI_CTRL_ADVERTISED_ADDRESS
+  value: {{ include "ziti-edge.ctrlAdvertisedAddress" $root | quote }}
 {{- end }}
 {{- if and $traits.signer $root.Values.pki.signer.existingSecret }}
 - name: ZITI_PKI_SIGNER_CERT_FILE

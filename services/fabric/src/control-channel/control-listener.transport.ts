@@ -9,7 +9,7 @@ import {
   isChannelProtocolError,
 } from '@ziti/channel';
 import type { RouterVersionInfo } from '@ziti/contracts';
-import type { Logger } from '@ziti/platform';
+import { type Logger, routerEdgeMetrics } from '@ziti/platform';
 import type { RouterConnections } from '../routers/router-connections.domain.ts';
 import { ChannelRouterLink } from './channel-router-link.transport.ts';
 import { type ChannelLimits, RouterChannel } from './router-channel.transport.ts';
@@ -113,6 +113,7 @@ export class ControlListener {
         closed: (reason) => {
           this.open.delete(channel);
           const routerId = link?.routerId ?? commonName ?? undefined;
+          routerEdgeMetrics().closes.inc({ admitted: String(link !== undefined) });
           this.logger.info({ routerId, remote, reason, admitted: link !== undefined }, 'control channel closed');
           if (link) {
             link.channelClosed();

@@ -13,7 +13,7 @@ import {
   replyTo,
 } from '@ziti/channel';
 import type { TerminatorPrecedence } from '@ziti/contracts';
-import type { Logger } from '@ziti/platform';
+import { type Logger, routerEdgeMetrics } from '@ziti/platform';
 import type { ApiSessionSync } from '../api-sessions/api-session-sync.domain.ts';
 import type { Circuits, DialOutcome } from '../circuits/circuits.domain.ts';
 import type { EdgeRefusal } from '../shared/session-checks.domain.ts';
@@ -112,6 +112,7 @@ export class RouterMessages {
 
   private async dial(link: ChannelRouterLink, msg: ChannelMessage): Promise<void> {
     const req = decodeCreateCircuitV2Request(msg);
+    const stop = routerEdgeMetrics().dialSeconds.startTimer();
     let outcome: DialOutcome;
     try {
       outcome = await this.deps.circuits.dial(link, {
@@ -125,6 +126,8 @@ export class RouterMessages {
       this.deps.logger.warn({ err, routerId: link.routerId }, 'a dial failed');
       outcome = { outcome: 'refused', refusal: { code: 'internal', message: describe(err) } };
     }
+    stop();
+    routerEdgeMetrics().dials.inc({ outcome: outcome.outcome === 'routed' ? 'routed' : outcome.refusal.code });
     if (outcome.outcome === 'refused') {
       link.reply(
         encodeEdgeError({ message: outcome.refusal.message, errorCode: errorCodes[outcome.refusal.code] }, msg),
@@ -176,6 +179,9 @@ export class RouterMessages {
         response = { terminatorId: req.address, result: edge.CreateTerminatorResult.FailedOther, msg: describe(err) };
       }
     }
+    routerEdgeMetrics().binds.inc({
+      outcome: response.result === edge.CreateTerminatorResult.Success ? 'bound' : `failed-${response.result}`,
+    });
     link.reply(protoMessage(edge.CreateTerminatorV2Response, response, { replyFor: msg.sequence }));
   }
 

@@ -24,8 +24,8 @@ export class EdgeState implements RouterSynchronizer {
     return this.terminators.validate(link);
   }
 
-  disconnected(link: RouterLink): void {
-    if (!this.isCurrent(link)) return;
+  disconnected(link: RouterLink, handedOver: boolean): void {
+    if (handedOver || !this.isCurrent(link)) return;
     void this.circuits
       .routerGone(link.routerId)
       .catch((err: unknown) =>

@@ -19,8 +19,12 @@ export interface RouterSynchronizer {
   synchronize(link: RouterLink): Promise<void>;
   /** Checks the router's terminators against what it really has (stale ones are removed). */
   validateTerminators(link: RouterLink): Promise<void>;
-  /** The router's channel closed (its circuits and pending work go). */
-  disconnected(link: RouterLink): void;
+  /**
+   * The router's channel closed: its circuits go, unless this replica is stopping (`handedOver`):
+   * the router reconnects to another replica and its circuits, which never crossed this process,
+   * keep flowing.
+   */
+  disconnected(link: RouterLink, handedOver: boolean): void;
 }
 
 export interface RouterConnectionOptions {
@@ -39,6 +43,7 @@ export interface RouterConnectionOptions {
 export class RouterConnections {
   private readonly held = new Map<string, HeldRouter>();
   private renewal?: NodeJS.Timeout;
+  private stopping = false;
   private readonly now: () => Date;
 
   constructor(
@@ -118,7 +123,7 @@ export class RouterConnections {
   /** The channel closed: the router is offline unless a newer connection of it is held. */
   async closed(link: RouterLink): Promise<void> {
     const entry = this.held.get(link.routerId);
-    this.sync.disconnected(link);
+    this.sync.disconnected(link, this.stopping);
     if (!entry || entry.link !== link) return;
     this.held.delete(link.routerId);
     entry.syncStatus = 'SYNC_DISCONNECTED';
@@ -163,6 +168,7 @@ export class RouterConnections {
   }
 
   async stop(reason: string): Promise<void> {
+    this.stopping = true;
     if (this.renewal) clearInterval(this.renewal);
     this.renewal = undefined;
     const entries = this.list();

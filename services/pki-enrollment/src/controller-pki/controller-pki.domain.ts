@@ -7,8 +7,13 @@ import { pkcs7CertsOnly } from '@ziti/x509';
 import { type Signer, createControllerPki, loadSigner } from '@ziti/x509';
 
 export interface ControllerPkiOptions {
-  /** host:port clients use; its host goes into the server certificate. */
+  /** host:port clients use; its host goes into the server certificate (its common name too). */
   advertisedAddress: string;
+  /**
+   * More host names (or addresses) the certificate must be valid for: the router edge's advertised
+   * host (routers verify it when they dial the control port), any the operator lists.
+   */
+  extraNames?: string[];
   /** An operator-supplied signer (chain PEM + key PEM) instead of the generated one. */
   suppliedSigner?: { certPem: string; keyPem: string };
   serverCertValidityDays?: number;
@@ -104,14 +109,21 @@ export class ControllerPkiService {
     throw new Error(`${name} material did not appear`);
   }
 
+  /** Every name the server certificate is for: the advertised host first, then the extra ones. */
+  private serverNames(): string[] {
+    const names = [hostOf(this.options.advertisedAddress), ...(this.options.extraNames ?? [])];
+    return [...new Set(names.map((n) => n.trim()).filter((n) => n !== ''))];
+  }
+
   private needsNewServerCert(stored: StoredMaterial, now: Date): boolean {
     const leaf = parsePemChain(stored.certPem)[0];
     if (!leaf) return true;
     const renewMs = (this.options.renewBeforeDays ?? 30) * 86_400_000;
     if (leaf.notAfter.getTime() - now.getTime() < renewMs) return true;
-    const host = hostOf(this.options.advertisedAddress);
-    const names = isIpAddress(host) ? leaf.sans.ipAddresses : leaf.sans.dnsNames;
-    if (!names.includes(host)) return true;
+    for (const name of this.serverNames()) {
+      const names = isIpAddress(name) ? leaf.sans.ipAddresses : leaf.sans.dnsNames;
+      if (!names.includes(name)) return true;
+    }
     // Issued by another signer (an operator switched to a supplied one): re-issue.
     return !stored.certPem.includes(this.signer!.certPem.trim());
   }
@@ -122,9 +134,11 @@ export class ControllerPkiService {
       const host = hostOf(this.options.advertisedAddress);
       const dnsNames = ['localhost'];
       const ipAddresses = ['127.0.0.1', '::1'];
-      if (isIpAddress(host)) {
-        if (!ipAddresses.includes(host)) ipAddresses.push(host);
-      } else if (!dnsNames.includes(host)) dnsNames.unshift(host);
+      for (const name of this.serverNames()) {
+        if (isIpAddress(name)) {
+          if (!ipAddresses.includes(name)) ipAddresses.push(name);
+        } else if (!dnsNames.includes(name)) dnsNames.splice(dnsNames.length - 1, 0, name);
+      }
       const issued = await issueServerCertificate(this.signer!, {
         commonName: host,
         dnsNames,
