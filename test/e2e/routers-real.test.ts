@@ -139,6 +139,25 @@ describeWithZiti('real routers (OpenZiti 1.1.9) on the cluster', (ziti) => {
     expect(metrics).toMatch(/^ziti_routers_connected 1$/m);
     expect(metrics).toMatch(/^ziti_circuit_dials_total\{outcome="routed"\} [1-9]/m);
     expect(metrics).toMatch(/^ziti_terminator_binds_total\{outcome="bound"\} [1-9]/m);
+    // The real CLI's policy advisor counts the common router online.
+    await peers.run('cli-login', [
+      'edge',
+      'login',
+      `127.0.0.1:${e.cluster.port}`,
+      '-u',
+      e.cluster.adminUsername,
+      '-p',
+      e.cluster.adminPassword,
+      '-y',
+    ]);
+    const advisor = await peers.run('cli-policy-advisor', [
+      'edge',
+      'policy-advisor',
+      'identities',
+      clientId,
+      serviceId,
+    ]);
+    expect(advisor.output).toMatch(/OKAY : \S+ \(1\) -> \S+ \(1\) Common Routers: \(1\/1\) Dial: Y Bind: N/);
     // The policy advisor counts the common router online.
     const advice = await mgmt(`/identities/${clientId}/policy-advice/${serviceId}`);
     expect(advice.json.data.commonRouters).toEqual([expect.objectContaining({ id: router.id, isOnline: true })]);
