@@ -247,11 +247,12 @@ export const routerApiSessionSchema = z.object({
 export type RouterApiSession = z.infer<typeof routerApiSessionSchema>;
 
 export const routerApiSessionsRequestSchema = z.object({
-  /** Start after this session id (absent: from the first). */
-  after: z.string().optional(),
+  /** Where this page starts: absent for the first, then the `next` of the page before. */
+  cursor: z.string().max(256).optional(),
   limit: z.number().int().min(1).max(1_000),
 });
 export const routerApiSessionsReplySchema = z.object({
+  /** A page of live sessions; a session live for the whole walk is in one page at least (maybe two). */
   sessions: z.array(routerApiSessionSchema),
   /** Where the next page starts; null on the last page. */
   next: z.string().nullable(),

@@ -250,6 +250,23 @@ for (const [name, target] of Object.entries(targets)) {
       ]);
     });
 
+    it('scanLive walks every live session a page at a time, and leaves the ended ones out', async () => {
+      const mine = Array.from({ length: 37 }, () => record(`identity-scan-${randomUUID().slice(0, 6)}`));
+      for (const r of mine) await store.create(r, 60);
+      const ended = mine.slice(0, 5);
+      for (const r of ended) await store.end(r.id, 'logout');
+      const seen = new Set<string>();
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 10_000; pages++) {
+        const page = await store.scanLive(cursor, 7);
+        for (const r of page.records) seen.add(r.id);
+        if (page.cursor === null) break;
+        cursor = page.cursor;
+      }
+      for (const r of mine.slice(5)) expect(seen.has(r.id)).toBe(true);
+      for (const r of ended) expect(seen.has(r.id)).toBe(false);
+    });
+
     it('an expired session is claimed with its expiry time; a touched one is not; a lapsed lease is claimed again', async () => {
       const expiring = record('identity-exp');
       const kept = record('identity-exp');

@@ -110,6 +110,13 @@ export interface ApiSessionStore {
   identitiesWithSessions(identityIds: string[]): Promise<Set<string>>;
   listAll(ttlSeconds: number): Promise<LiveApiSession[]>;
   /**
+   * The live sessions a page at a time, for a walk over all of them (a router's full sync): start
+   * with `cursor` undefined, go on with the cursor answered until it is null. A session live for the
+   * whole walk is answered at least once (possibly twice); one that opens or ends during it may or
+   * may not be.
+   */
+  scanLive(cursor: string | undefined, count: number): Promise<{ records: ApiSessionRecord[]; cursor: string | null }>;
+  /**
    * How many sessions are live, cheaply (for metrics): one command on Redis, whose live-session
    * index may still count sessions that expired since the sweeper's last pass.
    */

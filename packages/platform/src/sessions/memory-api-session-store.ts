@@ -189,6 +189,23 @@ export class MemoryApiSessionStore implements ApiSessionStore {
       .map((e) => liveSession(e.record, e.expiresAt - now, ttlSeconds, now));
   }
 
+  async scanLive(
+    cursor: string | undefined,
+    count: number,
+  ): Promise<{ records: ApiSessionRecord[]; cursor: string | null }> {
+    // In id order after the cursor (the last id answered), so ends during the walk skip nothing.
+    const ids = [...this.entries.keys()].filter((id) => cursor === undefined || id > cursor).sort();
+    const records: ApiSessionRecord[] = [];
+    let last: string | undefined;
+    for (const id of ids) {
+      if (records.length >= count) break;
+      last = id;
+      const entry = this.live(id);
+      if (entry) records.push({ ...entry.record });
+    }
+    return { records, cursor: last !== undefined && ids.length > 0 && ids.at(-1) !== last ? last : null };
+  }
+
   async countLive(): Promise<number> {
     const now = this.now();
     let live = 0;

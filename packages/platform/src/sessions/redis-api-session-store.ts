@@ -465,6 +465,23 @@ export class RedisApiSessionStore implements ApiSessionStore {
     return sessions;
   }
 
+  async scanLive(
+    cursor: string | undefined,
+    count: number,
+  ): Promise<{ records: ApiSessionRecord[]; cursor: string | null }> {
+    const [next, ids] = await available(this.redis.sscan(`${this.p}all`, cursor ?? '0', 'COUNT', count));
+    const records: ApiSessionRecord[] = [];
+    if (ids.length > 0) {
+      const tokens = await available(this.redis.mget(ids.map((id) => this.k('id', id))));
+      const live = tokens.filter((t): t is string => t !== null);
+      if (live.length > 0) {
+        const raws = await available(this.redis.mget(live.map((t) => this.k('tok', t))));
+        for (const raw of raws) if (raw) records.push(JSON.parse(raw) as ApiSessionRecord);
+      }
+    }
+    return { records, cursor: next === '0' ? null : next };
+  }
+
   /** Whether this Redis keeps the sessions over a restart (`redisPersistence`). */
   persistence(): Promise<RedisPersistence> {
     return redisPersistence(this.redis);

@@ -12,19 +12,18 @@ import type { CertificateFingerprints } from './router-api-sessions.ports.ts';
  */
 export class RouterApiSessions {
   constructor(
-    private readonly sessions: Pick<SessionStore, 'listAll' | 'listIdsByIdentity' | 'getById' | 'touch'>,
+    private readonly sessions: Pick<SessionStore, 'scanLive' | 'listIdsByIdentity' | 'getById' | 'touch'>,
     private readonly fingerprints: CertificateFingerprints,
     private readonly sessionTtlSeconds: number,
   ) {}
 
-  /** The live sessions in id order, after `after`, at most `limit`. */
-  async page(after: string | undefined, limit: number): Promise<{ sessions: RouterApiSession[]; next: string | null }> {
-    const live = (await this.sessions.listAll(this.sessionTtlSeconds))
-      .filter((s) => after === undefined || s.id > after)
-      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const page = live.slice(0, limit);
-    const more = live.length > limit;
-    return { sessions: await this.withFingerprints(page), next: more ? page[page.length - 1]!.id : null };
+  /** A page of the live sessions, from `cursor` (a walk over the session store, not a sort of it). */
+  async page(
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<{ sessions: RouterApiSession[]; next: string | null }> {
+    const { records, cursor: next } = await this.sessions.scanLive(cursor, limit);
+    return { sessions: await this.withFingerprints(records), next };
   }
 
   /** Every live session of these identities. */

@@ -9,7 +9,7 @@ export function routerApiSessionCalls(sessions: RouterApiSessions): CallTable {
   return callHandlers(
     { routerApiSessions, routerApiSessionsOf, touchApiSessions },
     {
-      routerApiSessions: ({ after, limit }) => sessions.page(after, limit),
+      routerApiSessions: ({ cursor, limit }) => sessions.page(cursor, limit),
       routerApiSessionsOf: async ({ identityIds }) => ({ sessions: await sessions.of(identityIds) }),
       touchApiSessions: async ({ tokens }) => ({ gone: await sessions.touch(tokens) }),
     },

@@ -6,9 +6,9 @@ import type { ApiSessionSource } from './api-sessions.ports.ts';
 export class BusApiSessionSource implements ApiSessionSource {
   constructor(private readonly bus: Bus) {}
 
-  page(after: string | undefined, limit: number) {
+  page(cursor: string | undefined, limit: number) {
     return callService(this.bus, 'auth', fabricCallContracts.routerApiSessions, {
-      ...(after === undefined ? {} : { after }),
+      ...(cursor === undefined ? {} : { cursor }),
       limit,
     });
   }
