@@ -22,6 +22,8 @@ import { ClientTerminators } from './client-terminators/client-terminators.domai
 import { BusTerminatorCatalog } from './client-terminators/inventory-terminators.adapter.ts';
 import { edgeRouterPolicyKind } from './edge-router-policies/edge-router-policies.domain.ts';
 import { pgEdgeRouterPolicies } from './edge-router-policies/edge-router-policies.store.ts';
+import { SystemEdgeRouterPolicies } from './edge-router-policies/system-edge-router-policies.domain.ts';
+import { PgSystemEdgeRouterPolicies } from './edge-router-policies/system-edge-router-policies.store.ts';
 import { maintenanceCalls } from './maintenance/maintenance.transport.ts';
 import { PolicyIntegrity } from './maintenance/policy-integrity.domain.ts';
 import { policyOperations } from './operations.transport.ts';
@@ -65,6 +67,7 @@ import { SessionUseAuthority } from './sessions/session-use.domain.ts';
 import { SessionService } from './sessions/sessions.domain.ts';
 import { PgSessions } from './sessions/sessions.store.ts';
 import { sessionCalls } from './sessions/sessions.transport.ts';
+import { EntityChanges } from './shared/entity-changes.domain.ts';
 import { PolicyService } from './shared/policies.domain.ts';
 import type { PolicyStores, PolicyUnitOfWork } from './shared/policies.ports.ts';
 import { PgRoleTargets } from './shared/roles.store.ts';
@@ -100,31 +103,19 @@ export function policyEngine(database: Database, relay: OutboxRelay | undefined)
   const routerPresence = (db: Db) => new PgRouterPresenceReadModel(db);
   const access = new AccessDerivation();
   const links = (db: Db) => new PgAccessLinks(db);
-  // Consumers apply events in a transaction with its own event sink: access changes leave with it.
-  const derive: Derivations = {
-    identityChanged: (tx, id, ev) => access.identityChanged(links(tx), ev, id),
-    serviceChanged: (tx, id, ev) => access.serviceChanged(links(tx), ev, id),
-    edgeRouterChanged: (tx, id) => access.edgeRouterChanged(links(tx), id),
-    configChanged: (tx, id) => access.serviceViewChanged(links(tx), { kind: 'config', id }),
-    configTypeChanged: (tx, id) => access.serviceViewChanged(links(tx), { kind: 'configType', id }),
-    overridesChanged: (tx, id) => access.serviceViewChanged(links(tx), { kind: 'identities', ids: [id] }),
-    rebuild: (tx, ev) => access.rebuild(links(tx), ev),
-    viewsRebuilt: (tx) => access.serviceViewChanged(links(tx), { kind: 'all' }),
-  };
   const bind = (tx: Db, events: EventSink): PolicyStores => ({
     servicePolicies: pgServicePolicies(tx),
     edgeRouterPolicies: pgEdgeRouterPolicies(tx),
     serviceEdgeRouterPolicies: pgServiceEdgeRouterPolicies(tx),
+    systemEdgeRouterPolicies: new PgSystemEdgeRouterPolicies(tx),
     targets: new PgRoleTargets(tx),
     links: links(tx),
     events,
   });
   const postureCheckStores = (tx: Db, events: EventSink): PostureCheckStores => ({
+    ...bind(tx, events),
     checks: new PgPostureCheckStore(tx),
     types: new PgPostureCheckTypeStore(tx),
-    servicePolicies: pgServicePolicies(tx),
-    links: links(tx),
-    events,
   });
   const policyServices = (work: PolicyUnitOfWork, read: PolicyUnitOfWork): Record<PolicyKind, PolicyService> => ({
     service: new PolicyService(servicePolicyKind, work, read, access),
@@ -133,6 +124,23 @@ export function policyEngine(database: Database, relay: OutboxRelay | undefined)
   });
   const work = createUnitOfWork<PolicyStores>(database, relay, 'policy', bind);
   const read = createReader<PolicyStores>(database, bind);
+  const policies = policyServices(work, read);
+  // What owners' entity changes do to links, roles and system policies (shared/entity-changes.domain.ts).
+  const entities = new EntityChanges(access, policies, new SystemEdgeRouterPolicies());
+  // Consumers apply events in a transaction with its own event sink: access changes leave with it.
+  const derive: Derivations = {
+    identityChanged: (tx, id, ev) => entities.identityChanged(bind(tx, ev), id),
+    serviceChanged: (tx, id, ev) => entities.serviceChanged(bind(tx, ev), id),
+    edgeRouterChanged: (tx, id, ev) => entities.edgeRouterChanged(bind(tx, ev), id),
+    identityDeleted: (tx, id, ev) => entities.identityChanged(bind(tx, ev), id, true),
+    serviceDeleted: (tx, id, ev) => entities.serviceChanged(bind(tx, ev), id, true),
+    edgeRouterDeleted: (tx, id, ev) => entities.edgeRouterChanged(bind(tx, ev), id, true),
+    configChanged: (tx, id) => access.serviceViewChanged(links(tx), { kind: 'config', id }),
+    configTypeChanged: (tx, id) => access.serviceViewChanged(links(tx), { kind: 'configType', id }),
+    overridesChanged: (tx, id) => access.serviceViewChanged(links(tx), { kind: 'identities', ids: [id] }),
+    rebuild: (tx, ev, entity) => entities.rebuilt(bind(tx, ev), entity),
+    viewsRebuilt: (tx) => access.serviceViewChanged(links(tx), { kind: 'all' }),
+  };
   /** The stores of one open transaction as a unit of work: every call runs in it. */
   const inTransaction =
     <S>(stores: S) =>
@@ -144,7 +152,7 @@ export function policyEngine(database: Database, relay: OutboxRelay | undefined)
       const checkWork = inTransaction(postureCheckStores(tx, events));
       return {
         policies: policyServices(policyWork, policyWork),
-        postureChecks: new PostureCheckService(checkWork, checkWork, access),
+        postureChecks: new PostureCheckService(checkWork, checkWork, access, entities),
         // The path an owner's event takes (read-model-events.transport.ts): the read model, then the derivation.
         identities: { model: identities(tx), changed: (id) => derive.identityChanged(tx, id, events) },
         services: { model: services(tx), changed: (id) => derive.serviceChanged(tx, id, events) },
@@ -162,11 +170,12 @@ export function policyEngine(database: Database, relay: OutboxRelay | undefined)
     links,
     derive,
     postureCheckStores,
-    policies: policyServices(work, read),
+    policies,
     postureChecks: new PostureCheckService(
       createUnitOfWork(database, relay, 'policy', postureCheckStores),
       createReader(database, postureCheckStores),
       access,
+      entities,
     ),
     whatIf,
   };

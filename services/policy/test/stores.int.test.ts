@@ -16,6 +16,7 @@ import type { AdviceStore } from '../src/policy-advice/policy-advice.ports.ts';
 import type { ClientEdgeRouterStore } from '../src/client-edge-routers/client-edge-routers.ports.ts';
 import type { Policy } from '../src/shared/policies.domain.ts';
 import type { PolicyStore } from '../src/shared/policies.ports.ts';
+import type { SystemEdgeRouterPolicyStore } from '../src/edge-router-policies/system-edge-router-policies.ports.ts';
 import type { ListInput } from '@ziti/platform/list-page';
 import type {
   EdgeRouterReadModel,
@@ -46,6 +47,7 @@ import {
   PgServiceReadModel,
 } from '../src/read-models/read-models.store.ts';
 import { pgEdgeRouterPolicies } from '../src/edge-router-policies/edge-router-policies.store.ts';
+import { PgSystemEdgeRouterPolicies } from '../src/edge-router-policies/system-edge-router-policies.store.ts';
 import { pgServiceEdgeRouterPolicies } from '../src/service-edge-router-policies/service-edge-router-policies.store.ts';
 import { pgServicePolicies } from '../src/service-policies/service-policies.store.ts';
 import { PgRoleTargets } from '../src/shared/roles.store.ts';
@@ -88,6 +90,7 @@ interface Stores {
   servicePolicies: PolicyStore;
   edgeRouterPolicies: PolicyStore;
   serviceEdgeRouterPolicies: PolicyStore;
+  systemEdgeRouterPolicies: SystemEdgeRouterPolicyStore;
   checks: PostureCheckStore;
   checkTypes: PostureCheckTypeStore;
   identities: IdentityReadModel;
@@ -116,6 +119,7 @@ function bind(db: Db): Stores {
     servicePolicies: pgServicePolicies(db),
     edgeRouterPolicies: pgEdgeRouterPolicies(db),
     serviceEdgeRouterPolicies: pgServiceEdgeRouterPolicies(db),
+    systemEdgeRouterPolicies: new PgSystemEdgeRouterPolicies(db),
     checks: new PgPostureCheckStore(db),
     checkTypes: new PgPostureCheckTypeStore(db),
     identities: new PgIdentityReadModel(db),
@@ -333,6 +337,77 @@ describe.each(storeTargets)('policy stores on %s', (target) => {
     expect(await read((s) => s.servicePolicies.get('sp'))).toBeNull();
   });
 
+  it('policies drop the @ids of gone entities from a role field (those given, or all), in order, updatedAt kept, system ones kept', async () => {
+    const { work, read } = b!;
+    await work(async (s) => {
+      await putIdentity(s, identityFixture('i1', []));
+      await putIdentity(s, identityFixture('i2', []));
+      await putIdentity(s, identityFixture('i3', []));
+      await putRouter(s, routerFixture('r1', []));
+      await putPolicy(
+        s,
+        'service',
+        policy('sp1', { roles: { identityRoles: ['#eng', '@i1', '@i2', '@i3'], serviceRoles: ['@i1'] } }),
+      );
+      await putPolicy(s, 'service', policy('sp2', { roles: { identityRoles: ['@i2'] } }));
+      await putPolicy(
+        s,
+        'edgeRouter',
+        policy('ep', { type: null, roles: { identityRoles: ['@i1'], edgeRouterRoles: ['@r1'] } }),
+      );
+      await putPolicy(
+        s,
+        'edgeRouter',
+        policy('ep-sys', { type: null, isSystem: true, roles: { identityRoles: ['@i1'], edgeRouterRoles: ['@r1'] } }),
+      );
+      await putIdentity(s, identityFixture('i1', []), true);
+      await putIdentity(s, identityFixture('i3', []), true);
+    });
+    // Only the ids given: i1 (gone) leaves, i3 (gone too) stays; a live id given stays.
+    const one = await work((s) => s.servicePolicies.dropGoneRoles('identityRoles', ['i1', 'i2']));
+    expect(one.map((p) => [p.id, p.roles.identityRoles, p.updatedAt])).toEqual([['sp1', ['#eng', '@i2', '@i3'], at()]]);
+    // Another field of the same policy is not touched (serviceRoles name no identity).
+    expect((await read((s) => s.servicePolicies.get('sp1')))!.roles.serviceRoles).toEqual(['@i1']);
+    // Every gone id (a rebuild): i3 now; a row that is not there at all counts as gone.
+    await work((s) => s.servicePolicies.update(policy('sp2', { roles: { identityRoles: ['@i2', '@never'] } })));
+    const all = await work((s) => s.servicePolicies.dropGoneRoles('identityRoles'));
+    expect(all.map((p) => [p.id, p.roles.identityRoles])).toEqual([
+      ['sp1', ['#eng', '@i2']],
+      ['sp2', ['@i2']],
+    ]);
+    expect(await work((s) => s.servicePolicies.dropGoneRoles('identityRoles'))).toEqual([]);
+    // A kind without the field changes nothing; system edge-router policies keep theirs.
+    expect(await work((s) => s.serviceEdgeRouterPolicies.dropGoneRoles('identityRoles'))).toEqual([]);
+    const ep = await work((s) => s.edgeRouterPolicies.dropGoneRoles('identityRoles', ['i1']));
+    expect(ep.map((p) => [p.id, p.roles])).toEqual([['ep', { identityRoles: [], edgeRouterRoles: ['@r1'] }]]);
+    expect((await read((s) => s.edgeRouterPolicies.get('ep-sys')))!.roles.identityRoles).toEqual(['@i1']);
+  });
+
+  it('system edge-router policies: the tunneler-enabled live routers, the system policy ids, a policy by name', async () => {
+    const { work, read } = b!;
+    await work(async (s) => {
+      await putRouter(s, {
+        ...routerFixture('r1', []),
+        isTunnelerEnabled: true,
+        updatedAt: '2026-03-01T00:00:00.000Z',
+      });
+      await putRouter(s, routerFixture('r2', []));
+      await putRouter(s, { ...routerFixture('r3', []), isTunnelerEnabled: true });
+      await putRouter(s, { ...routerFixture('r3', []), isTunnelerEnabled: true }, true);
+      await putPolicy(s, 'edgeRouter', policy('r1', { type: null, name: 'edge-router-r1-system', isSystem: true }));
+      await putPolicy(s, 'edgeRouter', policy('r2', { type: null, isSystem: true }));
+      await putPolicy(s, 'edgeRouter', policy('p1', { type: null, name: 'plain' }));
+    });
+    expect(await read((s) => s.systemEdgeRouterPolicies.tunnelerRouters())).toEqual([
+      { id: 'r1', updatedAt: new Date('2026-03-01T00:00:00.000Z') },
+    ]);
+    expect(await read((s) => s.systemEdgeRouterPolicies.tunnelerRouters(['r2', 'r3']))).toEqual([]);
+    expect(await read((s) => s.systemEdgeRouterPolicies.systemPolicyIds())).toEqual(['r1', 'r2']);
+    expect(await read((s) => s.systemEdgeRouterPolicies.systemPolicyIds(['r2', 'p1']))).toEqual(['r2']);
+    expect(await read((s) => s.systemEdgeRouterPolicies.policyNamed('plain'))).toBe('p1');
+    expect(await read((s) => s.systemEdgeRouterPolicies.policyNamed('none'))).toBeUndefined();
+  });
+
   it('policies list with ZitiQL filters (type as a number, roles, linked entities and their names), bytewise sort and pages', async () => {
     const { work, read } = b!;
     await work(async (s) => {
@@ -512,11 +587,17 @@ describe.each(storeTargets)('policy stores on %s', (target) => {
     expect(await list({ filter: 'anyOf(servicePolicies) = "sp2"' })).toEqual({ ids: ['proc'], total: 1 });
     expect(await list({ filter: 'anyOf(dialServices) = "s1" sort by id' })).toEqual({ ids: ['mfa', 'proc'], total: 2 });
     expect(await list({ filter: 'anyOf(bindServices) = "s1"' })).toEqual({ ids: ['proc'], total: 1 });
-    expect(await work((s) => s.checks.removeFromPolicyRoles('proc', at(8)))).toEqual(['sp1', 'sp2']);
-    expect(await work((s) => s.checks.removeFromPolicyRoles('proc', at(9)))).toEqual([]);
+    // A deleted check leaves the policies' postureCheckRoles (updatedAt kept).
+    expect(await work((s) => s.checks.delete('proc'))).toBe(true);
+    const dropped = await work((s) => s.servicePolicies.dropGoneRoles('postureCheckRoles', ['proc']));
+    expect(dropped.map((p) => [p.id, p.roles.postureCheckRoles])).toEqual([
+      ['sp1', ['#mfa']],
+      ['sp2', []],
+    ]);
+    expect(await work((s) => s.servicePolicies.dropGoneRoles('postureCheckRoles', ['proc']))).toEqual([]);
     expect(await read((s) => s.servicePolicies.get('sp1'))).toMatchObject({
       roles: { postureCheckRoles: ['#mfa'] },
-      updatedAt: at(8),
+      updatedAt: at(),
     });
 
     expect(await work((s) => s.checks.delete('mac'))).toBe(true);

@@ -2,8 +2,7 @@ import { ApiError, policyEventTypes, requireName } from '@ziti/contracts';
 import type { ListInput, ListPage, RoleFilter } from '@ziti/platform/list-page';
 import { base62Uuid } from '@ziti/platform/ids';
 import type { AccessDerivation } from '../access/access.domain.ts';
-import { servicePolicyKind } from '../service-policies/service-policies.domain.ts';
-import { policyState } from '../shared/policies.domain.ts';
+import type { EntityChanges } from '../shared/entity-changes.domain.ts';
 import type { PostureCheckStores, PostureCheckUnitOfWork } from './posture-checks.ports.ts';
 import { parseSemVerRange } from './semver-range.domain.ts';
 
@@ -261,6 +260,7 @@ export class PostureCheckService {
     private readonly work: PostureCheckUnitOfWork,
     private readonly read: PostureCheckUnitOfWork,
     private readonly access: AccessDerivation,
+    private readonly references: Pick<EntityChanges, 'dropReferences' | 'announce'>,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -336,19 +336,16 @@ export class PostureCheckService {
     });
   }
 
-  /** Deleting a check removes its `@id` from the service policies that name it (as the reference does). */
+  /**
+   * Deleting a check removes its `@id` from the service policies that name it, keeping their
+   * `updatedAt` (as the reference does); each is announced and relinked as any policy change.
+   */
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
       const current = await this.load(s, id, true);
-      const at = this.now();
       await s.checks.delete(id);
-      for (const policyId of await s.checks.removeFromPolicyRoles(id, at)) {
-        const policy = await s.servicePolicies.get(policyId);
-        if (!policy) continue;
-        const def = servicePolicyKind.events.updated;
-        await s.events.emit(def, def.schema.parse(policyState(servicePolicyKind, policy)));
-      }
-      await this.changed(s, 'deleted', { ...current, updatedAt: at });
+      await this.references.announce(s, await this.references.dropReferences(s, 'postureChecks', [id]));
+      await this.changed(s, 'deleted', { ...current, updatedAt: this.now() });
     });
   }
 

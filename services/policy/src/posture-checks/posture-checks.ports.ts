@@ -1,8 +1,6 @@
 import type { LockOption } from '@ziti/platform/db/row-lock';
-import type { EventSink } from '@ziti/platform/event-sink';
 import type { ListInput, ListPage, RoleFilter } from '@ziti/platform/list-page';
-import type { AccessLinks } from '../access/access.ports.ts';
-import type { PolicyStore } from '../shared/policies.ports.ts';
+import type { PolicyStores } from '../shared/policies.ports.ts';
 import type { PostureCheck, PostureCheckType } from './posture-checks.domain.ts';
 
 export interface PostureCheckStore {
@@ -14,8 +12,6 @@ export interface PostureCheckStore {
   list(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<PostureCheck>>;
   /** Distinct role attributes of the checks; only limit/skip inside the filter page them. */
   roleAttributes(input: ListInput): Promise<ListPage<string>>;
-  /** Removes `@id` from every service policy's postureCheckRoles; returns the ids of the policies changed. */
-  removeFromPolicyRoles(id: string, at: Date): Promise<string[]>;
 }
 
 export interface PostureCheckTypeStore {
@@ -23,12 +19,10 @@ export interface PostureCheckTypeStore {
   list(input: ListInput): Promise<ListPage<PostureCheckType>>;
 }
 
-export interface PostureCheckStores {
+/** The policy stores of the transaction (a deleted check leaves the policies' roles) and the checks'. */
+export interface PostureCheckStores extends PolicyStores {
   checks: PostureCheckStore;
   types: PostureCheckTypeStore;
-  servicePolicies: PolicyStore;
-  links: AccessLinks;
-  events: EventSink;
 }
 
 export type PostureCheckUnitOfWork = <T>(fn: (stores: PostureCheckStores) => Promise<T>) => Promise<T>;

@@ -148,16 +148,6 @@ export class PgPostureCheckStore implements PostureCheckStore {
   roleAttributes(input: ListInput): Promise<ListPage<string>> {
     return roleAttributesOf(this.db, 'posture_checks', input);
   }
-
-  async removeFromPolicyRoles(id: string, at: Date): Promise<string[]> {
-    const rows = await queryRows<{ id: string }>(
-      this.db,
-      `update service_policies set posture_check_roles = array_remove(posture_check_roles, $1), updated_at = $2
-        where $1 = any(posture_check_roles) returning id`,
-      [`@${id}`, at],
-    );
-    return rows.map((r) => r.id).sort();
-  }
 }
 
 const typeFromRow = (r: Row): PostureCheckType => ({

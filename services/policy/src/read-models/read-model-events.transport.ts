@@ -16,8 +16,9 @@ import {
   serviceState,
 } from '@ziti/contracts';
 import type { Db, EventSink, EventSubscription, Logger, RebuildableReadModel } from '@ziti/platform';
-import { on } from '@ziti/platform';
+import { on, withRequestMeta } from '@ziti/platform';
 import type { z } from 'zod';
+import type { OwnerEntity } from '../shared/entity-changes.domain.ts';
 import { applyOwnerState } from './owner-state.domain.ts';
 import { applyOwnerPage } from './read-model-integrity.domain.ts';
 import type {
@@ -38,6 +39,8 @@ interface ReadModelSource<S extends { id: string }> {
   model: (tx: Db) => EntityReadModel<S>;
   /** Derives again what depends on the entity, in the same transaction, when its row changed (absent: nothing does). */
   changed?: (tx: Db, id: string, events: EventSink) => Promise<void>;
+  /** Instead of `changed` when the row changed by the owner's deletion (absent: `changed`). */
+  removed?: (tx: Db, id: string, events: EventSink) => Promise<void>;
   /** Derives everything again after the read model was rebuilt from its owner (absent: nothing to derive). */
   rebuilt?: (tx: Db, events: EventSink) => Promise<void>;
   logger: Logger;
@@ -71,9 +74,14 @@ function readModelFeed<S extends { id: string }>(
         on(
           def,
           async (tx, state, event, events) => {
-            await applyOwnerState(o.model(tx), state, event.sequence, def === o.deleted, async (id) =>
-              o.changed?.(tx, id, events),
-            );
+            const deleted = def === o.deleted;
+            const derive = (deleted ? o.removed : undefined) ?? o.changed;
+            const apply = () =>
+              applyOwnerState(o.model(tx), state, event.sequence, deleted, async (id) => derive?.(tx, id, events));
+            // What policy changes because of it (a policy's roles, a system policy) was made on behalf of
+            // the request that made the owner's change: its events carry that request's meta, as a
+            // policy change made through the API does, so the audit trail records them.
+            await (event.meta ? withRequestMeta(event.meta, apply) : apply());
           },
           { read: o.schema },
         ),
@@ -82,16 +90,24 @@ function readModelFeed<S extends { id: string }>(
   };
 }
 
-/** What the read models' changes feed: the derived access (docs/adr/0009) and the service views. */
+/**
+ * What the read models' changes feed: the derived access (docs/adr/0009), the policies' roles and
+ * system policies (shared/entity-changes.domain.ts) and the service views.
+ */
 export interface Derivations {
   identityChanged(tx: Db, id: string, events: EventSink): Promise<void>;
   serviceChanged(tx: Db, id: string, events: EventSink): Promise<void>;
   edgeRouterChanged(tx: Db, id: string, events: EventSink): Promise<void>;
+  /** The owner deleted it: also out of every policy's roles (and an edge router's system policy gone). */
+  identityDeleted(tx: Db, id: string, events: EventSink): Promise<void>;
+  serviceDeleted(tx: Db, id: string, events: EventSink): Promise<void>;
+  edgeRouterDeleted(tx: Db, id: string, events: EventSink): Promise<void>;
   /** A config, config type or an identity's overrides changed: whose service lists show it. */
   configChanged(tx: Db, id: string, events: EventSink): Promise<void>;
   configTypeChanged(tx: Db, id: string, events: EventSink): Promise<void>;
   overridesChanged(tx: Db, identityId: string, events: EventSink): Promise<void>;
-  rebuild(tx: Db, events: EventSink): Promise<void>;
+  /** The read model of `entity` was rebuilt from its owner: everything derived again. */
+  rebuild(tx: Db, events: EventSink, entity: OwnerEntity): Promise<void>;
   /** Configs, config types or overrides were rebuilt from inventory: every service view may have moved. */
   viewsRebuilt(tx: Db, events: EventSink): Promise<void>;
 }
@@ -124,7 +140,8 @@ export const inventoryReadModelSubscription = (
     deleted: inventoryEventTypes.serviceDeleted,
     model: services,
     changed: (tx, id, events) => derive.serviceChanged(tx, id, events),
-    rebuilt: (tx, events) => derive.rebuild(tx, events),
+    removed: (tx, id, events) => derive.serviceDeleted(tx, id, events),
+    rebuilt: (tx, events) => derive.rebuild(tx, events, 'services'),
     logger,
   });
   const r = readModelFeed({
@@ -135,7 +152,8 @@ export const inventoryReadModelSubscription = (
     deleted: inventoryEventTypes.edgeRouterDeleted,
     model: edgeRouters,
     changed: (tx, id, events) => derive.edgeRouterChanged(tx, id, events),
-    rebuilt: (tx, events) => derive.rebuild(tx, events),
+    removed: (tx, id, events) => derive.edgeRouterDeleted(tx, id, events),
+    rebuilt: (tx, events) => derive.rebuild(tx, events, 'edgeRouters'),
     logger,
   });
   const c = readModelFeed({
@@ -202,7 +220,8 @@ export const authReadModelSubscription = (
     deleted: eventTypes.identityDeleted,
     model: identities,
     changed: (tx, id, events) => derive.identityChanged(tx, id, events),
-    rebuilt: (tx, events) => derive.rebuild(tx, events),
+    removed: (tx, id, events) => derive.identityDeleted(tx, id, events),
+    rebuilt: (tx, events) => derive.rebuild(tx, events, 'identities'),
     logger,
   }),
 });

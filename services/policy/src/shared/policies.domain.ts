@@ -28,6 +28,20 @@ export interface Policy {
   updatedAt: Date;
 }
 
+/** How a change of a policy is announced (its `…Policy.<what>` event). */
+export type PolicyChangeKind = 'created' | 'updated' | 'deleted';
+
+/**
+ * A policy written by the controller itself in a caller's transaction (a system policy, or roles
+ * that named a deleted entity), announced with `PolicyService.announce` once the caller's other
+ * derivations ran (shared/entity-changes.domain.ts).
+ */
+export interface PolicyChange {
+  kind: PolicyKind;
+  what: PolicyChangeKind;
+  policy: Policy;
+}
+
 /** What an administrator may set (create, replace or patch; PATCH: an omitted field keeps, null clears). */
 export interface PolicyInput {
   name?: string | null;
@@ -131,7 +145,7 @@ export class PolicyService {
         updatedAt: now,
       };
       await this.spec.store(s).insert(policy);
-      await this.changed(s, 'created', policy);
+      await this.announce(s, 'created', policy);
       return policy;
     });
   }
@@ -141,7 +155,8 @@ export class PolicyService {
     const has = (key: keyof PolicyInput) => mode === 'replace' || Object.hasOwn(input, key);
     await this.work(async (s) => {
       const current = await this.load(s, id, true);
-      if (current.isSystem) throw new ApiError('ENTITY_CAN_NOT_BE_UPDATED');
+      // Before the body's roles are looked at, as the reference's store refuses it.
+      if (current.isSystem) throw this.systemRefusal('update', id);
       const next: Policy = {
         ...current,
         roles: await this.rolesOf(s, input, has, current.roles),
@@ -152,7 +167,7 @@ export class PolicyService {
       if (this.spec.hasType && has('type')) next.type = typeOf(input.type);
       if (has('tags')) next.tags = input.tags ?? {};
       await this.spec.store(s).update(next);
-      await this.changed(s, 'updated', next);
+      await this.announce(s, 'updated', next);
     });
   }
 
@@ -160,10 +175,16 @@ export class PolicyService {
   async delete(id: string): Promise<void> {
     await this.work(async (s) => {
       const current = await this.load(s, id, true);
-      if (current.isSystem) throw new ApiError('ENTITY_CAN_NOT_BE_DELETED');
+      if (current.isSystem) throw this.systemRefusal('delete', id);
       await this.spec.store(s).delete(id);
-      await this.changed(s, 'deleted', { ...current, updatedAt: this.now() });
+      await this.announce(s, 'deleted', { ...current, updatedAt: this.now() });
     });
+  }
+
+  /** The reference's answer to an API write of a system policy (400, the store's error as the cause). */
+  private systemRefusal(what: 'update' | 'delete', id: string): ApiError {
+    const code = what === 'update' ? 'ENTITY_CAN_NOT_BE_UPDATED' : 'ENTITY_CAN_NOT_BE_DELETED';
+    return new ApiError(code, `cannot ${what} system ${this.spec.singular} in a non-system context (id=${id})`);
   }
 
   private async load(s: PolicyStores, id: string, forUpdate = false): Promise<Policy> {
@@ -185,7 +206,13 @@ export class PolicyService {
     return roles;
   }
 
-  private async changed(s: PolicyStores, what: 'created' | 'updated' | 'deleted', policy: Policy): Promise<void> {
+  /**
+   * A policy's row was written or removed in `s`'s transaction: its links and the access of what it
+   * selected before and after are derived again, and its full state is announced. Every change of a
+   * policy goes through here: the API's, and those the controller makes itself (system policies,
+   * roles that named a deleted entity).
+   */
+  async announce(s: PolicyStores, what: PolicyChangeKind, policy: Policy): Promise<void> {
     await this.access.policyChanged(s.links, s.events, this.spec.kind, policy.id);
     const def = this.spec.events[what];
     await s.events.emit(def, def.schema.parse(policyState(this.spec, policy)));

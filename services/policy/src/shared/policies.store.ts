@@ -13,7 +13,8 @@ import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import { type FieldDef, type QueryEntity, baseEntityFields, scalar, set } from '@ziti/zitiql';
 import type { Policy, Semantic, ServicePolicyType } from './policies.domain.ts';
 import type { PolicyStore } from './policies.ports.ts';
-import type { RoleField } from './roles.domain.ts';
+import { type RoleField, roleTargetOf } from './roles.domain.ts';
+import { roleTargetTables } from './roles.store.ts';
 
 type Row = Record<string, unknown>;
 
@@ -131,6 +132,27 @@ export class PgPolicyStore implements PolicyStore {
 
   async delete(id: string): Promise<boolean> {
     return (await queryRows(this.db, `delete from ${this.def.table} where id = $1 returning id`, [id])).length > 0;
+  }
+
+  async dropGoneRoles(field: RoleField, ids?: string[]): Promise<Policy[]> {
+    const column = this.def.roles[field];
+    if (!column) return [];
+    const { table, live } = roleTargetTables[roleTargetOf[field]];
+    // `$1`: the ids (null: any), `$2`: their roles, to pass over the policies that name none of them.
+    const gone = `r like '@%' and ($1::text[] is null or substr(r, 2) = any($1::text[]))
+      and not exists (select 1 from ${table} e where e.id = substr(r, 2) and ${live})`;
+    const rows = await queryRows<Row>(
+      this.db,
+      `with changed as (
+         update ${this.def.table} p
+            set ${column} = array(select r from unnest(p.${column}) with ordinality as u(r, n) where not (${gone}) order by n)
+          where ${this.def.hasIsSystem ? 'not p.is_system and ' : ''}($2::text[] is null or p.${column} && $2::text[])
+            and exists (select 1 from unnest(p.${column}) as u(r) where ${gone})
+          returning p.*)
+       select * from changed order by id`,
+      [ids ?? null, ids ? ids.map((id) => `@${id}`) : null],
+    );
+    return rows.map(this.fromRow);
   }
 
   /** `scope` (SQL over the alias `p`) narrows the rows before the filter, e.g. to a link table's. */

@@ -3,7 +3,7 @@ import type { RoleTarget } from './roles.domain.ts';
 import type { RoleTargets } from './roles.ports.ts';
 
 /** The tables `@id` roles point into: read models (live rows only) and policy's own posture checks. */
-const targetTables: Record<RoleTarget, { table: string; live: string }> = {
+export const roleTargetTables: Record<RoleTarget, { table: string; live: string }> = {
   identities: { table: 'identities', live: 'not deleted' },
   services: { table: 'services', live: 'not deleted' },
   edgeRouters: { table: 'edge_routers', live: 'not deleted' },
@@ -15,7 +15,7 @@ export class PgRoleTargets implements RoleTargets {
   constructor(private readonly db: Db) {}
 
   async names(target: RoleTarget, ids: string[]): Promise<Map<string, string>> {
-    const { table, live } = targetTables[target];
+    const { table, live } = roleTargetTables[target];
     if (ids.length === 0) return new Map();
     const rows = await queryRows<{ id: string; name: string }>(
       this.db,
