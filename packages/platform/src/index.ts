@@ -32,3 +32,4 @@ export * from './events/consumer.ts';
 export * from './events/progress.ts';
 export * from './metrics.ts';
 export * from './server-identity.ts';
+export * from './tls-peer.ts';

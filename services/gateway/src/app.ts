@@ -215,7 +215,9 @@ export function createGateway(
           ...expressMessageClasses(app),
           cert: identity.certChainPem,
           key: identity.keyPem,
-          ca: identity.caBundlePem,
+          // No CA list in the certificate request: a Go client (the ziti CLI, the SDKs) sends only a
+          // certificate whose issuer is listed, and a third-party CA's identities must be able to log in
+          // and enroll. Whoever the chain belongs to is decided after TLS (pki-enrollment, auth).
           requestCert: true,
           rejectUnauthorized: false,
           minVersion: 'TLSv1.2',

@@ -9,7 +9,8 @@ import {
   isChannelProtocolError,
 } from '@ziti/channel';
 import type { RouterVersionInfo } from '@ziti/contracts';
-import { type Logger, routerEdgeMetrics } from '@ziti/platform';
+import { type Logger, clientCertificateChain, routerEdgeMetrics } from '@ziti/platform';
+import { verifyChain } from '@ziti/x509';
 import type { RouterConnections } from '../routers/router-connections.domain.ts';
 import { ChannelRouterLink } from './channel-router-link.transport.ts';
 import { type ChannelLimits, RouterChannel } from './router-channel.transport.ts';
@@ -49,6 +50,7 @@ export const controlAlpn = 'ziti-ctrl';
 export class ControlListener {
   private server?: Server;
   private readonly open = new Set<RouterChannel>();
+  private readonly roots: string[];
 
   constructor(
     private readonly tls: ControlTls,
@@ -56,14 +58,17 @@ export class ControlListener {
     private readonly messages: RouterMessages,
     private readonly options: ControlListenerOptions,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.roots = tls.caBundlePem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  }
 
   async start(): Promise<number> {
     const server = createServer(
       {
         cert: this.tls.certChainPem,
         key: this.tls.keyPem,
-        ca: this.tls.caBundlePem,
+        // The chain is verified against the controller's CA bundle at admission, for connections of
+        // this port and those the API port hands over alike.
         requestCert: true,
         rejectUnauthorized: false,
         ALPNProtocols: [controlAlpn],
@@ -94,6 +99,7 @@ export class ControlListener {
    */
   accept(socket: TLSSocket): void {
     const remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    const chainPem = clientCertificateChain(socket);
     const peer = socket.getPeerX509Certificate();
     const fingerprint = peer ? createHash('sha1').update(peer.raw).digest('hex') : null;
     const commonName = peer ? commonNameOf(peer.subject) : null;
@@ -103,7 +109,7 @@ export class ControlListener {
       this.options.limits,
       {
         hello: (msg) => {
-          void this.admit(channel, msg, { socket, remote, fingerprint, commonName }, (admitted) => {
+          void this.admit(channel, msg, { chainPem, remote, fingerprint, commonName }, (admitted) => {
             link = admitted;
           });
         },
@@ -129,7 +135,7 @@ export class ControlListener {
   private async admit(
     channel: RouterChannel,
     msg: ChannelMessage,
-    peer: { socket: TLSSocket; remote: string; fingerprint: string | null; commonName: string | null },
+    peer: { chainPem: string[]; remote: string; fingerprint: string | null; commonName: string | null },
     admitted: (link: ChannelRouterLink) => void,
   ): Promise<void> {
     let routerHello: ReturnType<typeof decodeRouterHello>;
@@ -142,7 +148,7 @@ export class ControlListener {
     let admission: Awaited<ReturnType<RouterConnections['admit']>>;
     try {
       admission = await this.connections.admit({
-        chainVerified: peer.socket.authorized,
+        chainVerified: await this.chainVerifies(peer.chainPem),
         commonName: peer.commonName,
         fingerprint: peer.fingerprint,
         helloId: routerHello.routerId,
@@ -176,6 +182,18 @@ export class ControlListener {
       os: v.os,
       arch: v.arch,
     });
+  }
+
+  /** Whether the presented chain leads to the controller's CA bundle, for client authentication. */
+  private async chainVerifies(chainPem: string[]): Promise<boolean> {
+    const [leaf, ...intermediates] = chainPem;
+    if (!leaf) return false;
+    try {
+      await verifyChain(leaf, intermediates, this.roots, { usage: 'clientAuth' });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   get channels(): number {

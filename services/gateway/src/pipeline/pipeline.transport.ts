@@ -30,7 +30,7 @@ import type { ExtJwtSecondaryCheck } from '../edge-auth/ext-jwt-secondary.transp
 import type { AuthRateLimiter } from '../edge-auth/rate-limit.domain.ts';
 import { recordGatewayRequest } from '../metrics/request-metrics.transport.ts';
 import { type RouteTable, canonicalPath } from '../routes/route-table.transport.ts';
-import { clientCertificateChain } from '../tls/tls.transport.ts';
+import { clientCertificateChain } from '@ziti/platform/tls-peer';
 import { isEmptyObject, isJsonType, parseJson, readBody, unreadableBody } from './body-reader.transport.ts';
 import { newRequestId, sendError, sendJson, setAnswerHeaders, toApiError, writeReply } from './responses.transport.ts';
 
