@@ -124,9 +124,11 @@ export class AjvSchemaValidator implements SchemaValidator {
     const validate = this.compile(schema);
     if (validate(data)) return null;
     const e = validate.errors?.[0];
-    if (!e) return { field: '(root)', reason: '(root): invalid', value: stringifyValue(data) };
+    // The reference's reason is its validation error's text (`apierror/schema.go`: "<field> is invalid:
+    // <gojsonschema's description>", which itself begins with the field).
+    if (!e) return { field: '(root)', reason: '(root) is invalid: (root): invalid', value: stringifyValue(data) };
     const value = valueAt(data, e.instancePath);
     const field = fieldOf(e.instancePath);
-    return { field, reason: `${field}: ${describe(e, value)}`, value: stringifyValue(value) };
+    return { field, reason: `${field} is invalid: ${field}: ${describe(e, value)}`, value: stringifyValue(value) };
   }
 }

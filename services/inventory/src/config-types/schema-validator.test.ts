@@ -27,17 +27,17 @@ describe('built-in config types (ZITI-FACTS §7.4)', () => {
     expect(validator.violation(s, { hostname: 'example.com', port: 80 })).toBeNull();
     expect(validator.violation(s, { hostname: 'example.com' })).toEqual({
       field: '(root)',
-      reason: '(root): port is required',
+      reason: '(root) is invalid: (root): port is required',
       value: '{"hostname":"example.com"}',
     });
     expect(validator.violation(s, { hostname: 'x', port: 70000 })).toMatchObject({ field: 'port', value: '70000' });
     expect(validator.violation(s, { hostname: 'x', port: '80' })).toMatchObject({
       field: 'port',
-      reason: 'port: Invalid type. Expected: integer, given: string',
+      reason: 'port is invalid: port: Invalid type. Expected: integer, given: string',
     });
     expect(validator.violation(s, { hostname: 'x', port: 1, extra: true })).toMatchObject({
       field: '(root)',
-      reason: '(root): Additional property extra is not allowed',
+      reason: '(root) is invalid: (root): Additional property extra is not allowed',
     });
   });
 
@@ -87,11 +87,11 @@ describe('built-in config types (ZITI-FACTS §7.4)', () => {
     expect(validator.violation(s, { ...ok, addresses: [''] })).toMatchObject({ field: 'addresses.0' });
     expect(validator.violation(s, { ...ok, portRanges: [{ low: 1 }] })).toMatchObject({
       field: 'portRanges.0',
-      reason: 'portRanges.0: high is required',
+      reason: 'portRanges.0 is invalid: portRanges.0: high is required',
     });
     expect(validator.violation(s, { addresses: ok.addresses, portRanges: ok.portRanges })).toMatchObject({
       field: '(root)',
-      reason: '(root): protocols is required',
+      reason: '(root) is invalid: (root): protocols is required',
     });
   });
 
@@ -111,10 +111,10 @@ describe('built-in config types (ZITI-FACTS §7.4)', () => {
       }),
     ).toBeNull();
     expect(validator.violation(s, { address: 'localhost', port: 8080 })).toMatchObject({
-      reason: '(root): protocol is required',
+      reason: '(root) is invalid: (root): protocol is required',
     });
     expect(validator.violation(s, { protocol: 'tcp', forwardAddress: true, port: 1 })).toMatchObject({
-      reason: '(root): allowedAddresses is required',
+      reason: '(root) is invalid: (root): allowedAddresses is required',
     });
     expect(
       validator.violation(s, { protocol: 'tcp', address: 'a', port: 1, listenOptions: { precedence: 'sometimes' } }),
@@ -129,7 +129,7 @@ describe('built-in config types (ZITI-FACTS §7.4)', () => {
     expect(validator.violation(s, { terminators: [] })).toMatchObject({ field: 'terminators' });
     expect(validator.violation(s, { terminators: [{ protocol: 'udp', address: '127.0.0.1' }] })).toMatchObject({
       field: 'terminators.0',
-      reason: 'terminators.0: port is required',
+      reason: 'terminators.0 is invalid: terminators.0: port is required',
     });
   });
 });
@@ -159,6 +159,6 @@ describe('administrator schemas', () => {
     const v1 = { $id: 'http://example/x.json', type: 'object', required: ['a'] };
     const v2 = { $id: 'http://example/x.json', type: 'object', required: ['b'] };
     expect(validator.violation(v1, { a: 1 })).toBeNull();
-    expect(validator.violation(v2, { a: 1 })).toMatchObject({ reason: '(root): b is required' });
+    expect(validator.violation(v2, { a: 1 })).toMatchObject({ reason: '(root) is invalid: (root): b is required' });
   });
 });
