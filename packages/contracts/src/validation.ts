@@ -213,10 +213,79 @@ export function validateOperationInput(op: OperationDef, input: OperationInput):
     // The reference patches the fields whose JSON key holds a value (ziti 1.1.9 `controller/api/json_fields.go`
     // GetJsonFields skips a null): `{"roleAttributes": null}` leaves the attribute as it is, x-nullable or not.
     const given = op.method === 'PATCH' ? withoutNullProperties(input.body) : input.body;
-    body = validateValue(op.body, given, 'body', name);
+    body = validateValue(op.body, keysAsGoDecodes(op.body, given), 'body', name);
   }
   if (body !== undefined) checkStrings(body, 'body', typeof body === 'object' ? '' : name);
   return { params, query, body };
+}
+
+/**
+ * The body with its keys as the reference's decoder reads them: Go's `encoding/json` matches an
+ * object's keys to its fields case-insensitively, an exact match first (the CLI sends some bodies
+ * with Go's field names, e.g. an OS posture check's `{"Type": …, "Versions": …}`). A key that
+ * matches no field, or whose exact name is also given, is left as it is; map keys (tags, appData)
+ * are data and are never changed. Copies only the objects it changes.
+ */
+export function keysAsGoDecodes(schema: z.core.$ZodType, value: unknown, depth = 0): unknown {
+  if (depth > 64 || value === null || typeof value !== 'object') return value;
+  let s = unwrap(schema, value);
+  if (!s) return value;
+  let def = s._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
+  if (def.type === 'union' && typeof def.discriminator === 'string' && !Array.isArray(value)) {
+    // The discriminator itself may come in another case: found, the variant it names applies.
+    const wanted = def.discriminator;
+    const given = Object.keys(value).find((k) => k !== wanted && k.toLowerCase() === wanted.toLowerCase());
+    if (given !== undefined && !(wanted in value)) {
+      const renamed = renameKey(value as Record<string, unknown>, given, wanted);
+      s = unwrap(schema, renamed);
+      if (!s) return value;
+      def = s._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
+      value = renamed;
+    }
+  }
+  if (def.type === 'array' && Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    value.forEach((item, i) => {
+      const folded = keysAsGoDecodes(def.element as z.core.$ZodType, item, depth + 1);
+      if (folded !== item) (out ??= [...value])[i] = folded;
+    });
+    return out ?? value;
+  }
+  if (Array.isArray(value)) return value;
+  const record = value as Record<string, unknown>;
+  if (def.type === 'record') {
+    let out: Record<string, unknown> | undefined;
+    for (const [k, v] of Object.entries(record)) {
+      const folded = keysAsGoDecodes(def.valueType as z.core.$ZodType, v, depth + 1);
+      if (folded !== v) (out ??= { ...record })[k] = folded;
+    }
+    return out ?? value;
+  }
+  if (def.type !== 'object') return value;
+  const shape = def.shape as Record<string, z.core.$ZodType>;
+  let lower: Map<string, string> | undefined;
+  let out: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(record)) {
+    let target = k;
+    if (!Object.hasOwn(shape, k)) {
+      lower ??= new Map(Object.keys(shape).map((n) => [n.toLowerCase(), n]));
+      const match = lower.get(k.toLowerCase());
+      if (match !== undefined && !Object.hasOwn(record, match)) target = match;
+    }
+    const field = shape[target];
+    const folded = field ? keysAsGoDecodes(field, v, depth + 1) : v;
+    if (target === k && folded === v) continue;
+    out ??= { ...record };
+    if (target !== k) delete out[k];
+    out[target] = folded;
+  }
+  return out ?? value;
+}
+
+function renameKey(value: Record<string, unknown>, from: string, to: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k === from ? to : k] = v;
+  return out;
 }
 
 function withoutNullProperties(value: unknown): unknown {

@@ -345,3 +345,41 @@ describe('input limits (issue 12)', () => {
     });
   });
 });
+
+describe('validateOperationInput: keys as Go decodes them', () => {
+  it("matches a body's keys to its fields case-insensitively, in nested objects and a polymorphic body's variant", () => {
+    // What `ziti edge create posture-check os` sends: its struct has no JSON tags.
+    const { body } = validate('management', 'createPostureCheck', {
+      body: {
+        typeId: 'OS',
+        name: 'os-check',
+        operatingSystems: [
+          { Type: 'Linux', Versions: ['>=5.1.0'] },
+          { Type: 'Windows', Versions: ['>=10.0.19041'] },
+        ],
+      },
+    });
+    expect(body).toMatchObject({
+      typeId: 'OS',
+      operatingSystems: [
+        { type: 'Linux', versions: ['>=5.1.0'] },
+        { type: 'Windows', versions: ['>=10.0.19041'] },
+      ],
+    });
+    const identityBody = validate('management', 'createIdentity', {
+      body: { Name: 'laptop', TYPE: 'Device', isadmin: false, tags: { Keep: 'AsIs' } },
+    }).body;
+    expect(identityBody).toMatchObject({ name: 'laptop', type: 'Device', isAdmin: false, tags: { Keep: 'AsIs' } });
+    const discriminated = validate('management', 'createPostureCheck', {
+      body: { TypeId: 'DOMAIN', name: 'domain-check', domains: ['example.com'] },
+    }).body;
+    expect(discriminated).toMatchObject({ typeId: 'DOMAIN', domains: ['example.com'] });
+  });
+
+  it('keeps an exact key over one that only matches without case', () => {
+    const { body } = validate('management', 'createIdentity', {
+      body: { name: 'exact', Name: 'other', type: 'Device', isAdmin: false },
+    });
+    expect(body).toMatchObject({ name: 'exact' });
+  });
+});
