@@ -286,8 +286,8 @@ export async function pool(
   };
 }
 
-/** CPU ticks (user + system) of a process, from /proc; undefined when it is gone. */
-function cpuTicks(pid: number): number | undefined {
+/** CPU ticks (user + system, 1/100 s) of a process, from /proc; undefined when it is gone. */
+export function cpuTicks(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -298,7 +298,7 @@ function cpuTicks(pid: number): number | undefined {
 }
 
 /** Processes by name (`comm`), e.g. every `postgres` backend on the machine. */
-function pidsNamed(name: string): number[] {
+export function pidsNamed(name: string): number[] {
   const out: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

@@ -15,7 +15,9 @@
  * - `visibility`, `emit`, `policy`, `sessions`: write → visible, event numbering, policy engine,
  *   edge sessions;
  * - `what-if` (issue 24, bench/what-if.ts): what-if analysis of policy changes on the policy
- *   benchmark's network, p99 against its 1 s target.
+ *   benchmark's network, p99 against its 1 s target;
+ * - `circuits` (issue 30 §8, bench/circuits.ts): binds and dials through one (simulated) router's
+ *   control channel, under `npm start` and on the cluster, beside the reference controller.
  * Loopback only; every loop is bounded.
  */
 import 'reflect-metadata';
@@ -23,6 +25,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { startLocalCluster } from '../deploy/local-cluster.ts';
 import { benchBulk } from './bulk.ts';
+import { benchCircuits } from './circuits.ts';
 import { resultPath } from './common.ts';
 import { benchEmitCost } from './emit-cost.ts';
 import { benchLists } from './lists.ts';
@@ -47,6 +50,7 @@ const scenarios = [
   'policy',
   'sessions',
   'what-if',
+  'circuits',
 ] as const;
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const w of wanted)
@@ -71,6 +75,7 @@ if (runs('startup')) await benchStartup();
 if (runs('policy')) await benchPolicy();
 if (runs('sessions')) await benchSessions();
 if (runs('what-if')) await benchWhatIf();
+if (runs('circuits')) await benchCircuits();
 
 /** Percentile of sorted numbers. */
 function pct(sorted: number[], p: number): number {

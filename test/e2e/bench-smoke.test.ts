@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalCluster } from '../../deploy/local-cluster.ts';
 import { benchBulk } from '../../bench/bulk.ts';
+import { benchCircuits } from '../../bench/circuits.ts';
 import { benchCluster } from '../../bench/common.ts';
 import { benchLists } from '../../bench/lists.ts';
 import { benchLogin, defaultHashNice } from '../../bench/login.ts';
@@ -9,9 +10,10 @@ import { benchRead } from '../../bench/read.ts';
 import { benchSessions } from '../../bench/sessions.ts';
 import { benchStartup } from '../../bench/startup.ts';
 import { benchWhatIf } from '../../bench/what-if.ts';
+import { findZiti } from '../support/ziti-peers.ts';
 
 /**
- * The benchmark scenarios (`npm run bench -- read|login|bulk|lists|startup|sessions|what-if`) at a
+ * The benchmark scenarios (`npm run bench -- read|login|bulk|lists|startup|sessions|what-if|circuits`) at a
  * tiny size on one shared cluster, so they cannot rot: each must run to the end and produce its
  * figures with no errors. Shape only: timings are never asserted (this is not a timed test); what-if's
  * check of its answers against applying them is (a mismatch fails the scenario).
@@ -141,4 +143,50 @@ describe('benchmark scenarios at tiny size', () => {
     expect(r.checks.appliedEntries).toBeGreaterThan(0);
     expectRss(r.rssMiB);
   }, 180_000);
+
+  it('circuits: binds and dials through a simulated router under npm start and on the cluster, beside the reference when found', async () => {
+    // Where the binary is absent the reference row is skipped at once (no build attempt here).
+    process.env.ZITI_PEERS_NO_INSTALL ??= '1';
+    const withReference = 'path' in findZiti();
+    const r = await benchCircuits({
+      cluster,
+      record: false,
+      hosts: 4,
+      dials: 12,
+      sequentialDials: 3,
+      rounds: 2,
+      warmupDials: 4,
+      idleWindowMs: 250,
+    });
+    expect(r.results.map((x) => x.kind).sort()).toEqual(
+      withReference ? ['cluster', 'embedded', 'reference'] : ['cluster', 'embedded'],
+    );
+    if (!withReference) expect(r.reference).toEqual({ skipped: expect.any(String) });
+    for (const x of r.results) {
+      expect(x.rounds).toHaveLength(2);
+      for (const round of x.rounds) {
+        expect(round.binds).toMatchObject({
+          operations: 4,
+          errors: 0,
+          terminatorsListed: 4,
+          terminatorsAfterRemoval: 0,
+        });
+        expect(round.dials).toMatchObject({ operations: 12, errors: 0 });
+        expect(round.sequentialDials).toMatchObject({ operations: 3, errors: 0 });
+      }
+      for (const f of [x.figures.binds, x.figures.dials, x.figures.sequentialDials]) {
+        expect(f.perSecond).toBeGreaterThan(0);
+        finite(f.p50);
+        finite(f.p99);
+      }
+      // Every dial's circuit was routed through the simulated router.
+      expect(x.router.routes).toBeGreaterThanOrEqual(2 * (12 + 3) + 4);
+      expect(x.router.closed).toBe(false);
+    }
+    for (const kind of ['embedded', 'cluster'] as const) {
+      const ratio = r.ratiosOursOverReference[kind];
+      if (withReference) finite(ratio?.dialsPerSecond);
+      else expect(ratio).toBeUndefined();
+    }
+  }, 150_000);
 });

@@ -98,6 +98,8 @@ export class ControlListener {
    * done by the API port with the same certificate and CA (`npm start`, ALPN `ziti-ctrl`).
    */
   accept(socket: TLSSocket): void {
+    // Request and reply are small messages: sent at once, not held back for Nagle's algorithm.
+    socket.setNoDelay(true);
     const remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
     const chainPem = clientCertificateChain(socket);
     const peer = socket.getPeerX509Certificate();
