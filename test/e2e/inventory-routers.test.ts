@@ -202,16 +202,22 @@ describe('transit routers', () => {
     });
   }
 
-  it('edge and transit routers share names but not listings', async () => {
+  it('edge and transit routers share names; the fabric paths show every router, the edge paths edge routers only', async () => {
     const name = uniqueName('r');
     const er = await create('/edge-routers', { name });
     const clash = await admin({ method: 'POST', path: '/routers', body: { name } });
     expect(clash.status).toBe(400);
     expect(clash.json.error.cause.field).toBe('name');
-    expect((await admin({ path: `/routers/${er}` })).status).toBe(404);
+    // As the reference's router manager: an edge router is a router too.
+    expect((await admin({ path: `/routers/${er}` })).json.data).toMatchObject({ id: er, name });
+    expect((await admin({ path: `/transit-routers/${er}` })).status).toBe(200);
     const tr = await create('/transit-routers', { name: uniqueName('r') });
     expect((await admin({ path: `/edge-routers/${tr}` })).status).toBe(404);
     expect((await admin({ path: `/routers/${tr}` })).status).toBe(200);
+    const both = await admin({ path: `/routers?filter=${encodeURIComponent(`id in ["${er}", "${tr}"]`)}` });
+    expect(both.json.data.map((r: { id: string }) => r.id).sort()).toEqual([er, tr].sort());
+    const edgeOnly = await admin({ path: `/edge-routers?filter=${encodeURIComponent(`id in ["${er}", "${tr}"]`)}` });
+    expect(edgeOnly.json.data.map((r: { id: string }) => r.id)).toEqual([er]);
   });
 });
 
@@ -430,7 +436,10 @@ describe('edge router enrollment (erott)', () => {
     });
     expect(unknown.status).toBe(400);
     expect(unknown.json.error.code).toBe('INVALID_ENROLLMENT_TOKEN');
+    // A transit router comes with its own enrollment (trott), as the reference's does.
     const transit = await create('/transit-routers', { name: uniqueName('tr') });
-    expect((await admin({ path: `/transit-routers/${transit}` })).json.data.enrollmentJwt).toBeUndefined();
+    const shown = (await admin({ path: `/transit-routers/${transit}` })).json.data;
+    expect(shown).toMatchObject({ isVerified: false, enrollmentToken: expect.any(String) });
+    expect(decodeJwt(shown.enrollmentJwt).claims).toMatchObject({ em: 'trott', sub: transit });
   });
 });

@@ -85,11 +85,12 @@ export class RouterService {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  list(kind: RouterKind, input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Router>> {
+  /** `kind` undefined: every router (the fabric paths `/routers`, `/transit-routers` list edge routers too). */
+  list(kind: RouterKind | undefined, input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Router>> {
     return this.work((s) => s.routers.list(kind, input, roleFilter));
   }
 
-  get(kind: RouterKind, id: string): Promise<Router> {
+  get(kind: RouterKind | undefined, id: string): Promise<Router> {
     return this.work((s) => loadRouter(s, id, kind));
   }
 
@@ -117,11 +118,6 @@ export class RouterService {
       createdAt: now,
       updatedAt: now,
     };
-    if (kind === 'transit') {
-      // Transit routers get no enrollment: their method (trott) is not offered yet.
-      await this.work((s) => s.routers.insert(router));
-      return router;
-    }
     // pki-enrollment issues the router's enrollment first (no transaction is held while asking it,
     // docs/adr/0007); if the router then does not commit, the enrollment is taken back. One left
     // behind (the compensation failed too) can never be used: inventory does not know its router.
@@ -129,7 +125,7 @@ export class RouterService {
     try {
       await this.work(async (s) => {
         await s.routers.insert(router);
-        await emitEdgeRouterEvent(s, 'created', router);
+        if (kind === 'edge') await emitEdgeRouterEvent(s, 'created', router);
       });
     } catch (err) {
       await this.enrollments.revoke(router.id).catch(() => undefined);
@@ -138,7 +134,8 @@ export class RouterService {
     return router;
   }
 
-  async update(kind: RouterKind, id: string, input: RouterInput, mode: 'replace' | 'patch'): Promise<void> {
+  /** `kind` undefined: any router, through the fabric paths (which set only the fields every router has). */
+  async update(kind: RouterKind | undefined, id: string, input: RouterInput, mode: 'replace' | 'patch'): Promise<void> {
     await this.work(async (s) => {
       const current = await loadRouter(s, id, kind, true);
       const has = presentIn(input, mode);
@@ -154,7 +151,7 @@ export class RouterService {
         if (has('appData')) next.appData = mapOrEmpty(input.appData);
       }
       await s.routers.update(next);
-      if (kind === 'edge') await emitEdgeRouterEvent(s, 'updated', next);
+      if (current.kind === 'edge') await emitEdgeRouterEvent(s, 'updated', next);
     });
   }
 
@@ -164,12 +161,12 @@ export class RouterService {
    * transaction is held while asking pki-enrollment); should that fail, the enrollment can no
    * longer be used (its router is unknown) and the data-integrity fix removes it.
    */
-  async delete(kind: RouterKind, id: string): Promise<void> {
+  async delete(kind: RouterKind | undefined, id: string): Promise<void> {
     await this.work(async (s) => {
       const current = await loadRouter(s, id, kind, true);
       await removeTerminatorsOf(s, { routerId: id }, this.now());
       await s.routers.delete(id);
-      if (kind === 'edge') await emitEdgeRouterEvent(s, 'deleted', { ...current, updatedAt: this.now() });
+      if (current.kind === 'edge') await emitEdgeRouterEvent(s, 'deleted', { ...current, updatedAt: this.now() });
     });
     await this.enrollments.revoke(id).catch(() => undefined);
   }

@@ -25,27 +25,32 @@ export function routerOperations(deps: { routers: RouterService; presence: Route
     return list.map((r) => show(r, presenceShown(present.get(r.id)), pending.get(r.id)));
   }
 
-  /** list/create/detail/update/patch/delete of one kind of router; the table names the operation each serves. */
+  /**
+   * list/create/detail/update/patch/delete of one kind of router; the table names the operation each
+   * serves. The fabric paths (`/routers`, `/transit-routers`) create transit routers and read, change
+   * and delete every router, edge routers too, as the reference's router manager does.
+   */
   function routerHandlers(kind: RouterKind, show: Show, collection: string) {
+    const any = kind === 'edge' ? kind : undefined;
     return {
       list: async (req: OperationRequest) => {
-        const page = await routers.list(kind, listInputOf(req), kind === 'edge' ? roleFilterOf(req) : undefined);
+        const page = await routers.list(any, listInputOf(req), kind === 'edge' ? roleFilterOf(req) : undefined);
         return pageReply({ ...page, items: await routerDetails(page.items, show) });
       },
       create: async (req: WithBody<RouterInput>) =>
         reply.created((await routers.create(kind, req.body)).id, collection),
       detail: async (req: OperationRequest) =>
-        reply.ok((await routerDetails([await routers.get(kind, id(req))], show))[0]),
+        reply.ok((await routerDetails([await routers.get(any, id(req))], show))[0]),
       update: async (req: WithBody<RouterInput>) => {
-        await routers.update(kind, id(req), req.body, 'replace');
+        await routers.update(any, id(req), req.body, 'replace');
         return reply.empty();
       },
       patch: async (req: WithBody<RouterInput>) => {
-        await routers.update(kind, id(req), req.body, 'patch');
+        await routers.update(any, id(req), req.body, 'patch');
         return reply.empty();
       },
       delete: async (req: OperationRequest) => {
-        await routers.delete(kind, id(req));
+        await routers.delete(any, id(req));
         return reply.empty();
       },
     };
