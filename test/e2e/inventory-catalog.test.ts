@@ -116,7 +116,10 @@ describe('configs', () => {
       path: '/configs',
       body: { name: uniqueName('c'), configTypeId: 'f2dd2df0-9c04-4b84-a91e-71437ac229f1', data: { hostname: 'x' } },
     });
-    expect(missing.json.error.cause).toMatchObject({ field: '(root)', reason: '(root) is invalid: (root): port is required' });
+    expect(missing.json.error.cause).toMatchObject({
+      field: '(root)',
+      reason: '(root) is invalid: (root): port is required',
+    });
     const noType = await admin({
       method: 'POST',
       path: '/configs',

@@ -1,4 +1,3 @@
-
 /**
  * The cipher suites the edge offers: every TLS 1.3 suite, and for TLS 1.2 only ECDHE with an AEAD
  * (AES-GCM, ChaCha20-Poly1305); no CBC suites (Lucky13-style padding oracles), no static RSA key
