@@ -67,7 +67,10 @@ export const errorTable = {
   FAILED_ER_REENROLLMENT: [500, 'The edge router could not be re-enrolled'],
   INVALID_CLIENT_CERT: [400, 'The client certificate is not valid'],
   INVALID_CERT_PEM: [400, 'The certificate PEM is not valid'],
-  CAN_NOT_DELETE_REFERENCED_ENTITY: [409, 'The entity is referenced by other entities and can not be deleted'],
+  CAN_NOT_DELETE_REFERENCED_ENTITY: [
+    409,
+    'the entity cannot be deleted because it is referenced by another entity, see cause',
+  ],
   REFERENCED_ENTITY_NOT_FOUND: [400, 'REFERENCED_ENTITY_NOT_FOUND'],
   ENROLLMENT_EXISTS: [409, 'ENROLLMENT_EXISTS'],
   SERVER_TOO_MANY_REQUESTS: [

@@ -211,8 +211,9 @@ export function validateOperationInput(op: OperationDef, input: OperationInput):
     body = input.body;
   } else {
     // The reference patches the fields whose JSON key holds a value (ziti 1.1.9 `controller/api/json_fields.go`
-    // GetJsonFields skips a null): `{"roleAttributes": null}` leaves the attribute as it is, x-nullable or not.
-    const given = op.method === 'PATCH' ? withoutNullProperties(input.body) : input.body;
+    // GetJsonFields flattens nested objects and skips a null): `{"roleAttributes": null}` leaves the attribute
+    // as it is, x-nullable or not, and so do `"tags": {}` and `"primary": {"cert": {}}` (no field in them).
+    const given = op.method === 'PATCH' ? patchedFields(input.body) : input.body;
     body = validateValue(op.body, keysAsGoDecodes(op.body, given), 'body', name);
   }
   if (body !== undefined) checkStrings(body, 'body', typeof body === 'object' ? '' : name);
@@ -288,9 +289,21 @@ function renameKey(value: Record<string, unknown>, from: string, to: string): Re
   return out;
 }
 
-function withoutNullProperties(value: unknown): unknown {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null));
+/**
+ * A PATCH body reduced to the fields the reference updates: properties holding null dropped, at
+ * every depth of nested objects, and then objects left without any property (arrays and their
+ * items are values, kept as given). The top level stays an object.
+ */
+function patchedFields(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || depth > 64) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (v === null) continue;
+    const kept = patchedFields(v, depth + 1);
+    if (kept !== null && typeof kept === 'object' && !Array.isArray(kept) && Object.keys(kept).length === 0) continue;
+    out[k] = kept;
+  }
+  return out;
 }
 
 /**

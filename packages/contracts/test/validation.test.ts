@@ -339,6 +339,23 @@ describe('input limits (issue 12)', () => {
     expect(
       validate('management', 'patchIdentity', { params: { id: 'i1' }, body: { externalId: null, tags: null } }).body,
     ).toEqual({});
+    // Nested objects are fields too: a null inside one, and an object left empty, change nothing
+    // (what `ziti edge update auth-policy` sends for what it was not told).
+    expect(
+      validate('management', 'patchAuthPolicy', {
+        params: { id: 'a1' },
+        body: {
+          primary: { cert: {}, extJwt: { allowedSigners: null }, updb: { maxAttempts: 4 } },
+          secondary: {},
+          tags: {},
+        },
+      }).body,
+    ).toEqual({ primary: { updb: { maxAttempts: 4 } } });
+    // Lists are values: an empty one is an update.
+    expect(
+      validate('management', 'patchService', { params: { id: 's1' }, body: { roleAttributes: [], tags: { a: 'b' } } })
+        .body,
+    ).toEqual({ roleAttributes: [], tags: { a: 'b' } });
     // Elsewhere an x-nullable null stays.
     expect(validate('management', 'createIdentity', { body: { ...identity, externalId: null } }).body).toMatchObject({
       externalId: null,

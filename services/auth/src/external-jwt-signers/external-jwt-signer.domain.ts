@@ -108,7 +108,7 @@ export function applySignerInput(
   if (has('useExternalId')) next.useExternalId = input.useExternalId ?? false;
   if (has('externalAuthUrl')) next.externalAuthUrl = httpUrl('externalAuthUrl', blankToNull(input.externalAuthUrl));
   if (has('clientId')) next.clientId = blankToNull(input.clientId);
-  if (has('scopes')) next.scopes = [...new Set((input.scopes ?? []).filter((s) => s.trim() !== ''))];
+  if (has('scopes')) next.scopes = [...new Set((input.scopes ?? []).filter((s) => s.trim() !== ''))].sort();
   if (has('tags')) next.tags = input.tags ?? {};
 
   if (!next.issuer) throw ApiError.field('issuer', 'issuer in body is required', input.issuer);

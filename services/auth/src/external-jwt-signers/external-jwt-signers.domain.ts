@@ -76,7 +76,7 @@ export class ExternalJwtSignerService {
       const policies = await s.authPolicies.idsReferencingSigner(id);
       if (policies.length > 0) {
         throw new ApiError('CAN_NOT_DELETE_REFERENCED_ENTITY', {
-          field: 'externalJwtSignerId',
+          field: 'primary.extJwt.allowedSigners',
           reason: `entity type externalJwtSigners referenced by authPolicies: ${stringifyValue(policies)}`,
           value: stringifyValue(policies),
         });

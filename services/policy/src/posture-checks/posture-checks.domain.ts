@@ -207,8 +207,17 @@ export function specOf(typeId: PostureCheckTypeId, body: Body, current?: Posture
       };
     case 'DOMAIN':
       return { typeId, domains: keep('domains') ? (cur!.domains as string[]) : domainsOf(body.domains) };
-    case 'PROCESS':
-      return { typeId, process: keep('process') ? (cur!.process as ProcessSpec) : processOf(body.process) };
+    case 'PROCESS': {
+      if (keep('process')) return { typeId, process: cur!.process as ProcessSpec };
+      // A patch changes the process fields it names and keeps the others, as the reference's
+      // field-wise patch does (the CLI's `update posture-check process -p …` sends path and osType only).
+      const given = body.process;
+      const merged =
+        current && given && typeof given === 'object' && !Array.isArray(given)
+          ? { ...(cur!.process as ProcessSpec), ...(given as Body) }
+          : given;
+      return { typeId, process: processOf(merged) };
+    }
     case 'PROCESS_MULTI':
       return {
         typeId,
