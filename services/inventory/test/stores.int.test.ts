@@ -292,7 +292,7 @@ describe.each(storeTargets)('inventory stores on %s', (target) => {
     expect(await work((s) => s.services.idsUsingConfig('k1'))).toEqual([]);
   });
 
-  it('services: configs in order, fixed encryptionRequired, role filters and config scope, unique name, delete takes terminators and overrides', async () => {
+  it('services: configs in order, encryptionRequired, role filters and config scope, unique name, delete takes terminators and overrides', async () => {
     const { work } = await bed();
     await work(async (s) => {
       await s.configTypes.insert(configType('t1'));
@@ -324,7 +324,7 @@ describe.each(storeTargets)('inventory stores on %s', (target) => {
       's1',
       's2',
     ]);
-    // An update rewrites the configs in their new order; encryptionRequired is fixed at creation.
+    // An update rewrites the configs in their new order, and encryptionRequired as given.
     await work((s) =>
       s.services.update({
         ...s1!,
@@ -339,7 +339,7 @@ describe.each(storeTargets)('inventory stores on %s', (target) => {
       name: 'renamed',
       roleAttributes: ['db'],
       configs: ['c2', 'c3'],
-      encryptionRequired: true,
+      encryptionRequired: false,
       updatedAt: at(3),
       createdAt: at(),
     });

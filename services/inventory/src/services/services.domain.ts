@@ -137,7 +137,11 @@ export class ServiceCatalog {
     });
   }
 
-  /** `encryptionRequired` is fixed at create: updates leave it as it is. */
+  /**
+   * PUT sets every updatable field (an absent `encryptionRequired` becomes false, as the
+   * reference's store writes its zero value), PATCH those given; the spec calls
+   * `encryptionRequired` "set at create", but the reference changes it on update, and so do we.
+   */
   async update(id: string, input: ServiceInput, mode: 'replace' | 'patch'): Promise<void> {
     await this.work(async (s) => {
       const current = await loadService(s, id, true);
@@ -148,6 +152,7 @@ export class ServiceCatalog {
       if (has('roleAttributes')) next.roleAttributes = assertRoleAttributes(input.roleAttributes);
       if (has('configs')) next.configs = await this.checkConfigs(s, input.configs);
       if (has('maxIdleTimeMillis')) next.maxIdleTimeMillis = idleTimeOf(input.maxIdleTimeMillis);
+      if (has('encryptionRequired')) next.encryptionRequired = input.encryptionRequired ?? false;
       if (has('tags')) next.tags = mapOrEmpty(input.tags);
       await s.services.update(next);
       await emitServiceEvent(s, 'updated', next);

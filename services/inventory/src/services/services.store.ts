@@ -113,7 +113,8 @@ export class PgServiceStore implements ServiceStore {
       () =>
         queryRows(
           this.db,
-          `update services set name = $2, terminator_strategy = $3, role_attributes = $4::text[], max_idle_time_millis = $5, tags = $6::jsonb, updated_at = $7
+          `update services set name = $2, terminator_strategy = $3, role_attributes = $4::text[], max_idle_time_millis = $5, tags = $6::jsonb, updated_at = $7,
+             encryption_required = $8
            where id = $1`,
           [
             s.id,
@@ -123,6 +124,7 @@ export class PgServiceStore implements ServiceStore {
             s.maxIdleTimeMillis,
             JSON.stringify(s.tags),
             s.updatedAt,
+            s.encryptionRequired,
           ],
         ),
       this.unique(s),

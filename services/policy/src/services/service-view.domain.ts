@@ -45,7 +45,7 @@ export type Permission = 'Bind' | 'Dial' | 'Invalid';
 /** One `postureQueries` entry (spec `postureQueries`): a granting policy and how its checks fare. */
 export interface PolicyPostureQueries {
   policyId: string;
-  policyType: 'Dial' | 'Bind';
+  policyType: Permission;
   isPassing: boolean;
   postureQueries: unknown[];
 }
@@ -234,12 +234,11 @@ export class ServiceViewService {
  */
 export function postureQueriesOf(permissions: Permission[], evaluated: PolicyPostureResult[]): PolicyPostureQueries[] {
   if (evaluated.length > 0) return evaluated;
-  return permissions
-    .filter((p): p is 'Dial' | 'Bind' => p !== 'Invalid')
-    .map((p) => ({
-      policyId: `dummy ${p.toLowerCase()} policy: no posture checks defined`,
-      policyType: p,
-      isPassing: true,
-      postureQueries: [],
-    }));
+  // `Invalid` (an administrator's view of a service no policy grants it) gets its entry too.
+  return permissions.map((p) => ({
+    policyId: `dummy ${p.toLowerCase()} policy: no posture checks defined`,
+    policyType: p,
+    isPassing: true,
+    postureQueries: [],
+  }));
 }
