@@ -448,7 +448,7 @@ async function prepare(
  * `windowMs` (at most `timeoutMs`), so a phase is not timed while it still works off what came
  * before (ours: event consumers and the audit trail of the setup's thousands of writes).
  */
-async function waitForIdle(
+export async function waitForIdle(
   c: BenchController,
   o: { windowMs?: number; maxShare?: number; timeoutMs?: number } = {},
 ): Promise<Idle> {

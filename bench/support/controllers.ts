@@ -36,6 +36,12 @@ export interface BenchController {
   processes(): { name: string; pid: number | undefined }[];
   /** The warnings and errors it logged so far, counted by message. */
   logNotes(): LogNotes;
+  /**
+   * How its start went, where this module started it: ms from spawning its process to `/version`
+   * and the control port answering, and the steps before the spawn (the reference's `ziti pki` and
+   * `ziti controller edge init`). The cluster's is timed by whoever started it.
+   */
+  startup?: { spawnToFirstAnswerMs: number; beforeSpawnMs?: Record<string, number> };
   stop(): Promise<void>;
 }
 
@@ -139,6 +145,7 @@ export async function startNpmStart(options: { env?: Record<string, string>; rea
   });
   const log: Buffer[] = [];
   const counter = new LogCounter();
+  const spawnedAt = performance.now();
   // Its own process group: the stop reaches it and nothing else.
   const child: ChildProcess = spawn(process.execPath, ['apps/standalone/start.mjs'], {
     cwd: root,
@@ -203,6 +210,7 @@ export async function startNpmStart(options: { env?: Record<string, string>; rea
     await stop();
     throw new Error(`${(err as Error).message}\n${tail}`);
   }
+  const spawnToFirstAnswerMs = Math.round(performance.now() - spawnedAt);
   const ca = await fetchCaBundle(apiUrl);
   const controller: BenchController = {
     kind: 'embedded',
@@ -214,6 +222,7 @@ export async function startNpmStart(options: { env?: Record<string, string>; rea
     adminPassword,
     processes: () => [{ name: 'npm start (controller)', pid: exit === undefined ? child.pid : undefined }],
     logNotes: () => counter.notes(),
+    startup: { spawnToFirstAnswerMs },
     stop,
   };
   return controller;
@@ -260,6 +269,10 @@ export async function referenceController(peers: ZitiPeers): Promise<BenchContro
       const counter = new LogCounter();
       for (const line of ref.process.logs().split('\n')) counter.line(line);
       return counter.notes();
+    },
+    startup: {
+      spawnToFirstAnswerMs: ref.timings.runMs,
+      beforeSpawnMs: { 'ziti pki': ref.timings.pkiMs, 'ziti controller edge init': ref.timings.initMs },
     },
     stop: () => ref.stop(),
   };

@@ -31,6 +31,8 @@ export interface EdgeCall {
   /** A body sent as is (e.g. a PEM), with its content type. */
   rawBody?: string;
   contentType?: string;
+  /** Sent once: a 429 or 503 is answered as it came (a timed loop counts it instead of waiting it out). */
+  noRetry?: boolean;
 }
 
 export class EdgeApi {
@@ -51,7 +53,7 @@ export class EdgeApi {
   async request(api: 'client' | 'management', path: string, call: EdgeCall = {}): Promise<EdgeAnswer> {
     for (let attempt = 0; ; attempt++) {
       const answer = await this.once(api, path, call);
-      if ((answer.status !== 429 && answer.status !== 503) || attempt >= 8) return answer;
+      if (call.noRetry || (answer.status !== 429 && answer.status !== 503) || attempt >= 8) return answer;
       await new Promise((r) => setTimeout(r, 50 * 2 ** Math.min(attempt, 5)));
     }
   }
