@@ -229,6 +229,8 @@ export const authCallNames = {
   getIdentities: 'getIdentities',
   /** CA auto-enrollment: an identity with its certificate authenticator (or external id). */
   createIdentity: 'createIdentity',
+  /** policy's association lists (`/services/{id}/identities`, …): identities as `GET /identities/{id}` shows them. */
+  identityDetails: 'identityDetails',
 } as const;
 
 export const credentialAuthenticatorSchema = z.object({
@@ -287,6 +289,22 @@ export const createIdentityRequestSchema = z.object({
 });
 export type CreateIdentityRequest = z.infer<typeof createIdentityRequestSchema>;
 export const createIdentityResultSchema = z.object({ id: z.string(), name: z.string() });
+
+/**
+ * `identityDetails` (auth), `edgeRouterDetails` (inventory): the management details of entities by
+ * id, for the association lists policy answers from its read models (which hold only the entities'
+ * published state). At most 1000 at a time (a list page is at most 500).
+ */
+export const entityDetailsRequestSchema = z.object({ ids: z.array(z.string()).max(1000) });
+/**
+ * One entity's management detail exactly as its owner answers `GET /<entities>/{id}`: the wire
+ * shape, kept whole (every field passes through unchanged; the gateway's responses are checked
+ * against the spec), with the id the caller matches it by.
+ */
+export const entityDetailSchema = z.looseObject({ id: z.string() });
+export type EntityDetail = z.infer<typeof entityDetailSchema>;
+/** The details of those of the ids the owner knows, in the order asked; an unknown id is left out. */
+export const entityDetailsReplySchema = z.object({ details: z.array(entityDetailSchema) });
 
 // ---------------------------------------------------------------------------------------------
 // policy → inventory: what a client may see of a service's terminators.

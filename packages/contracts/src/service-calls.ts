@@ -11,6 +11,8 @@ import {
   createIdentityResultSchema,
   credentialAuthenticatorSchema,
   deleteIdentityEnrollmentsRequestSchema,
+  entityDetailsReplySchema,
+  entityDetailsRequestSchema,
   getIdentitiesRequestSchema,
   getIdentitiesResultSchema,
   inventoryCallNames,
@@ -138,7 +140,10 @@ export const extJwtSecondaryResultSchema = z.object({
 });
 export type ExtJwtSecondaryResult = z.infer<typeof extJwtSecondaryResultSchema>;
 
-/** Calls auth serves: credentials for pki-enrollment, the external-JWT factor for the gateway. */
+/**
+ * Calls auth serves: credentials for pki-enrollment, the external-JWT factor for the gateway,
+ * identity details for policy's association lists.
+ */
 export const authCallContracts = {
   createAuthenticator: callContract(
     ['auth'],
@@ -188,6 +193,14 @@ export const authCallContracts = {
     createIdentityRequestSchema,
     createIdentityResultSchema,
     'write',
+  ),
+  /** policy's association lists show each identity as auth's `GET /identities/{id}` does. */
+  identityDetails: callContract(
+    ['auth'],
+    authCallNames.identityDetails,
+    entityDetailsRequestSchema,
+    entityDetailsReplySchema,
+    'read',
   ),
   /**
    * The gateway's per-request check of an auth policy's `secondary.requireExtJwtSigner`; auth owns

@@ -204,7 +204,7 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
       positionsReflected: () => positionsReflected(deps.database.db, 'auth', ['pki-enrollment']),
     }),
     calls: {
-      ...authCalls({ credentials, authentication }),
+      ...authCalls({ credentials, authentication, identities, enrollments }),
       ...routerApiSessionCalls(routerApiSessions),
       ...maintenanceCalls(
         deps.database,

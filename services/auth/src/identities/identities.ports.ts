@@ -16,6 +16,8 @@ export interface IdentityStore {
   list(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Identity>>;
   /** An identity with what its detail shows, in one read. */
   getView(id: string): Promise<IdentityView | null>;
+  /** Those of `ids` that exist, each with what its detail shows, in one read, in no particular order. */
+  getViews(ids: string[]): Promise<IdentityView[]>;
   /** A page of identities with what their details show, and the total, in one read. */
   listViews(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<IdentityView>>;
   findDefaultAdmin(): Promise<Identity | null>;

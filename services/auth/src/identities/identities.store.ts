@@ -74,6 +74,8 @@ const identityById = `select ${identityColumns} from identities i where i.id = $
 const identitiesByIds = `select ${identityColumns} from identities i where i.id = any($1::text[])`;
 const viewById = `select ${identityColumns}, ${viewExtras}
   from identities i left join auth_policies p on p.id = i.auth_policy_id where i.id = $1`;
+const viewsByIds = `select ${identityColumns}, ${viewExtras}
+  from identities i left join auth_policies p on p.id = i.auth_policy_id where i.id = any($1::text[])`;
 
 /** An identity's columns in `identityColumns` order, as statement parameters. */
 function identityValues(i: Identity): unknown[] {
@@ -146,6 +148,12 @@ export class PgIdentityStore implements IdentityStore {
   async getView(id: string): Promise<IdentityView | null> {
     const [row] = await queryRows<Row>(this.db, viewById, [id], { prepare: true });
     return row ? viewFromRow(row) : null;
+  }
+
+  async getViews(ids: string[]): Promise<IdentityView[]> {
+    if (ids.length === 0) return [];
+    const rows = await queryRows<Row>(this.db, viewsByIds, [[...new Set(ids)]], { prepare: true });
+    return rows.map(viewFromRow);
   }
 
   /** A page of identities (role filter, ZitiQL) with what their details show, and the total (`listRows`' `detail`). */

@@ -20,38 +20,49 @@ export interface IdentityOperationDeps {
   positionsReflected?: () => Promise<Record<string, number>>;
 }
 
+/** What an identity's management detail shows beside its view: live API sessions, pending enrollments. */
+export interface IdentityDetailDeps {
+  authentication: Pick<AuthenticationService, 'identitiesWithApiSessions'>;
+  /** pki-enrollment's outstanding enrollments, shown in identity details. */
+  enrollments?: EnrollmentPort | undefined;
+}
+
+/**
+ * The management details of identities read with what they show (`IdentityView`, one statement):
+ * what `GET /identities/{id}`, the identity list, `/current-identity` and the `identityDetails` call
+ * (policy's association lists) answer alike. Only the identities the enrollment read model knows to
+ * have an outstanding enrollment are asked about at pki-enrollment (docs/adr/0012; nearly none: no
+ * bus call at all); a request that follows its own enrollment write has already waited for auth's
+ * consumer of pki-enrollment (`after`, docs/adr/0008). Live API sessions come from the session store
+ * unless the caller is the identity itself (`/current-identity`: it holds one).
+ */
+export async function identityDetailsOf(deps: IdentityDetailDeps, views: IdentityView[], callerIsIdentity = false) {
+  if (views.length === 0) return [];
+  const ids = views.map((v) => v.identity.id);
+  const enrolling = views.filter((v) => v.hasOutstandingEnrollment).map((v) => v.identity.id);
+  const [pending, sessions] = await Promise.all([
+    deps.enrollments && enrolling.length > 0
+      ? deps.enrollments.pendingFor(enrolling)
+      : ({} as Record<string, PendingEnrollment[]>),
+    callerIsIdentity ? undefined : deps.authentication.identitiesWithApiSessions(ids),
+  ]);
+  return views.map((v) =>
+    identityDetail(v.identity, {
+      authenticators: v.authenticators,
+      authPolicyName: v.authPolicyName,
+      hasApiSession: sessions ? sessions.has(v.identity.id) : true,
+      enrollments: pending[v.identity.id] ?? [],
+      isMfaEnabled: v.isMfaEnabled,
+    }),
+  );
+}
+
 /** Identities (management) and `/current-identity` (both APIs). */
 export function identityOperations(deps: IdentityOperationDeps) {
-  const { identities, authentication } = deps;
+  const { identities } = deps;
 
-  /**
-   * The details of identities read with what they show (`IdentityView`, one statement). Only the
-   * identities the enrollment read model knows to have an outstanding enrollment are asked about
-   * at pki-enrollment (docs/adr/0012; nearly none: no bus call at all); a request that follows its
-   * own enrollment write has already waited for auth's consumer of pki-enrollment (`after`,
-   * docs/adr/0008). Live API sessions come from the session store unless the caller is the
-   * identity itself (`/current-identity`: it holds one).
-   */
-  async function detailsOf(views: IdentityView[], callerIsIdentity = false) {
-    if (views.length === 0) return [];
-    const ids = views.map((v) => v.identity.id);
-    const enrolling = views.filter((v) => v.hasOutstandingEnrollment).map((v) => v.identity.id);
-    const [pending, sessions] = await Promise.all([
-      deps.enrollments && enrolling.length > 0
-        ? deps.enrollments.pendingFor(enrolling)
-        : ({} as Record<string, PendingEnrollment[]>),
-      callerIsIdentity ? undefined : authentication.identitiesWithApiSessions(ids),
-    ]);
-    return views.map((v) =>
-      identityDetail(v.identity, {
-        authenticators: v.authenticators,
-        authPolicyName: v.authPolicyName,
-        hasApiSession: sessions ? sessions.has(v.identity.id) : true,
-        enrollments: pending[v.identity.id] ?? [],
-        isMfaEnabled: v.isMfaEnabled,
-      }),
-    );
-  }
+  const detailsOf = (views: IdentityView[], callerIsIdentity = false) =>
+    identityDetailsOf(deps, views, callerIsIdentity);
 
   const currentIdentity = async (req: OperationRequest) => {
     // Read first: the answer reflects at least these positions.

@@ -349,6 +349,15 @@ for (const [name, open] of Object.entries(targets)) {
       // A tombstoned enrollment is no outstanding enrollment.
       expect((await work((s) => s.identities.getView('v3')))!.hasOutstandingEnrollment).toBe(false);
       expect(await work((s) => s.identities.getView('nobody'))).toBeNull();
+      // Several at once: the same views, those that exist.
+      const many = await work((s) => s.identities.getViews(['v3', 'nobody', 'v1', 'v3']));
+      expect(new Map(many.map((v) => [v.identity.id, v]))).toEqual(
+        new Map([
+          ['v1', v1],
+          ['v3', await work((s) => s.identities.getView('v3'))],
+        ]),
+      );
+      expect(await work((s) => s.identities.getViews([]))).toEqual([]);
       expect((await work((s) => s.identities.getMany(['v1', 'nobody', 'v3', 'v1']))).map((i) => i.id).sort()).toEqual([
         'v1',
         'v3',
