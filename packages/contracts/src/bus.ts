@@ -316,6 +316,8 @@ export const inventoryCallNames = {
    * caller: the service's terminators as the client API shows them (the list envelope).
    */
   clientServiceTerminators: 'clientServiceTerminators',
+  /** policy's association lists (`/identities/{id}/edge-routers`, …): edge routers as `GET /edge-routers/{id}` shows them. */
+  edgeRouterDetails: 'edgeRouterDetails',
 } as const;
 
 export const clientServiceTerminatorsRequestSchema = z.object({

@@ -273,13 +273,24 @@ export const routerEnrollmentCallContracts = {
   ),
 } as const;
 
-/** Calls inventory serves: client terminators for policy, enrolled routers for pki-enrollment. */
+/**
+ * Calls inventory serves: client terminators and edge-router details for policy, enrolled routers
+ * for pki-enrollment.
+ */
 export const inventoryCallContracts = {
   clientServiceTerminators: callContract(
     ['inventory'],
     inventoryCallNames.clientServiceTerminators,
     clientServiceTerminatorsRequestSchema,
     listEnvelopeSchema,
+    'read',
+  ),
+  /** policy's association lists show each edge router as inventory's `GET /edge-routers/{id}` does. */
+  edgeRouterDetails: callContract(
+    ['inventory'],
+    inventoryCallNames.edgeRouterDetails,
+    entityDetailsRequestSchema,
+    entityDetailsReplySchema,
     'read',
   ),
   routerEnrolled: callContract(

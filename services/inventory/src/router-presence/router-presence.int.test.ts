@@ -3,6 +3,7 @@ import {
   type RouterPresenceReport,
   entityStatesReplySchema,
   fabricCallNames,
+  inventoryCallNames,
   maintenanceActions,
   routerPresenceEventTypes,
   routerPresenceState,
@@ -325,6 +326,16 @@ describe.each(storeTargets)('router presence on %s', (target) => {
       syncStatus: 'SYNC_UNKNOWN',
     });
     expect(await detail('management.detailRouter', transitOnline.id)).toMatchObject({ isOnline: true });
+    // policy's association lists ask for the same details (`edgeRouterDetails`): in the order asked,
+    // edge routers only, unknown ids left out.
+    const { details } = (await call(inventoryCallNames.edgeRouterDetails, {
+      ids: [gone.id, 'nobody', online.id, transitOnline.id, never.id],
+    })) as { details: unknown[] };
+    expect(details).toEqual([
+      await detail('management.detailEdgeRouter', gone.id),
+      await detail('management.detailEdgeRouter', online.id),
+      await detail('management.detailEdgeRouter', never.id),
+    ]);
     const transitDetail = await ops['management.detailTransitRouter'](
       request({ params: { id: transitNever.id } }) as never,
     );

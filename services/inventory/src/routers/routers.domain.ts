@@ -94,6 +94,13 @@ export class RouterService {
     return this.work((s) => loadRouter(s, id, kind));
   }
 
+  /** Routers of `kind` (undefined: any) in the order of `ids`, each once; an id no such router has is left out. */
+  async getMany(kind: RouterKind | undefined, ids: string[]): Promise<Router[]> {
+    if (ids.length === 0) return [];
+    const found = new Map((await this.work((s) => s.routers.getMany(ids, kind))).map((r) => [r.id, r]));
+    return [...new Set(ids)].flatMap((id) => found.get(id) ?? []);
+  }
+
   async create(kind: RouterKind, input: RouterInput): Promise<Router> {
     const now = this.now();
     const router: Router = {

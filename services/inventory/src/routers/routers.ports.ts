@@ -11,6 +11,8 @@ import type {
 
 export interface RouterStore {
   get(id: string, kind?: RouterKind, options?: LockOption): Promise<Router | null>;
+  /** Those of `ids` that exist (of `kind`, when given), in no particular order. */
+  getMany(ids: string[], kind?: RouterKind): Promise<Router[]>;
   findByFingerprint(fingerprint: string): Promise<Router | null>;
   insert(router: Router): Promise<void>;
   update(router: Router): Promise<void>;

@@ -124,6 +124,16 @@ export class PgRouterStore implements RouterStore {
     return rows[0] ? routerFromRow(rows[0]) : null;
   }
 
+  async getMany(ids: string[], kind?: RouterKind): Promise<Router[]> {
+    if (ids.length === 0) return [];
+    const rows = await queryRows<Row>(
+      this.db,
+      'select * from routers where id = any($1::text[]) and ($2::text is null or kind = $2)',
+      [[...new Set(ids)], kind ?? null],
+    );
+    return rows.map(routerFromRow);
+  }
+
   async findByFingerprint(fingerprint: string): Promise<Router | null> {
     const rows = await queryRows<Row>(this.db, 'select * from routers where fingerprint = $1', [fingerprint]);
     return rows[0] ? routerFromRow(rows[0]) : null;

@@ -9,21 +9,34 @@ import { edgeRouterDetail, routerDetail } from './routers.mapper.ts';
 
 type Show = (r: Router, presence: RouterPresenceView, e?: RouterEnrollment) => unknown;
 
+interface RouterDetailDeps {
+  routers: Pick<RouterService, 'pendingEnrollments'>;
+  presence: Pick<RouterPresenceService, 'of'>;
+}
+
+/**
+ * Routers with their presence as reads show it (offline: as never connected, `presenceShown`), and
+ * the pending enrollment of each unverified one (pki-enrollment owns them): what the router reads
+ * and the `edgeRouterDetails` call (policy's association lists) answer alike.
+ */
+async function routerDetailsOf<D>(
+  deps: RouterDetailDeps,
+  list: Router[],
+  show: (r: Router, presence: RouterPresenceView, e?: RouterEnrollment) => D,
+): Promise<D[]> {
+  if (list.length === 0) return [];
+  const [pending, present] = await Promise.all([
+    deps.routers.pendingEnrollments(list),
+    deps.presence.of(list.map((r) => r.id)),
+  ]);
+  return list.map((r) => show(r, presenceShown(present.get(r.id)), pending.get(r.id)));
+}
+
 /** Edge routers (`/edge-routers`) and transit routers (`/routers`, and `/transit-routers`, the newer path). */
 export function routerOperations(deps: { routers: RouterService; presence: RouterPresenceService }) {
-  const { routers, presence } = deps;
+  const { routers } = deps;
 
-  /**
-   * Routers with their presence as reads show it (offline: as never connected, `presenceShown`), and
-   * the pending enrollment of each unverified one (pki-enrollment owns them).
-   */
-  async function routerDetails(list: Router[], show: Show) {
-    const [pending, present] = await Promise.all([
-      routers.pendingEnrollments(list),
-      presence.of(list.map((r) => r.id)),
-    ]);
-    return list.map((r) => show(r, presenceShown(present.get(r.id)), pending.get(r.id)));
-  }
+  const routerDetails = (list: Router[], show: Show) => routerDetailsOf(deps, list, show);
 
   /**
    * list/create/detail/update/patch/delete of one kind of router; the table names the operation each
@@ -89,9 +102,15 @@ export function routerOperations(deps: { routers: RouterService; presence: Route
   } satisfies Partial<OperationHandlers<'inventory'>>;
 }
 
-/** The calls pki-enrollment makes while it enrolls routers and extends their certificates. */
-export function routerCalls(routers: RouterService) {
+/**
+ * The calls pki-enrollment makes while it enrolls routers and extends their certificates, and the
+ * edge-router details of policy's association lists (the same as `GET /edge-routers/{id}`).
+ */
+export function routerCalls(routers: RouterService, presence: RouterPresenceService) {
   return {
+    edgeRouterDetails: async ({ ids }) => ({
+      details: await routerDetailsOf({ routers, presence }, await routers.getMany('edge', ids), edgeRouterDetail),
+    }),
     routerEnrolled: async (request) => {
       await routers.markEnrolled(request);
       return {};

@@ -29,7 +29,8 @@ export type InventoryFabricCallHandlers = { [K in keyof InventoryFabric]: CallHa
 
 /**
  * Calls inventory serves on `ziti.rpc.inventory.call.<action>`: for policy, a service's terminators
- * as the client API shows them (terminators/terminators.transport.ts); for pki-enrollment, which
+ * as the client API shows them (terminators/terminators.transport.ts) and edge routers as their
+ * detail shows them (routers/routers.transport.ts); for pki-enrollment, which
  * enrolls routers and extends their certificates (routers/routers.transport.ts); for the router edge
  * (fabric, docs/adr/0023), routers' admission and presence (router-presence/router-presence.transport.ts)
  * and the terminators routers make and dials use. Contracts in packages/contracts/src/service-calls.ts.
@@ -43,7 +44,7 @@ export function inventoryCalls(
   return {
     ...callHandlers(inventoryCallContracts, {
       ...terminatorCalls(terminators, services),
-      ...routerCalls(routers),
+      ...routerCalls(routers, presence),
     }),
     ...callHandlers(inventoryFabricCallContracts, {
       ...routerPresenceCalls(presence, routers),
