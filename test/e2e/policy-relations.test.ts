@@ -163,7 +163,7 @@ describe('association lists', () => {
     }
   });
 
-  it('details are built from the read models: identities, services and edge routers as their owners show them', async () => {
+  it('details: identities, services and edge routers as their owners show them (test/e2e/relation-details.test.ts compares them whole)', async () => {
     const [identity] = (await list(`/edge-router-policies/${n.erp}/identities`)).data as unknown as Record<
       string,
       unknown

@@ -52,6 +52,7 @@ import {
 } from './read-models/read-models.store.ts';
 import { RoleAttributeService } from './read-models/role-attributes.domain.ts';
 import type { RoleAttributeStores } from './read-models/role-attributes.ports.ts';
+import { BusRelatedEntityDetails } from './relations/owner-details.adapter.ts';
 import { RelationService } from './relations/relations.domain.ts';
 import type { RelationStore } from './relations/relations.ports.ts';
 import { PgRelations } from './relations/relations.store.ts';
@@ -259,7 +260,10 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
       ),
       postureChecks,
       postureData,
-      relations: new RelationService(createReader<RelationStore>(deps.database, (db) => new PgRelations(db))),
+      relations: new RelationService(
+        createReader<RelationStore>(deps.database, (db) => new PgRelations(db)),
+        new BusRelatedEntityDetails(deps.bus),
+      ),
       advice: new PolicyAdvisor(createReader(deps.database, (db) => new PgAccessReads(db))),
       clientEdgeRouters: new ClientEdgeRouterService(createReader(deps.database, (db) => new PgAccessReads(db))),
       whatIf: engine.whatIf,

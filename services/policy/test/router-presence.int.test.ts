@@ -11,7 +11,7 @@ import { PolicyAdvisor } from '../src/policy-advice/policy-advice.domain.ts';
 import { policyAdviceDetail } from '../src/policy-advice/policy-advice.mapper.ts';
 import { PostureEvaluation } from '../src/posture-checks/posture-evaluation.domain.ts';
 import { PgPostureData } from '../src/posture-data/posture-data.store.ts';
-import { edgeRouterDetailOf } from '../src/read-models/entity-details.mapper.ts';
+import { routerPresenceShown } from '../src/read-models/entity-details.mapper.ts';
 import { RelationService } from '../src/relations/relations.domain.ts';
 import { PgRelations } from '../src/relations/relations.store.ts';
 import { SessionCreationBatcher } from '../src/sessions/session-creation-batcher.store.ts';
@@ -88,7 +88,6 @@ afterAll(async () => drop?.());
 const onUrls = { tls: `tls://${on.id}.example:3022` };
 /** What every read shows of the offline and the never-connected router. */
 const noConnection = { isOnline: false, hostname: '', supportedProtocols: {}, syncStatus: 'SYNC_UNKNOWN' };
-const emptyVersion = { os: '', arch: '', version: '', revision: '', buildDate: '' };
 
 describe('router presence in the reads that show routers', () => {
   it('client /current-identity/edge-routers: hostname always "", online state and URLs from the presence', async () => {
@@ -152,8 +151,16 @@ describe('router presence in the reads that show routers', () => {
     expectRouters(sessionDetail(listed.items[0]!).edgeRouters);
   });
 
-  it('related routers (/identities|/services/{id}/edge-routers, the policies’ edge routers): the router detail with its presence', async () => {
-    const relations = new RelationService(createReader(database, (db) => new PgRelations(db)));
+  it('related routers (/identities|/services/{id}/edge-routers, the policies’ edge routers): listed, filtered and sorted by their presence', async () => {
+    // The routers are shown as inventory's details (`edgeRouterDetails`); the page is policy's.
+    const noDetails = {
+      identities: () => Promise.reject(new Error('not used')),
+      edgeRouters: () => Promise.reject(new Error('not used')),
+    };
+    const relations = new RelationService(
+      createReader(database, (db) => new PgRelations(db)),
+      noDetails,
+    );
     const lists = [
       await relations.edgeRouters({ from: 'identity', id: 'pi-1' }, { sort: 'id' }),
       await relations.edgeRouters({ from: 'service', id: 'ps-1' }, { sort: 'id' }),
@@ -161,7 +168,7 @@ describe('router presence in the reads that show routers', () => {
       await relations.edgeRouters({ from: 'serviceEdgeRouterPolicy', id: serpId }, { sort: 'id' }),
     ];
     for (const page of lists) {
-      const shown = page.items.map(edgeRouterDetailOf);
+      const shown = page.items.map((r) => ({ id: r.id, ...routerPresenceShown(r.presence) }));
       expect(shown.map((r) => r.id)).toEqual([never.id, off.id, on.id]);
       expect(shown[2]).toMatchObject({
         hostname: `${on.id}.example`,
@@ -171,8 +178,8 @@ describe('router presence in the reads that show routers', () => {
         versionInfo: { version: 'v1.1.9', revision: 'f61924b', buildDate: '2024-08-01', os: 'linux', arch: 'amd64' },
       });
       // The offline router's last version info and sync status are not shown: the reference drops
-      // a router's state when it disconnects.
-      for (const r of shown.slice(0, 2)) expect(r).toMatchObject({ ...noConnection, versionInfo: emptyVersion });
+      // a router's state when it disconnects (the detail shows no version info as empty strings).
+      for (const r of shown.slice(0, 2)) expect(r).toMatchObject({ ...noConnection, versionInfo: null });
     }
     // The reference's `online` and `connected` symbols filter and sort them.
     const onlineOnly = await relations.edgeRouters({ from: 'identity', id: 'pi-1' }, { filter: 'online = true' });

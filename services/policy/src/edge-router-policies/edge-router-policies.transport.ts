@@ -1,5 +1,4 @@
 import { type OperationHandlersPart, pageReply } from '@ziti/platform';
-import { edgeRouterDetailOf, identityDetailOf } from '../read-models/entity-details.mapper.ts';
 import type { RelationDeps } from '../relations/relations.transport.ts';
 import type { PolicyService } from '../shared/policies.domain.ts';
 import { policyHandlers } from '../shared/policies.transport.ts';
@@ -21,11 +20,10 @@ export function edgeRouterPolicyOperations(policies: () => PolicyService) {
 /** `/edge-router-policies/{id}/…` (ZITI-FACTS §6.1, §6.2): the live entities an edge-router policy's roles select. */
 export function edgeRouterPolicyRelationOperations(deps: () => RelationDeps) {
   const edgeRouterPolicy = (id: string) => ({ from: 'edgeRouterPolicy' as const, id });
-  const identity = (s: Parameters<typeof identityDetailOf>[0]) => identityDetailOf(s);
   return {
     'management.listEdgeRouterPolicyIdentities': async (req) =>
-      pageReply(await deps().relations.identities(edgeRouterPolicy(pathId(req)), listInput(req)), identity),
+      pageReply(await deps().relations.identityDetails(edgeRouterPolicy(pathId(req)), listInput(req))),
     'management.listEdgeRouterPolicyEdgeRouters': async (req) =>
-      pageReply(await deps().relations.edgeRouters(edgeRouterPolicy(pathId(req)), listInput(req)), edgeRouterDetailOf),
+      pageReply(await deps().relations.edgeRouterDetails(edgeRouterPolicy(pathId(req)), listInput(req))),
   } satisfies OperationHandlersPart<'policy'>;
 }

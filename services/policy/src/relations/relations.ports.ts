@@ -1,4 +1,4 @@
-import type { IdentityState, ServiceState } from '@ziti/contracts';
+import type { EntityDetail, IdentityState, ServiceState } from '@ziti/contracts';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import type { PolicyKind } from '../access/access.ports.ts';
 import type { PostureCheck } from '../posture-checks/posture-checks.domain.ts';
@@ -24,3 +24,14 @@ export interface RelationStore {
 }
 
 export type RelationReader = <T>(fn: (store: RelationStore) => Promise<T>) => Promise<T>;
+
+/**
+ * The owners' management details of related entities, by id: auth's identities and inventory's
+ * edge routers exactly as their `GET /identities/{id}` and `GET /edge-routers/{id}` answer them
+ * (policy's read models hold only the entities' published state). Each answers those of the ids its
+ * owner knows, in any order; an owner that can not be reached fails the call (an API error).
+ */
+export interface RelatedEntityDetails {
+  identities(ids: string[]): Promise<EntityDetail[]>;
+  edgeRouters(ids: string[]): Promise<EntityDetail[]>;
+}

@@ -1,7 +1,6 @@
 import type { OperationRequest } from '@ziti/contracts';
 import { type OperationHandlersPart, pageReply } from '@ziti/platform';
 import { edgeRouterPolicyResource } from '../edge-router-policies/edge-router-policies.mapper.ts';
-import { edgeRouterDetailOf, identityDetailOf } from '../read-models/entity-details.mapper.ts';
 import { serviceEdgeRouterPolicyResource } from '../service-edge-router-policies/service-edge-router-policies.mapper.ts';
 import { servicePolicyResource } from '../service-policies/service-policies.mapper.ts';
 import type { ServiceViewService } from '../services/service-view.domain.ts';
@@ -13,7 +12,9 @@ import type { RelationService } from './relations.domain.ts';
 
 /**
  * What the association transports call (here, and each policy kind's `/…-policies/{id}/…` lists);
- * read per request, so the operation keys exist before wiring.
+ * read per request, so the operation keys exist before wiring. The identities and edge routers they
+ * list are shown as their owners (auth, inventory) show them (`identityDetails`, `edgeRouterDetails`),
+ * services as policy's service view does.
  */
 export interface RelationDeps {
   relations: RelationService;
@@ -46,7 +47,7 @@ export function identityRelationOperations(deps: () => RelationDeps) {
       return servicePageReply(deps().serviceViews, req, page);
     },
     'management.listIdentityEdgeRouters': async (req) =>
-      pageReply(await deps().relations.edgeRouters(of(pathId(req)), listInput(req)), edgeRouterDetailOf),
+      pageReply(await deps().relations.edgeRouterDetails(of(pathId(req)), listInput(req))),
     'management.listIdentityServicePolicies': async (req) => {
       const d = deps();
       const page = await d.relations.policies('service', of(pathId(req)), listInput(req));
@@ -71,14 +72,14 @@ export function serviceRelationOperations(deps: () => RelationDeps) {
   return {
     'management.listServiceIdentities': async (req) => {
       const accessType = accessTypeOf(req);
-      const page = await deps().relations.identities(
+      const page = await deps().relations.identityDetails(
         { ...of(pathId(req)), ...(accessType ? { accessType } : {}) },
         listInput(req),
       );
-      return pageReply(page, (s) => identityDetailOf(s));
+      return pageReply(page);
     },
     'management.listServiceEdgeRouters': async (req) =>
-      pageReply(await deps().relations.edgeRouters(of(pathId(req)), listInput(req)), edgeRouterDetailOf),
+      pageReply(await deps().relations.edgeRouterDetails(of(pathId(req)), listInput(req))),
     'management.listServiceServicePolicies': async (req) => {
       const d = deps();
       const page = await d.relations.policies('service', of(pathId(req)), listInput(req));
@@ -97,7 +98,7 @@ export function edgeRouterRelationOperations(deps: () => RelationDeps) {
   const of = (id: string) => ({ from: 'edgeRouter' as const, id });
   return {
     'management.listEdgeRouterIdentities': async (req) =>
-      pageReply(await deps().relations.identities(of(pathId(req)), listInput(req)), (s) => identityDetailOf(s)),
+      pageReply(await deps().relations.identityDetails(of(pathId(req)), listInput(req))),
     'management.listEdgeRouterServices': async (req) =>
       servicePageReply(deps().serviceViews, req, await deps().relations.services(of(pathId(req)), listInput(req))),
     'management.listEdgeRouterEdgeRouterPolicies': async (req) => {

@@ -1,5 +1,4 @@
 import { type OperationHandlersPart, pageReply } from '@ziti/platform';
-import { edgeRouterDetailOf } from '../read-models/entity-details.mapper.ts';
 import type { RelationDeps } from '../relations/relations.transport.ts';
 import { servicePageReply } from '../services/services.mapper.ts';
 import type { PolicyService } from '../shared/policies.domain.ts';
@@ -33,9 +32,6 @@ export function serviceEdgeRouterPolicyRelationOperations(deps: () => RelationDe
         await deps().relations.services(serviceEdgeRouterPolicy(pathId(req)), listInput(req)),
       ),
     'management.listServiceEdgeRouterPolicyEdgeRouters': async (req) =>
-      pageReply(
-        await deps().relations.edgeRouters(serviceEdgeRouterPolicy(pathId(req)), listInput(req)),
-        edgeRouterDetailOf,
-      ),
+      pageReply(await deps().relations.edgeRouterDetails(serviceEdgeRouterPolicy(pathId(req)), listInput(req))),
   } satisfies OperationHandlersPart<'policy'>;
 }

@@ -1,6 +1,5 @@
 import { type OperationHandlersPart, pageReply } from '@ziti/platform';
 import { postureCheckDetail } from '../posture-checks/posture-checks.mapper.ts';
-import { identityDetailOf } from '../read-models/entity-details.mapper.ts';
 import type { RelationDeps } from '../relations/relations.transport.ts';
 import { servicePageReply } from '../services/services.mapper.ts';
 import type { PolicyService } from '../shared/policies.domain.ts';
@@ -23,10 +22,9 @@ export function servicePolicyOperations(policies: () => PolicyService) {
 /** `/service-policies/{id}/…` (ZITI-FACTS §6.1, §6.2): the live entities a service policy's roles select. */
 export function servicePolicyRelationOperations(deps: () => RelationDeps) {
   const servicePolicy = (id: string) => ({ from: 'servicePolicy' as const, id });
-  const identity = (s: Parameters<typeof identityDetailOf>[0]) => identityDetailOf(s);
   return {
     'management.listServicePolicyIdentities': async (req) =>
-      pageReply(await deps().relations.identities(servicePolicy(pathId(req)), listInput(req)), identity),
+      pageReply(await deps().relations.identityDetails(servicePolicy(pathId(req)), listInput(req))),
     'management.listServicePolicyServices': async (req) =>
       servicePageReply(
         deps().serviceViews,
