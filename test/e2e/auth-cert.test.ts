@@ -129,9 +129,14 @@ describe('method=cert with controller-issued certificates', () => {
     expect(none.status).toBe(401);
     expect(none.json.error.code).toBe('INVALID_AUTH');
     expect((await certLogin(await issueClientCertificate(pki, 'unknown-device'))).status).toBe(401);
-    // An authenticator holding a certificate of an unknown (unregistered) CA does not make it trusted.
+    // A certificate of an unknown (unregistered) CA is refused as an authenticator, and does not log in.
     const foreign = await issueClientCertificate(stranger, 'foreign-device');
-    await certIdentity(foreign.certPem);
+    const refused = await mgmt('/authenticators', {
+      method: 'POST',
+      body: { method: 'cert', identityId: await e.createIdentity(), certPem: foreign.certPem },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toMatchObject({ code: 'COULD_NOT_VALIDATE', cause: { field: 'certPem' } });
     expect((await certLogin(foreign)).status).toBe(401);
     const cert = await issueClientCertificate(pki, 'to-disable');
     const who = await certIdentity(cert.certPem);

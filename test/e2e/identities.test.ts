@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeCsr } from '../../services/pki-enrollment/test/support.ts';
 import { type E2e, startE2e } from '../support/e2e.ts';
 import { uniqueName, waitFor } from '../support/infra.ts';
 
@@ -24,6 +25,25 @@ const ident = (token: string, path: string, init: Record<string, unknown> = {}) 
   e.call('management', { path, token, ...init });
 
 /** A self-signed certificate made in the test, for cert authenticators. */
+/**
+ * A client certificate the controller issued, free to register again: an ott identity enrolls
+ * with a CSR, then goes (and its authenticator with it).
+ */
+async function controllerIssuedCertificate(): Promise<string> {
+  const donor = await e.createIdentity({ enrollment: { ott: true } });
+  const token = (await ident(admin, `/identities/${donor}`)).json.data.enrollment.ott.token as string;
+  const csr = await makeCsr(`CN=${donor}`);
+  const enrolled = await e.call('client', {
+    method: 'POST',
+    path: `/enroll?method=ott&token=${token}`,
+    rawBody: csr.csrPem,
+    headers: { 'content-type': 'application/x-pem-file' },
+  });
+  expect(enrolled.status).toBe(200);
+  expect((await ident(admin, `/identities/${donor}`, { method: 'DELETE' })).status).toBe(200);
+  return enrolled.text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/)![0] + '\n';
+}
+
 function selfSignedCert(cn: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'cert-'));
   try {
@@ -320,7 +340,15 @@ describe('authenticators', () => {
     });
     expect(second.status).toBe(409);
     expect(second.json.error.code).toBe('MAX_AUTHENTICATOR_METHODS_REACHED');
-    const certPem = selfSignedCert(uniqueName('cn'));
+    // A certificate no known CA signed is refused, as the reference refuses it (there with a 500).
+    const selfSigned = selfSignedCert(uniqueName('cn'));
+    const unknownCa = await ident(admin, '/authenticators', {
+      method: 'POST',
+      body: { method: 'cert', identityId: id, certPem: selfSigned },
+    });
+    expect(unknownCa.status).toBe(400);
+    expect(unknownCa.json.error).toMatchObject({ code: 'COULD_NOT_VALIDATE', cause: { field: 'certPem' } });
+    const certPem = await controllerIssuedCertificate();
     const fingerprint = new X509Certificate(certPem).fingerprint.replace(/:/g, '').toLowerCase();
     const cert = await ident(admin, '/authenticators', {
       method: 'POST',

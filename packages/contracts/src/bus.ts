@@ -158,6 +158,13 @@ export const pkiCallNames = {
 export const verifyClientCertificateRequestSchema = z.object({
   /** The chain the client presented on TLS, leaf first, PEM. */
   chainPem: z.array(z.string()).min(1).max(10),
+  /**
+   * `login` (the default): a `method=cert` login, which a verified CA vouches for only with
+   * `isAuthEnabled`. `authenticator`: a certificate an administrator registers for an identity
+   * (`POST /authenticators`), which must chain to the controller PKI or to any verified CA, as the
+   * reference checks it (at the certificate's own notBefore, whatever its key usage).
+   */
+  purpose: z.enum(['login', 'authenticator']).optional(),
 });
 export type VerifyClientCertificateRequest = z.infer<typeof verifyClientCertificateRequestSchema>;
 

@@ -127,8 +127,8 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
   const ttl = deps.config.sessionTimeoutSeconds;
   const identities = new IdentityService(work, deps.sessions, ttl, undefined, enrollments, read);
   const credentials = new CredentialService(credentialWork, hasher, deps.sessions);
-  const authenticators = new AuthenticatorService(work, hasher, deps.sessions);
   const pki = new PkiCertificates(deps.bus, deps.logger);
+  const authenticators = new AuthenticatorService(work, hasher, deps.sessions, pki);
   const sync = new SessionFactorSync(work, deps.sessions, ttl);
   // Every login and MFA check is reported as `authentication.attempted`, queued in memory and
   // written to the outbox in batches: no write on the login's path (docs/adr/0021).

@@ -74,8 +74,10 @@ export async function resetAdminPassword(
       if (!updb) throw new CommandFailure([`${identity.name} has no updb (password) authenticator`]);
       return { identity, authenticator: updb };
     });
-    // Only `update` runs here, which ends no API session: this command reaches no session store.
-    const authenticators = new AuthenticatorService(work, hasher, noSessionStore);
+    // Only `update` of a password runs here, which ends no API session and registers no
+    // certificate: this command reaches neither a session store nor pki-enrollment.
+    const refusesCertificates = { vouchesFor: async () => false };
+    const authenticators = new AuthenticatorService(work, hasher, noSessionStore, refusesCertificates);
     try {
       await authenticators.update(target.authenticator.id, { password }, 'patch');
     } catch (err) {

@@ -8,6 +8,9 @@ import type { PasswordHasher } from '../passwords/passwords.ports.ts';
 import { PgApiSessionQuery } from './api-sessions.store.ts';
 import { RecordedAttempts, authTestBed, plainHasher, seed } from '../../test/authentication/support.ts';
 
+/** These tests register no certificate of an unknown CA (authentication.test.ts covers the refusal). */
+const vouching = { vouchesFor: async () => true };
+
 /**
  * User enumeration by timing (issue 12 item 13): a login with an unknown username runs the same
  * password verification as one with a known username and a wrong password, against a dummy
@@ -36,7 +39,7 @@ beforeAll(async () => {
   const identities = new IdentityService(bed.work, bed.sessions, 600);
   const identity = await identities.create({ name: 'timing-user', type: 'User', isAdmin: false });
   known = { username: 'timing-username', password: 'Known-Pass-1' };
-  await new AuthenticatorService(bed.work, plainHasher, bed.sessions).create({
+  await new AuthenticatorService(bed.work, plainHasher, bed.sessions, vouching).create({
     method: 'updb',
     identityId: identity.id,
     ...known,

@@ -3,6 +3,7 @@ import {
   type VerifyClientCertificateResult,
   pkiEnrollmentCallContracts as pki,
 } from '@ziti/contracts';
+import { ApiError } from '@ziti/contracts';
 import { type Bus, type Logger, callService } from '@ziti/platform';
 import type { ClientCertificateTrust } from './authentication.domain.ts';
 
@@ -49,6 +50,25 @@ export class PkiCertificates implements ClientCertificateTrust {
 
   async controllerCaBundle(): Promise<string[]> {
     return pemCertificates((await this.serverIdentity()).caBundlePem);
+  }
+
+  /** `AuthenticatorCertificateVouching`: pki-enrollment's verdict, or 503 when it cannot give one. */
+  async vouchesFor(certPem: string): Promise<boolean> {
+    const request: VerifyClientCertificateRequest = {
+      chainPem: pemCertificates(certPem).slice(0, 10),
+      purpose: 'authenticator',
+    };
+    if (request.chainPem.length === 0) return false;
+    try {
+      return (await callService(this.bus, 'pki-enrollment', pki.verifyClientCertificate, request, { timeoutMs: 5_000 }))
+        .trusted;
+    } catch (err) {
+      this.logger.warn(
+        { err: (err as Error).message },
+        'certificate authenticator not checked: pki-enrollment did not answer',
+      );
+      throw new ApiError('SERVICE_UNAVAILABLE', 'the certificate could not be checked against the known CAs');
+    }
   }
 
   async verifyWithPki(chainPem: string[]): Promise<VerifyClientCertificateResult | null> {

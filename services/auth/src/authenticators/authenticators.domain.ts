@@ -53,6 +53,14 @@ export async function assertPasswordAllowed(s: AuthStores, identityId: string, p
   if (policy) assertPasswordMeetsPolicy(password, policy.primary.updb);
 }
 
+/**
+ * Whether a certificate comes from a CA this controller knows (its own PKI or a verified CA): true
+ * or false, or an ApiError (503) when the owner of the CAs cannot say. Never true on a failed check.
+ */
+export interface AuthenticatorCertificateVouching {
+  vouchesFor(certPem: string): Promise<boolean>;
+}
+
 /** Administration of authenticators (updb and cert), at most one per method and identity. */
 export class AuthenticatorService {
   private readonly ending: SessionEnding;
@@ -61,6 +69,7 @@ export class AuthenticatorService {
     private readonly work: UnitOfWork,
     private readonly hasher: PasswordHasher,
     sessions: Pick<SessionStore, 'endByIdentity' | 'forget'>,
+    private readonly vouching: AuthenticatorCertificateVouching,
     private readonly now: () => Date = () => new Date(),
   ) {
     this.ending = new SessionEnding(sessions, now);
@@ -112,6 +121,14 @@ export class AuthenticatorService {
       if (!input.certPem) throw ApiError.field('certPem', 'certPem in body is required', input.certPem);
       a.certFingerprint = certificateFingerprint(input.certPem);
       a.certPem = input.certPem;
+      // As the reference: only a certificate of a known CA (the reference answers 500; a field error is right).
+      if (!(await this.vouching.vouchesFor(input.certPem))) {
+        throw ApiError.field(
+          'certPem',
+          `the certificate [${a.certFingerprint}] did not verify against known CAs`,
+          a.certFingerprint,
+        );
+      }
     }
     return this.work(async (s) => {
       if (!(await s.identities.get(a.identityId))) {

@@ -100,6 +100,14 @@ const authDeps = (): AuthenticationDeps => ({
   attempts,
 });
 
+/**
+ * pki-enrollment's verdict on a certificate an administrator registers (the e2e suite runs the real
+ * one); the login tests below register certificates the login must then refuse, as after their CA
+ * was removed, so it vouches unless a test says otherwise.
+ */
+let vouches = true;
+const vouching = { vouchesFor: async () => vouches };
+
 beforeAll(async () => {
   bed = await authTestBed();
   await seed(bed.work);
@@ -107,7 +115,7 @@ beforeAll(async () => {
   strangerPki = await newTestPki('Stranger');
   const sync = new SessionFactorSync(bed.work, bed.sessions, 600);
   identities = new IdentityService(bed.work, bed.sessions, 600);
-  authenticators = new AuthenticatorService(bed.work, plainHasher, bed.sessions);
+  authenticators = new AuthenticatorService(bed.work, plainHasher, bed.sessions, vouching);
   policies = new AuthPolicyService(bed.work, sync);
   signers = new ExternalJwtSignerService(bed.work, sync);
   auth = new AuthenticationService(authDeps());
@@ -349,6 +357,25 @@ describe('certificate authentication', () => {
     const a = await authenticators.create({ method: 'cert', identityId: identity.id, certPem });
     return { identity, authenticatorId: a.id };
   }
+
+  it('a certificate no known CA vouches for is refused as an authenticator, with the reason', async () => {
+    const c = await issueClientCertificate(strangerPki, 'stranger-device');
+    const identity = await identities.create({ name: `cert-${++n}`, type: 'User', isAdmin: false });
+    vouches = false;
+    try {
+      const refused = await authenticators.create({ method: 'cert', identityId: identity.id, certPem: c.certPem }).then(
+        () => undefined,
+        (err: unknown) => err as ApiError,
+      );
+      expect(refused).toMatchObject({
+        code: 'COULD_NOT_VALIDATE',
+        cause: { field: 'certPem', reason: `the certificate [${fp(c.certPem)}] did not verify against known CAs` },
+      });
+    } finally {
+      vouches = true;
+    }
+    expect((await authenticators.list({}, identity.id)).items).toEqual([]);
+  });
 
   it('a controller-issued certificate with an authenticator logs in; the chain may come with its intermediate', async () => {
     const c = await issueClientCertificate(pki, 'device-1');

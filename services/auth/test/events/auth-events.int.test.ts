@@ -31,6 +31,9 @@ import { SessionEnding } from '../../src/api-sessions/session-ending.domain.ts';
 import { PgApiSessionQuery } from '../../src/api-sessions/api-sessions.store.ts';
 import { RecordedAttempts, authTestBed, plainHasher, seed } from '../authentication/support.ts';
 
+/** These tests register no certificate of an unknown CA (authentication.test.ts covers the refusal). */
+const vouching = { vouchesFor: async () => true };
+
 /**
  * The facts auth publishes (issue 9): every path that opens or ends an API session, changes an
  * MFA or ends a timed disable writes its event to the outbox, in the transaction of the change,
@@ -74,7 +77,7 @@ beforeAll(async () => {
   sessions = new RedisApiSessionStore(infra.redisUrl, prefix, { endGraceMs: graceMs });
   replica = new RedisApiSessionStore(infra.redisUrl, prefix, { endGraceMs: graceMs });
   identities = new IdentityService(bed.work, sessions, ttl);
-  authenticators = new AuthenticatorService(bed.work, plainHasher, sessions);
+  authenticators = new AuthenticatorService(bed.work, plainHasher, sessions, vouching);
   auth = authenticationWith(plainHasher);
   mfa = new MfaService(bed.work, sessions, new OtplibTotp(), new PngQrCodes(), box, {
     issuer: 'openziti.io',

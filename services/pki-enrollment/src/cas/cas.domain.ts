@@ -230,18 +230,44 @@ export class CaService {
   async findVouchingCa(
     chainPem: readonly string[],
     accept: (ca: Ca) => boolean,
-    options: { tolerateExpiry?: boolean } = {},
+    options: { tolerateExpiry?: boolean; anyUsage?: boolean } = {},
   ): Promise<{ ca: Ca; outcome: TrustOutcome } | undefined> {
     const candidates = (await this.work((s) => s.cas.all())).filter(accept);
     for (const ca of candidates) {
       const outcome = await tryVerifyPresentedChain(chainPem, ca.certPem, {
-        usage: 'clientAuth',
+        ...(options.anyUsage ? {} : { usage: 'clientAuth' as const }),
         now: this.now(),
         ...(options.tolerateExpiry ? { tolerateExpiry: true } : {}),
       });
       if (outcome) return { ca, outcome };
     }
     return undefined;
+  }
+
+  /**
+   * Whether a certificate an administrator registers as an identity's authenticator comes from a
+   * known CA: the controller PKI or any verified CA (with or without isAuthEnabled), its validity
+   * aside and whatever its key usage (the reference verifies it at its own notBefore with any usage).
+   */
+  async verifyAuthenticatorCertificate(chainPem: readonly string[]): Promise<VerifyClientCertificateResult> {
+    const leaf = presentedLeaf(chainPem);
+    if (!leaf) return { trusted: false, fingerprint: '' };
+    const fingerprint = leaf.fingerprint;
+    const controller = await tryVerifyPresentedChain(chainPem, this.pki.serverIdentity().caBundlePem, {
+      tolerateExpiry: true,
+      now: this.now(),
+    });
+    if (controller) return { trusted: true, issuer: 'controller', fingerprint, expired: controller.expired };
+    const found = await this.findVouchingCa(chainPem, (ca) => ca.isVerified, { tolerateExpiry: true, anyUsage: true });
+    if (!found) return { trusted: false, fingerprint };
+    return {
+      trusted: true,
+      issuer: 'ca',
+      caId: found.ca.id,
+      isAuthEnabled: found.ca.isAuthEnabled,
+      fingerprint,
+      expired: found.outcome.expired,
+    };
   }
 
   /**

@@ -18,7 +18,10 @@ export function pkiCalls(deps: PkiCallDeps): CallTable {
   const { pki, cas, enrollments } = deps;
   return callHandlers(pkiEnrollmentCallContracts, {
     serverIdentity: async () => pki.serverIdentity(),
-    verifyClientCertificate: ({ chainPem }) => cas.verifyClientCertificate(chainPem),
+    verifyClientCertificate: ({ chainPem, purpose }) =>
+      purpose === 'authenticator'
+        ? cas.verifyAuthenticatorCertificate(chainPem)
+        : cas.verifyClientCertificate(chainPem),
     pendingEnrollments: async ({ identityIds }) => ({ enrollments: await enrollments.pendingFor(identityIds) }),
     createIdentityEnrollments: async ({ identityId, enrollments: specs }) => ({
       ids: await enrollments.createForIdentity(identityId, specs),
