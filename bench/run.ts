@@ -17,7 +17,10 @@
  * - `what-if` (issue 24, bench/what-if.ts): what-if analysis of policy changes on the policy
  *   benchmark's network, p99 against its 1 s target;
  * - `circuits` (issue 30 §8, bench/circuits.ts): binds and dials through one (simulated) router's
- *   control channel, under `npm start` and on the cluster, beside the reference controller.
+ *   control channel, under `npm start` and on the cluster, beside the reference controller;
+ * - `hot-paths` (issue 32, bench/hot-paths.ts): the most used Edge API calls (current-identity,
+ *   logins, identity creates, the client's services, Dial sessions, a deep management list), idle
+ *   RSS and spawn → first answer, under `npm start` and on the cluster beside the reference 1.1.9.
  * Loopback only; every loop is bounded.
  */
 import 'reflect-metadata';
@@ -28,6 +31,7 @@ import { benchBulk } from './bulk.ts';
 import { benchCircuits } from './circuits.ts';
 import { resultPath } from './common.ts';
 import { benchEmitCost } from './emit-cost.ts';
+import { benchHotPaths } from './hot-paths.ts';
 import { benchLists } from './lists.ts';
 import { benchLogin } from './login.ts';
 import { benchPolicy } from './policy.ts';
@@ -51,6 +55,7 @@ const scenarios = [
   'sessions',
   'what-if',
   'circuits',
+  'hot-paths',
 ] as const;
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const w of wanted)
@@ -76,6 +81,7 @@ if (runs('policy')) await benchPolicy();
 if (runs('sessions')) await benchSessions();
 if (runs('what-if')) await benchWhatIf();
 if (runs('circuits')) await benchCircuits();
+if (runs('hot-paths')) await benchHotPaths();
 
 /** Percentile of sorted numbers. */
 function pct(sorted: number[], p: number): number {
