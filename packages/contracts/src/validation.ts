@@ -273,7 +273,8 @@ export function keysAsGoDecodes(schema: z.core.$ZodType, value: unknown, depth =
       const match = lower.get(k.toLowerCase());
       if (match !== undefined && !Object.hasOwn(record, match)) target = match;
     }
-    const field = shape[target];
+    // Own fields only: a key such as `constructor` names no field, whatever the prototype holds.
+    const field = Object.hasOwn(shape, target) ? shape[target] : undefined;
     const folded = field ? keysAsGoDecodes(field, v, depth + 1) : v;
     if (target === k && folded === v) continue;
     out ??= { ...record };

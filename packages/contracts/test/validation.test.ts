@@ -364,6 +364,23 @@ describe('input limits (issue 12)', () => {
 });
 
 describe('validateOperationInput: keys as Go decodes them', () => {
+  it('a key that names a property of the prototype (constructor, __proto__) is no field: a 400, never a crash', () => {
+    for (const body of [
+      { constructor: { prototype: { isAdmin: true } } },
+      JSON.parse('{"__proto__": {"isAdmin": true}}'),
+      { toString: 1, hasOwnProperty: 'x' },
+    ]) {
+      let thrown: unknown;
+      try {
+        validate('client', 'createCurrentApiSessionCertificate', { body });
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown, JSON.stringify(body)).toBeInstanceOf(ApiError);
+      expect((thrown as ApiError).code).toBe('COULD_NOT_VALIDATE');
+    }
+  });
+
   it("matches a body's keys to its fields case-insensitively, in nested objects and a polymorphic body's variant", () => {
     // What `ziti edge create posture-check os` sends: its struct has no JSON tags.
     const { body } = validate('management', 'createPostureCheck', {
