@@ -137,6 +137,7 @@ describe('ziti-edge-ops', () => {
       'policy: OK',
       'inventory: OK',
       'audit: OK',
+      'fabric: OK',
     ]);
     const bad = await ops(['check-config', '--service', 'auth'], {
       ...clusterEnv(),
