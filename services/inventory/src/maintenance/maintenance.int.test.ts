@@ -223,6 +223,7 @@ describe('summary counts and snapshots of a service database', () => {
         await target.drop();
       }
       expect(existsSync(dir)).toBe(false);
-    });
+      // A fresh PGlite database with every migration takes tens of seconds on a loaded two-core machine.
+    }, 120_000);
   }
 });
