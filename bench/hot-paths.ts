@@ -134,6 +134,7 @@ interface Rounds {
     totalCount: number;
     offset: number;
     idleBefore: Load['idleBefore'];
+    loadAverage1m: number;
   })[];
 }
 
@@ -156,6 +157,8 @@ export async function benchHotPaths(options: HotPathsOptions = {}) {
   };
   const tag = `bench-h-${Date.now().toString(36)}`;
   const loadAtStart = load1();
+  // The tree the controllers are started from (a commit landing during the run must not be recorded instead).
+  const git = gitState();
   const startedAt = performance.now();
   const found = options.reference === false ? { skipped: 'not asked for (reference: false)' } : findZiti();
   const referenceSkipped = 'skipped' in found ? found.skipped : undefined;
@@ -331,11 +334,12 @@ export async function benchHotPaths(options: HotPathsOptions = {}) {
       const offset = Math.floor((total * 3) / 4);
       const path = `/identities?filter=${filter}&limit=10&offset=${offset}`;
       const idleBefore = await allIdle();
+      const loadAverage1m = load1();
       for (let i = 0; i < 5; i++) await p.api.request('management', path, { token: p.adminToken, noRetry: true });
       const stats = await oneAtATime(o.listRequests, () =>
         p.api.request('management', path, { token: p.adminToken, noRetry: true }),
       );
-      rounds.get(p.c.kind)!.deepList.push({ ...stats, totalCount: total, offset, idleBefore });
+      rounds.get(p.c.kind)!.deepList.push({ ...stats, totalCount: total, offset, idleBefore, loadAverage1m });
       return `offset ${offset} of ${total}: p50 ${stats.p50} ms p99 ${stats.p99} ms${stats.non2xx ? ` (${stats.non2xx} not 2xx)` : ''}`;
     });
 
@@ -372,7 +376,7 @@ export async function benchHotPaths(options: HotPathsOptions = {}) {
       date: new Date().toISOString(),
       scenario: 'hot-paths',
       machine: machine(),
-      git: gitState(),
+      git,
       parameters: o,
       loadAverage1m: { atStart: loadAtStart, atEnd: loadAtEnd },
       wallSeconds,
