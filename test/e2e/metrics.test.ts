@@ -73,7 +73,7 @@ describe('GET /metrics on every process', () => {
   it('answers the text exposition with the process metrics on each health port', async () => {
     const processes = e.cluster.processes();
     expect(processes.map((p) => p.service).sort()).toEqual(
-      ['audit', 'auth', 'gateway', 'inventory', 'pki-enrollment', 'policy'].sort(),
+      ['audit', 'auth', 'fabric', 'gateway', 'inventory', 'pki-enrollment', 'policy'].sort(),
     );
     for (const p of processes) {
       const s = await scrape(p.healthPort);
