@@ -31,11 +31,22 @@ const required = [
 const kube = ['--kube-version', '1.30.0'];
 const sets = (values: string[]) => [...kube, ...values.flatMap((v) => ['--set', v])];
 
+interface Container {
+  image?: string;
+  command?: string[];
+  args?: string[];
+  readinessProbe?: { httpGet?: { path?: string } };
+  env?: { name: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
+}
+
 interface K8sObject {
   apiVersion: string;
   kind: string;
   metadata: { name: string; annotations?: Record<string, string> };
-  spec?: Record<string, any>;
+  spec?: {
+    template: { spec: { containers: Container[]; initContainers?: Container[] } };
+    ports: { protocol?: string }[];
+  };
   data?: Record<string, string>;
   stringData?: Record<string, string>;
 }
@@ -60,7 +71,7 @@ async function render(values: string[]): Promise<K8sObject[]> {
     .filter((o): o is K8sObject => !!o);
 }
 
-const containerOf = (o: K8sObject) => o.spec!.template.spec.containers[0];
+const containerOf = (o: K8sObject) => o.spec!.template.spec.containers[0]!;
 
 describe('the Helm chart, rendered and linted by helm v3.22.0', () => {
   beforeAll(async () => {
@@ -95,7 +106,7 @@ describe('the Helm chart, rendered and linted by helm v3.22.0', () => {
     const kinds = new Set(objects.map((o) => `${o.kind}/${o.metadata.name}`));
     expect(kinds.has('Service/ziti-ziti-edge-fabric-ctrl')).toBe(true);
     const ctrl = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'ziti-ziti-edge-fabric-ctrl')!;
-    expect(ctrl.spec!.ports.map((p: { protocol?: string }) => p.protocol ?? 'TCP')).toEqual(['TCP']);
+    expect(ctrl.spec!.ports.map((p) => p.protocol ?? 'TCP')).toEqual(['TCP']);
     // Migration Jobs for the services with a database, none for the gateway or fabric.
     const jobs = objects.filter((o) => o.kind === 'Job').map((o) => o.metadata.name);
     for (const s of ['auth', 'pki-enrollment', 'policy', 'inventory', 'audit'])
