@@ -492,7 +492,8 @@ describe('the webhook sink on two replicas (NATS, checkpoint in Postgres)', () =
     expect(a!.seen.leases + b!.seen.leases).toBe(1);
     const [leader, standby] = a!.seen.leases === 1 ? [a!, b!] : [b!, a!];
     expect(standby.lines.join('\n')).toContain('event sink stands by');
-    expect(await sharedPosition(leader.database)).toBe(40);
+    // The checkpoint follows the deliveries (it is written after the receiver's answer), so it is awaited.
+    await waitFor(async () => (await sharedPosition(leader.database)) === 40, "the leader's checkpoint");
 
     // The leader stops (a rolling update) in the middle of a slow stretch; the other goes on.
     receiver.answerDelayMs = 40;
