@@ -24,7 +24,6 @@ afterAll(async () => {
 const ident = (token: string, path: string, init: Record<string, unknown> = {}) =>
   e.call('management', { path, token, ...init });
 
-/** A self-signed certificate made in the test, for cert authenticators. */
 /**
  * A client certificate the controller issued, free to register again: an ott identity enrolls
  * with a CSR, then goes (and its authenticator with it).
@@ -44,6 +43,7 @@ async function controllerIssuedCertificate(): Promise<string> {
   return enrolled.text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/)![0] + '\n';
 }
 
+/** A self-signed certificate made in the test, which no known CA vouches for. */
 function selfSignedCert(cn: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'cert-'));
   try {
@@ -168,6 +168,22 @@ describe('identities', () => {
   it('creates with every field and shows them in the detail', async () => {
     const name = uniqueName('alice');
     const externalId = uniqueName('ext');
+    const service = await ident(admin, '/services', {
+      method: 'POST',
+      body: { name: uniqueName('hosted'), encryptionRequired: true },
+    });
+    expect(service.status).toBe(201);
+    const svc1 = service.json.data.id as string;
+    // Hosting costs and precedences only for services that exist, as the reference checks them.
+    const unknownService = await ident(admin, '/identities', {
+      method: 'POST',
+      body: { name, type: 'User', isAdmin: false, serviceHostingCosts: { [svc1]: 5, 'no-such-service': 1 } },
+    });
+    expect(unknownService.status).toBe(404);
+    expect(unknownService.json.error).toMatchObject({
+      code: 'NOT_FOUND',
+      cause: { message: 'services with id no-such-service not found' },
+    });
     const created = await ident(admin, '/identities', {
       method: 'POST',
       body: {
@@ -180,8 +196,8 @@ describe('identities', () => {
         tags: { env: 'test' },
         defaultHostingCost: 10,
         defaultHostingPrecedence: 'required',
-        serviceHostingCosts: { svc1: 5 },
-        serviceHostingPrecedences: { svc1: 'failed' },
+        serviceHostingCosts: { [svc1]: 5 },
+        serviceHostingPrecedences: { [svc1]: 'failed' },
       },
     });
     expect(created.status).toBe(201);
@@ -202,8 +218,8 @@ describe('identities', () => {
       tags: { env: 'test' },
       defaultHostingCost: 10,
       defaultHostingPrecedence: 'required',
-      serviceHostingCosts: { svc1: 5 },
-      serviceHostingPrecedences: { svc1: 'failed' },
+      serviceHostingCosts: { [svc1]: 5 },
+      serviceHostingPrecedences: { [svc1]: 'failed' },
       authPolicyId: 'default',
       authPolicy: { id: 'default', name: 'Default', entity: 'auth-policies' },
       hasApiSession: false,
@@ -215,6 +231,12 @@ describe('identities', () => {
       sdkInfo: {},
     });
     expect(detail.json.data.disabledAt).toBeUndefined();
+    const badPatch = await ident(admin, `/identities/${id}`, {
+      method: 'PATCH',
+      body: { serviceHostingPrecedences: { 'no-such-service': 'failed' } },
+    });
+    expect(badPatch.status).toBe(404);
+    expect((await ident(admin, `/identities/${id}`)).json.data.serviceHostingPrecedences).toEqual({ [svc1]: 'failed' });
   });
 
   it('refuses a duplicate name or externalId with the field, and bad input with 400', async () => {

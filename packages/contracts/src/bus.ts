@@ -325,7 +325,13 @@ export const inventoryCallNames = {
   clientServiceTerminators: 'clientServiceTerminators',
   /** policy's association lists (`/identities/{id}/edge-routers`, …): edge routers as `GET /edge-routers/{id}` shows them. */
   edgeRouterDetails: 'edgeRouterDetails',
+  /** auth, before it keeps an identity's hosting costs and precedences: which of these services exist. */
+  existingServices: 'existingServices',
 } as const;
+
+export const existingServicesRequestSchema = z.object({ ids: z.array(z.string()).max(1000) });
+/** The ids asked about that name a service, in the order asked. */
+export const existingServicesReplySchema = z.object({ ids: z.array(z.string()) });
 
 export const clientServiceTerminatorsRequestSchema = z.object({
   serviceId: z.string(),

@@ -13,6 +13,8 @@ import {
   deleteIdentityEnrollmentsRequestSchema,
   entityDetailsReplySchema,
   entityDetailsRequestSchema,
+  existingServicesReplySchema,
+  existingServicesRequestSchema,
   getIdentitiesRequestSchema,
   getIdentitiesResultSchema,
   inventoryCallNames,
@@ -291,6 +293,13 @@ export const inventoryCallContracts = {
     inventoryCallNames.edgeRouterDetails,
     entityDetailsRequestSchema,
     entityDetailsReplySchema,
+    'read',
+  ),
+  existingServices: callContract(
+    ['inventory'],
+    inventoryCallNames.existingServices,
+    existingServicesRequestSchema,
+    existingServicesReplySchema,
     'read',
   ),
   routerEnrolled: callContract(

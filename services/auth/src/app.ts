@@ -1,6 +1,7 @@
 import type { ApiSessionStore, Bus, Database, Db, EventSink, Logger, RunnableService } from '@ziti/platform';
 import { caEventSubscription } from './credentials/ca-events.transport.ts';
 import { enrollmentReadModelSubscription } from './enrollments/enrollment-events.transport.ts';
+import { BusServiceExistence } from './identities/inventory-services.transport.ts';
 import { BusEnrollmentPort } from './enrollments/pki-client.transport.ts';
 import { CredentialService, type CredentialStores } from './credentials/credentials.domain.ts';
 import { PgCredentialStore } from './credentials/credentials.store.ts';
@@ -125,7 +126,15 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     deps.config.hashNice ?? 5,
   );
   const ttl = deps.config.sessionTimeoutSeconds;
-  const identities = new IdentityService(work, deps.sessions, ttl, undefined, enrollments, read);
+  const identities = new IdentityService(
+    work,
+    deps.sessions,
+    ttl,
+    undefined,
+    enrollments,
+    read,
+    new BusServiceExistence(deps.bus),
+  );
   const credentials = new CredentialService(credentialWork, hasher, deps.sessions);
   const pki = new PkiCertificates(deps.bus, deps.logger);
   const authenticators = new AuthenticatorService(work, hasher, deps.sessions, pki);

@@ -8,6 +8,7 @@ import { recordedDisabled } from '../shared/model.domain.ts';
 import type { AuthStores, SessionStore, UnitOfWork } from '../shared/stores.ports.ts';
 import { secondaryFactorsOf } from '../api-sessions/session-factors.domain.ts';
 import type { EnrollmentPort, EnrollmentRequestSpec } from '../credentials/credentials.domain.ts';
+import type { ServiceExistencePort } from './identities.ports.ts';
 
 /** What an administrator may set on an identity (create, replace or patch). */
 export interface IdentityInput {
@@ -83,6 +84,9 @@ function enrollmentSpecsOf(enrollment: IdentityInput['enrollment']): EnrollmentR
  * Identity administration. Every change and its event commit together; a deleted or disabled
  * identity loses its API sessions.
  */
+/** The services one identity may name hosting costs or precedences for (one bus call checks them). */
+const maxHostedServices = 1000;
+
 export class IdentityService {
   constructor(
     private readonly work: UnitOfWork,
@@ -93,7 +97,29 @@ export class IdentityService {
     private readonly enrollments?: EnrollmentPort,
     /** Stores outside a transaction, for reads on the request path (defaults to `work`). */
     private readonly read: UnitOfWork = work,
+    /** inventory, which says whether the services of hosting costs and precedences exist. */
+    private readonly services?: ServiceExistencePort,
   ) {}
+
+  /**
+   * Hosting costs and precedences only for services that exist, as the reference's identity store
+   * checks them: the first unknown one (in id order) is NOT_FOUND. Asked before any transaction.
+   */
+  private async checkHostedServices(input: IdentityInput): Promise<void> {
+    const ids = [
+      ...new Set([
+        ...Object.keys(input.serviceHostingCosts ?? {}),
+        ...Object.keys(input.serviceHostingPrecedences ?? {}),
+      ]),
+    ].sort();
+    if (ids.length === 0 || !this.services) return;
+    if (ids.length > maxHostedServices) {
+      throw ApiError.field('serviceHostingCosts', `at most ${maxHostedServices} services per identity`, ids.length);
+    }
+    const existing = new Set(await this.services.existing(ids));
+    const missing = ids.find((id) => !existing.has(id));
+    if (missing !== undefined) throw ApiError.notFound('services', missing);
+  }
 
   async get(id: string): Promise<Identity> {
     return this.read(async (s) => this.load(s, id));
@@ -160,6 +186,7 @@ export class IdentityService {
       });
     }
     const name = requireName(input.name);
+    await this.checkHostedServices(input);
     const now = this.now();
     const identity: Identity = {
       id: shortId(),
@@ -202,6 +229,7 @@ export class IdentityService {
 
   /** PUT replaces every updatable field (absent ones become empty); PATCH only those present. */
   async update(id: string, input: IdentityInput, mode: 'replace' | 'patch'): Promise<void> {
+    await this.checkHostedServices(input);
     await this.work(async (s) => {
       const current = await this.load(s, id, true);
       // Stamped under the lock: a change that waited for another is stamped after it.

@@ -31,3 +31,9 @@ export interface IdentityStore {
    */
   endLapsedDisables(now: Date, limit: number): Promise<Identity[]>;
 }
+
+/** inventory's word on which services exist: an identity keeps hosting costs and precedences only for those. */
+export interface ServiceExistencePort {
+  /** The ids asked about that name a service. */
+  existing(ids: string[]): Promise<string[]>;
+}

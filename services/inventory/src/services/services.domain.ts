@@ -79,6 +79,14 @@ function idleTimeOf(value: number | null | undefined): number {
  * (`service.*`), from which policy keeps its read model.
  */
 export class ServiceCatalog {
+  /** Which of `ids` name a service, in the order asked (each once). */
+  async existing(ids: string[]): Promise<string[]> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return [];
+    const found = new Set((await this.work((s) => s.services.getMany(unique))).map((x) => x.id));
+    return unique.filter((id) => found.has(id));
+  }
+
   constructor(
     private readonly work: UnitOfWork,
     private readonly now: () => Date = () => new Date(),

@@ -1,7 +1,15 @@
 import type { OperationReply, OperationRequest } from '@ziti/contracts';
 import { type OperationHandlers, reply } from '@ziti/platform';
 import { type WithBody, id } from '../shared/requests.transport.ts';
+import type { InventoryCallHandlers } from '../shared/calls.transport.ts';
 import type { ServiceCatalog, ServiceInput } from './services.domain.ts';
+
+/** The call auth makes before it keeps an identity's hosting costs and precedences. */
+export function serviceCalls(services: ServiceCatalog) {
+  return {
+    existingServices: async ({ ids }) => ({ ids: await services.existing(ids) }),
+  } satisfies Partial<InventoryCallHandlers>;
+}
 
 /**
  * Services (`/services`, in the management and the client API); their configs and terminators

@@ -5,6 +5,7 @@ import { routerPresenceCalls } from '../router-presence/router-presence.transpor
 import type { RouterService } from '../routers/routers.domain.ts';
 import { routerCalls } from '../routers/routers.transport.ts';
 import type { ServiceCatalog } from '../services/services.domain.ts';
+import { serviceCalls } from '../services/services.transport.ts';
 import type { TerminatorService } from '../terminators/terminators.domain.ts';
 import { terminatorCalls, terminatorFabricCalls } from '../terminators/terminators.transport.ts';
 
@@ -45,6 +46,7 @@ export function inventoryCalls(
     ...callHandlers(inventoryCallContracts, {
       ...terminatorCalls(terminators, services),
       ...routerCalls(routers, presence),
+      ...serviceCalls(services),
     }),
     ...callHandlers(inventoryFabricCallContracts, {
       ...routerPresenceCalls(presence, routers),
