@@ -242,7 +242,15 @@ describe('services', () => {
       terminatorStrategy: 'smartrouting',
       maxIdleTimeMillis: 30000,
       tags: { owner: 'qa' },
-      postureQueries: [],
+      // An administrator no policy grants the service: the reference's one passing `Invalid` entry.
+      postureQueries: [
+        {
+          policyId: 'dummy invalid policy: no posture checks defined',
+          policyType: 'Invalid',
+          isPassing: true,
+          postureQueries: [],
+        },
+      ],
     });
     expect(Object.keys(detail.json.data._links).sort()).toEqual([
       'configs',
@@ -334,18 +342,19 @@ describe('services', () => {
     );
     const detail = await admin({ path: `/services/${serviceId}` });
     expect(detail.json.data).toMatchObject({
+      // As the reference: a PATCH does not change encryptionRequired (a PUT does).
       encryptionRequired: false,
       roleAttributes: [`${attr}c`],
       configs: [interceptId, hostId],
     });
   });
 
-  it('replace keeps encryptionRequired and resets what is absent', async () => {
+  it('replace sets encryptionRequired as given (as the reference does) and resets what is absent', async () => {
     expect(
       (await admin({ method: 'PUT', path: `/services/${serviceId}`, body: { name, encryptionRequired: true } })).status,
     ).toBe(200);
     expect((await admin({ path: `/services/${serviceId}` })).json.data).toMatchObject({
-      encryptionRequired: false,
+      encryptionRequired: true,
       configs: [],
       roleAttributes: [],
       maxIdleTimeMillis: 0,

@@ -431,7 +431,16 @@ describe('posture responses, posture data and posture queries', () => {
     const res = await admin({ path: `/services/${n.service}` });
     expect(res.status).toBe(200);
     expect(res.json.data.permissions).toEqual(['Invalid']);
-    expect(res.json.data.postureQueries).toEqual([]);
+    // The reference (1.1.9, seen by the differential suite) answers one passing entry per
+    // permission when no policy grants the service, `Invalid` included.
+    expect(res.json.data.postureQueries).toEqual([
+      {
+        policyId: 'dummy invalid policy: no posture checks defined',
+        policyType: 'Invalid',
+        isPassing: true,
+        postureQueries: [],
+      },
+    ]);
   });
 });
 

@@ -109,7 +109,7 @@ describe('config types and configs', () => {
 });
 
 describe('services', () => {
-  it('defaults, configs in order with one per type, encryptionRequired updatable (absent from a PUT: false), events with the full state', async () => {
+  it('defaults, configs in order with one per type, encryptionRequired set by a PUT (absent: false), never by a PATCH, events with the full state', async () => {
     const types = new ConfigTypeService(work, schemas);
     const configs = new ConfigService(work, schemas);
     const services = new ServiceCatalog(work);
@@ -144,6 +144,8 @@ describe('services', () => {
 
     await services.update(s.id, { name: s.name, encryptionRequired: true, maxIdleTimeMillis: 5000 }, 'replace');
     expect((await services.get(s.id)).encryptionRequired).toBe(true);
+    await services.update(s.id, { encryptionRequired: false }, 'patch');
+    expect((await services.get(s.id)).encryptionRequired).toBe(true);
     await services.update(s.id, { name: s.name, maxIdleTimeMillis: 5000 }, 'replace');
     const replaced = await services.get(s.id);
     expect(replaced).toMatchObject({
@@ -164,6 +166,7 @@ describe('services', () => {
       'service.updated',
       'service.updated',
       'service.updated',
+      'service.updated',
     ]);
     expect(events[0]!.payload).toMatchObject({
       name: s.name,
@@ -171,7 +174,7 @@ describe('services', () => {
       configs: [c2.id, c1.id],
       roleAttributes: ['a', 'b'],
     });
-    expect(events[4]!.payload.configs).toEqual([]);
+    expect(events[5]!.payload.configs).toEqual([]);
 
     await services.delete(s.id);
     expect((await outboxEvents(database)).filter((e) => e.payload.id === s.id).at(-1)?.type).toBe('service.deleted');

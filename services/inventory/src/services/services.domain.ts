@@ -146,9 +146,9 @@ export class ServiceCatalog {
   }
 
   /**
-   * PUT sets every updatable field (an absent `encryptionRequired` becomes false, as the
-   * reference's store writes its zero value), PATCH those given; the spec calls
-   * `encryptionRequired` "set at create", but the reference changes it on update, and so do we.
+   * PUT sets every updatable field, PATCH those given. `encryptionRequired`, which the spec calls
+   * "set at create", is as the reference treats it: a PUT sets it (false when absent: its store
+   * writes every field of a replace), a PATCH never changes it (its service manager drops the field).
    */
   async update(id: string, input: ServiceInput, mode: 'replace' | 'patch'): Promise<void> {
     await this.work(async (s) => {
@@ -160,7 +160,7 @@ export class ServiceCatalog {
       if (has('roleAttributes')) next.roleAttributes = assertRoleAttributes(input.roleAttributes);
       if (has('configs')) next.configs = await this.checkConfigs(s, input.configs);
       if (has('maxIdleTimeMillis')) next.maxIdleTimeMillis = idleTimeOf(input.maxIdleTimeMillis);
-      if (has('encryptionRequired')) next.encryptionRequired = input.encryptionRequired ?? false;
+      if (mode === 'replace') next.encryptionRequired = input.encryptionRequired ?? false;
       if (has('tags')) next.tags = mapOrEmpty(input.tags);
       await s.services.update(next);
       await emitServiceEvent(s, 'updated', next);
