@@ -90,7 +90,8 @@ export class ServiceViewService {
       const viewer = scope.asIdentity === undefined ? caller : await this.masquerade(s, caller, scope);
       const page = await s.list(viewer, input, scope);
       const types = configTypes ?? (await this.sessionConfigTypes(s, viewer));
-      return { ...page, items: await this.views(s, viewer, page.items, types) };
+      // A roleFilter list is the reference's generic one: no synthetic posture queries there.
+      return { ...page, items: await this.views(s, viewer, page.items, types, scope.roleFilter === undefined) };
     });
   }
 
@@ -136,7 +137,7 @@ export class ServiceViewService {
         service,
         ...(access.get(service.id) ?? { dial: false, bind: false }),
       }));
-      return this.views(s, viewer, rows, []);
+      return this.views(s, viewer, rows, [], false);
     });
   }
 
@@ -145,7 +146,7 @@ export class ServiceViewService {
     return this.read(async (s) => {
       if (!(await s.configExists(configId))) throw ApiError.notFound('config', configId);
       const page = await s.list(viewer, input, { configId });
-      return { ...page, items: await this.views(s, viewer, page.items, []) };
+      return { ...page, items: await this.views(s, viewer, page.items, [], false) };
     });
   }
 
@@ -167,6 +168,12 @@ export class ServiceViewService {
     viewer: Viewer,
     rows: ServiceAccessRow[],
     configTypes: string[],
+    /**
+     * The passing synthetic entries for services no policy with posture checks grants: the
+     * reference renders them only where it computes the viewer's permissions (the service lists
+     * and details), not in the lists of a relation, a config's services or a roleFilter list.
+     */
+    synthetic = true,
   ): Promise<ServiceView[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.service.id);
@@ -184,7 +191,7 @@ export class ServiceViewService {
         service: r.service,
         permissions,
         config: configs.get(r.service.id) ?? {},
-        postureQueries: postureQueriesOf(permissions, evaluated.get(r.service.id) ?? []),
+        postureQueries: postureQueriesOf(synthetic ? permissions : [], evaluated.get(r.service.id) ?? []),
       };
     });
   }
