@@ -190,6 +190,33 @@ describe('in-process durable consumers', () => {
     expect(failing.seen.filter((s) => s.attempt === 1).map((s) => s.id)).toEqual(ids(1, 3));
   });
 
+  it('publishMany hands each consumer the events together, in order, once each, and resolves once they are handled', async () => {
+    const bus = makeBus();
+    const batches: string[][] = [];
+    const all = recorder();
+    await bus.consume({
+      durable: 'all',
+      subject: 'ziti.evt.audit.>',
+      handler: async (batch) => {
+        batches.push(batch.map((d) => d.event.id));
+        await all.handler(batch);
+      },
+    });
+    const evens = recorder();
+    await bus.consume({ durable: 'evens', subject: 'ziti.evt.audit.thing.even', handler: evens.handler });
+    const tailed: string[] = [];
+    await bus.tail(['ziti.evt.audit.>'], (e) => tailed.push(e.id));
+    // An outbox batch (one of them stored already, as after a crash between publish and mark).
+    await bus.publish(subject(1), event(1));
+    batches.length = 0;
+    await bus.publishMany([1, 2, 3, 4, 5].map((n) => ({ subject: subject(n), event: event(n) })));
+    // Resolved once the consumers that kept up handled them all.
+    expect(all.handled).toEqual(ids(1, 5));
+    expect(batches).toEqual([ids(2, 5)]);
+    expect(evens.handled).toEqual(['audit:2', 'audit:4']);
+    expect(tailed).toEqual(ids(1, 5));
+  });
+
   it('does not wait for a slow consumer past the publish wait, and not at all while it is slow', async () => {
     const bus = makeBus({ publishWaitMs: 100 });
     const slowSeen: string[] = [];

@@ -88,6 +88,13 @@ export interface Bus {
   serve(subject: string, queue: string, handler: RequestHandler): Served;
   /** Resolves once the event is durably accepted (de-duplicated by `event.id`). */
   publish(subject: string, event: EventEnvelope): Promise<void>;
+  /**
+   * Publishes events in their order, as `publish` one after the other would, and resolves once
+   * every one is accepted. A bus that has it hands what it accepts together to each consumer as
+   * one delivery where it can (the outbox relay publishes its batches through it); without it, the
+   * relay publishes one by one.
+   */
+  publishMany?(messages: readonly { subject: string; event: EventEnvelope }[]): Promise<void>;
   consume(options: EventConsumerOptions): Promise<Consumer>;
   /**
    * Follows the events on `subjects` from now on, for this process alone (no durable, no

@@ -326,23 +326,38 @@ export class InProcessBus implements Bus {
     };
   }
 
-  async publish(subject: string, event: EventEnvelope): Promise<void> {
+  publish(subject: string, event: EventEnvelope): Promise<void> {
+    return this.publishMany([{ subject, event }]);
+  }
+
+  /**
+   * Stores and queues the events in order, then hands each durable what it got at once (up to its
+   * batch size): a durable applies an outbox batch in one delivery, not one per event. Waits, as
+   * `publish` does, for the durables that kept up before the first of them to handle them all.
+   */
+  async publishMany(messages: readonly { subject: string; event: EventEnvelope }[]): Promise<void> {
     await this.eventsOpen;
-    const entry = this.log.append(subject, event);
-    // Already stored (an outbox retry after a crash between publish and mark): JetStream drops a
-    // message whose id it has, and so does this bus; nobody sees it twice.
-    if (!entry) return;
-    for (const f of this.followers) this.deliver(f);
-    for (const t of this.tails) if (t.subjects.some((pattern) => subjectMatches(pattern, subject))) t.onEvent(event);
-    if (this.closed) return;
     const waits: Promise<void>[] = [];
-    for (const d of this.durables.values()) {
-      if (!subjectMatches(d.subject, subject)) continue;
-      const queued: Queued = { entry, attempt: 0 };
-      if (this.keepsUp(d)) waits.push(new Promise<void>((resolve) => (queued.settled = resolve)));
-      this.enqueue(d, queued);
-      this.pump(d);
+    /** Per durable queued to: whether publishing waits for it (decided before its first event). */
+    const queuedTo = new Map<DurableQueue, boolean>();
+    for (const { subject, event } of messages) {
+      const entry = this.log.append(subject, event);
+      // Already stored (an outbox retry after a crash between publish and mark): JetStream drops a
+      // message whose id it has, and so does this bus; nobody sees it twice.
+      if (!entry) continue;
+      for (const f of this.followers) this.deliver(f);
+      for (const t of this.tails) if (t.subjects.some((pattern) => subjectMatches(pattern, subject))) t.onEvent(event);
+      if (this.closed) continue;
+      for (const d of this.durables.values()) {
+        if (!subjectMatches(d.subject, subject)) continue;
+        let waited = queuedTo.get(d);
+        if (waited === undefined) queuedTo.set(d, (waited = this.keepsUp(d)));
+        const queued: Queued = { entry, attempt: 0 };
+        if (waited) waits.push(new Promise<void>((resolve) => (queued.settled = resolve)));
+        this.enqueue(d, queued);
+      }
     }
+    for (const d of queuedTo.keys()) this.pump(d);
     if (waits.length > 0) await waitAtMost(Promise.all(waits), this.publishWaitMs);
   }
 

@@ -226,22 +226,32 @@ export class OutboxRelay {
     );
     await this.observePending(session, rows);
     const published: string[] = [];
+    const messages = rows.map((row) => {
+      const position = Number(row.position);
+      const event: EventEnvelope = {
+        id: `${this.source}:${position}`,
+        type: row.type,
+        version: row.version,
+        source: this.source,
+        sequence: position,
+        occurredAt: new Date(row.created_at).toISOString(),
+        data: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
+      };
+      const meta = typeof row.meta === 'string' ? JSON.parse(row.meta) : row.meta;
+      if (meta) event.meta = meta as RequestMeta;
+      return { subject: row.subject, event };
+    });
     try {
-      for (const row of rows) {
-        const position = Number(row.position);
-        const event: EventEnvelope = {
-          id: `${this.source}:${position}`,
-          type: row.type,
-          version: row.version,
-          source: this.source,
-          sequence: position,
-          occurredAt: new Date(row.created_at).toISOString(),
-          data: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
-        };
-        const meta = typeof row.meta === 'string' ? JSON.parse(row.meta) : row.meta;
-        if (meta) event.meta = meta as RequestMeta;
-        await this.bus.publish(row.subject, event);
-        published.push(String(row.position));
+      if (this.bus.publishMany && messages.length > 0) {
+        // Together: the in-process bus hands them to each consumer as one delivery (one transaction
+        // per consumer for the batch instead of one per event).
+        await this.bus.publishMany(messages);
+        published.push(...rows.map((row) => String(row.position)));
+      } else {
+        for (const [i, m] of messages.entries()) {
+          await this.bus.publish(m.subject, m.event);
+          published.push(String(rows[i]!.position));
+        }
       }
     } finally {
       if (published.length > 0) {
