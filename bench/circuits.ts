@@ -53,6 +53,7 @@ import {
   type LogNotes,
   clusterController,
   enrollRouter,
+  logNotesLine,
   referenceController,
   startNpmStart,
 } from './support/controllers.ts';
@@ -661,13 +662,8 @@ function printTable(
     );
   }
   for (const r of results) {
-    const l = r.logs;
-    if (l.warnings + l.errors === 0) continue;
-    const top = l.messages
-      .slice(0, 3)
-      .map((m) => `${m.count}× ${m.level} "${m.msg}"`)
-      .join('; ');
-    console.log(`${r.controller} logged ${l.warnings} warnings and ${l.errors} errors: ${top}`);
+    const line = logNotesLine(r.controller, r.logs);
+    if (line) console.log(line);
   }
   if (o.referenceSkipped) console.log(`reference row skipped: ${o.referenceSkipped}`);
 }

@@ -64,6 +64,7 @@ import {
   type BenchController,
   type ControllerKind,
   clusterController,
+  logNotesLine,
   referenceController,
   startNpmStart,
 } from './support/controllers.ts';
@@ -697,13 +698,8 @@ function printTable(
     `${'answers not 2xx (all phases)'.padEnd(40)} ${shown.map((r) => String(r.figures.notOk).padStart(16)).join(' ')}`,
   );
   for (const r of results) {
-    const l = r.logs;
-    if (l.warnings + l.errors === 0) continue;
-    const top = l.messages
-      .slice(0, 3)
-      .map((m) => `${m.count}× ${m.level} "${m.msg}"`)
-      .join('; ');
-    console.log(`${r.controller} logged ${l.warnings} warnings and ${l.errors} errors: ${top}`);
+    const line = logNotesLine(r.controller, r.logs);
+    if (line) console.log(line);
   }
   if (o.referenceSkipped) console.log(`reference row skipped: ${o.referenceSkipped}`);
 }

@@ -52,6 +52,16 @@ export interface LogNotes {
   messages: { level: 'warn' | 'error'; msg: string; count: number }[];
 }
 
+/** One line on what a controller logged at warning level or above (its three most frequent messages); none when nothing. */
+export function logNotesLine(label: string, notes: LogNotes): string | undefined {
+  if (notes.warnings + notes.errors === 0) return undefined;
+  const top = notes.messages
+    .slice(0, 3)
+    .map((m) => `${m.count}× ${m.level} "${m.msg}"`)
+    .join('; ');
+  return `${label} logged ${notes.warnings} warnings and ${notes.errors} errors: ${top}`;
+}
+
 /** Counts warning and error records in JSON log lines (pino's numeric levels, logrus's names). */
 export class LogCounter {
   private readonly counts = new Map<string, { level: 'warn' | 'error'; msg: string; count: number }>();
