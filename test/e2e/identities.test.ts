@@ -339,6 +339,38 @@ describe('identities', () => {
     expect(Date.parse(t.disabledUntil) - Date.parse(t.disabledAt)).toBe(5 * 60_000);
   });
 
+  it('type Router on a create is a Default identity (as the reference), refused on an update', async () => {
+    const made = await ident(admin, '/identities', {
+      method: 'POST',
+      body: { name: uniqueName('typed'), type: 'Router', isAdmin: false },
+    });
+    expect(made.status).toBe(201);
+    const id = made.json.data.id;
+    expect((await ident(admin, `/identities/${id}`)).json.data).toMatchObject({ typeId: 'Default' });
+    const patched = await ident(admin, `/identities/${id}`, { method: 'PATCH', body: { type: 'Router' } });
+    expect(patched.status).toBe(400);
+    expect(patched.json.error.cause.field).toBe('type');
+  });
+
+  it("shows a login's envInfo and sdkInfo without their empty fields, as the reference does", async () => {
+    const u = await e.createUser();
+    const login = await e.call('client', {
+      method: 'POST',
+      path: '/authenticate?method=password',
+      body: {
+        username: u.username,
+        password: u.password,
+        envInfo: { os: 'linux', arch: 'amd64', domain: '', hostname: '' },
+        sdkInfo: { type: 'bench', version: '', appId: 'x' },
+      },
+    });
+    expect(login.status).toBe(200);
+    await waitFor(async () => (await ident(admin, `/identities/${u.id}`)).json.data.envInfo?.os === 'linux', 'envInfo');
+    const shown = (await ident(admin, `/identities/${u.id}`)).json.data;
+    expect(shown.envInfo).toEqual({ os: 'linux', arch: 'amd64' });
+    expect(shown.sdkInfo).toEqual({ type: 'bench', appId: 'x' });
+  });
+
   it('lists the identity types', async () => {
     const list = await ident(admin, '/identity-types');
     expect(list.json.data.map((t: { id: string }) => t.id).sort()).toEqual(['Default', 'Router']);

@@ -125,7 +125,7 @@ describe('configs', () => {
       path: '/configs',
       body: { name: uniqueName('c'), configTypeId: 'nope', data: {} },
     });
-    expect(noType.json.error.cause.field).toBe('configTypeId');
+    expect(noType.json.error.cause.field).toBe('type');
     const noData = await admin({
       method: 'POST',
       path: '/configs',

@@ -218,6 +218,14 @@ describe('transit routers', () => {
     expect(both.json.data.map((r: { id: string }) => r.id).sort()).toEqual([er, tr].sort());
     const edgeOnly = await admin({ path: `/edge-routers?filter=${encodeURIComponent(`id in ["${er}", "${tr}"]`)}` });
     expect(edgeOnly.json.data.map((r: { id: string }) => r.id)).toEqual([er]);
+    // On the fabric paths an edge router is the reference's base router: verified, no enrollment
+    // fields (its edge enrollment shows on /edge-routers); a transit router shows its own.
+    const listed = new Map(both.json.data.map((r: { id: string }) => [r.id, r]));
+    const edgeShown = listed.get(er) as Record<string, unknown>;
+    expect(edgeShown.isVerified).toBe(true);
+    expect(Object.keys(edgeShown).filter((k) => k.startsWith('enrollment'))).toEqual([]);
+    expect((await admin({ path: `/edge-routers/${er}` })).json.data.enrollmentJwt).toEqual(expect.any(String));
+    expect(listed.get(tr)).toMatchObject({ isVerified: false, enrollmentJwt: expect.any(String) });
   });
 });
 

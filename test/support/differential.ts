@@ -211,9 +211,9 @@ const LONG_BASE64 = /^[A-Za-z0-9+/=\r\n]{200,}$/;
 const VERSION_KEYS = new Set(['version', 'revision', 'buildDate', 'runtimeVersion', 'goVersion']);
 /** Keys whose string values are random secrets or tokens by nature. */
 const RANDOM_KEYS = new Set(['requestId', 'verificationToken', 'secret', 'totpSecret']);
-/** Arrays compared as sets (their order carries no meaning, or is a store's map order). */
+/** Arrays compared as sets (their order carries no meaning, or is a store's map order: `configTypes`). */
 const SET_KEYS =
-  /^(filterableFields|.*Roles|.*Ids|recoveryCodes|capabilities|configs|permissions|services|edgeRouters)$/;
+  /^(filterableFields|.*Roles|.*Ids|recoveryCodes|capabilities|configs|configTypes|permissions|services|edgeRouters)$/;
 const ID_KEY = /^(id|.*Id|.*Ids)$/;
 /** Maps keyed by ids (posture data by API session, hosting costs by service). */
 const ID_KEYED_MAPS = /^(apiSessionPostureData|serviceHostingCosts|serviceHostingPrecedences)$/;
@@ -341,7 +341,8 @@ export class Normaliser {
   /** How a list item is recognised on both sides: its name, its id's name, or its content with ids masked. */
   itemKey(item: unknown): string {
     if (isObj(item)) {
-      if (typeof item.name === 'string') return `name:${item.name}`;
+      // Normalised: a name holding an id (`edge-router-<id>-system`) names the same item on both sides.
+      if (typeof item.name === 'string') return `name:${this.string(item.name)}`;
       const id = typeof item.id === 'string' ? this.names.get(item.id) : undefined;
       if (id) return `id:${id}`;
       if (typeof item.role === 'string') return `role:${this.string(item.role)}`;

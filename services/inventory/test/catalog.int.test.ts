@@ -79,8 +79,12 @@ describe('config types and configs', () => {
     expect(bad.cause).toMatchObject({ field: 'port', value: 'x' });
     expect(
       (await apiError(configs.create({ name: uniqueName('c'), configTypeId: 'nope', data: {} }))).cause,
-    ).toMatchObject({ field: 'configTypeId' });
-    const byName = await configs.create({ name: uniqueName('c'), configTypeId: type.name, data: { port: 1 } });
+    ).toMatchObject({ field: 'type', reason: 'invalid config type', value: 'nope' });
+    // A type's name is not its id (the reference refuses it the same way).
+    expect(
+      (await apiError(configs.create({ name: uniqueName('c'), configTypeId: type.name, data: { port: 1 } }))).cause,
+    ).toMatchObject({ field: 'type', value: type.name });
+    const byName = await configs.create({ name: uniqueName('c'), configTypeId: type.id, data: { port: 1 } });
     expect(byName.configTypeId).toBe(type.id);
     await configs.update(byName.id, { data: { port: 2 } }, 'patch');
     expect((await configs.get(byName.id)).data).toEqual({ port: 2 });

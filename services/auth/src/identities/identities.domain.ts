@@ -28,7 +28,7 @@ export interface IdentityInput {
 }
 
 export const defaultAuthPolicyId = 'default';
-const acceptedTypes = new Set(['User', 'Device', 'Service', 'Default']);
+const acceptedTypes = new Set(['User', 'Device', 'Service', 'Router', 'Default']);
 
 /**
  * The identity as its events carry it: a function of the stored identity only (never of the
@@ -158,8 +158,13 @@ export class IdentityService {
     return identity;
   }
 
-  private typeIdOf(type: string | null | undefined): string {
-    if (type === 'Router')
+  /**
+   * Every type a body may name is stored as Default, as the reference's create does (type Router
+   * too: a router's identity comes only with its edge router). An update may not turn an identity
+   * into a router's (the reference would, leaving an identity no router owns).
+   */
+  private typeIdOf(type: string | null | undefined, on: 'create' | 'update'): string {
+    if (type === 'Router' && on === 'update')
       throw ApiError.field('type', 'identities of type Router are created with their edge router', type);
     if (type && !acceptedTypes.has(type))
       throw ApiError.field('type', `type in body should be one of [User Device Service Router Default]`, type);
@@ -191,7 +196,7 @@ export class IdentityService {
     const identity: Identity = {
       id: shortId(),
       name,
-      typeId: this.typeIdOf(input.type),
+      typeId: this.typeIdOf(input.type, 'create'),
       isAdmin: input.isAdmin ?? false,
       isDefaultAdmin: false,
       roleAttributes: assertRoleAttributes('roleAttributes', input.roleAttributes),
@@ -239,7 +244,7 @@ export class IdentityService {
       const next: Identity = { ...current, disabled: recordedDisabled(current, now), updatedAt: now };
       if (has('name')) next.name = requireName(input.name);
       if (has('type') && (mode === 'replace' || input.type != null))
-        next.typeId = current.typeId === 'Router' ? 'Router' : this.typeIdOf(input.type);
+        next.typeId = current.typeId === 'Router' ? 'Router' : this.typeIdOf(input.type, 'update');
       if (has('isAdmin')) next.isAdmin = current.isDefaultAdmin ? true : (input.isAdmin ?? false);
       if (has('roleAttributes')) next.roleAttributes = assertRoleAttributes('roleAttributes', input.roleAttributes);
       if (has('externalId')) next.externalId = externalIdOf(input.externalId);

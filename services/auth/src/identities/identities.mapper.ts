@@ -92,9 +92,17 @@ export function identityDetail(i: Identity, x: IdentityExtras, now = new Date())
     serviceHostingCosts: i.serviceHostingCosts,
     serviceHostingPrecedences: i.serviceHostingPrecedences,
     appData: i.appData,
-    envInfo: i.envInfo,
-    sdkInfo: i.sdkInfo,
+    envInfo: withoutEmptyStrings(i.envInfo),
+    sdkInfo: withoutEmptyStrings(i.sdkInfo),
     authenticators,
     enrollment: identityEnrollment(x.enrollments),
   };
+}
+
+/**
+ * envInfo and sdkInfo as the reference renders them: each of their fields is a string it leaves
+ * out when empty (go-swagger's `omitempty`), so `domain: ""` from a login is not shown.
+ */
+function withoutEmptyStrings(info: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(info).filter(([, v]) => v !== ''));
 }

@@ -71,11 +71,12 @@ export class ConfigService {
     });
   }
 
-  /** The type is given by id or, as the reference also accepts, by name. */
-  private async resolveType(s: InventoryStores, idOrName: string | null | undefined): Promise<ConfigType> {
-    if (!idOrName) throw ApiError.field('configTypeId', 'config type must be specified', idOrName);
-    const type = (await s.configTypes.get(idOrName)) ?? (await s.configTypes.findByName(idOrName));
-    if (!type) throw ApiError.field('configTypeId', 'invalid config type', idOrName);
+  /** The type is given by its id only: a type's name is refused as an unknown id, as the reference does. */
+  private async resolveType(s: InventoryStores, id: string | null | undefined): Promise<ConfigType> {
+    if (!id) throw ApiError.field('configTypeId', 'config type must be specified', id);
+    const type = await s.configTypes.get(id);
+    // The reference names the field by its stored name, `type`.
+    if (!type) throw ApiError.field('type', 'invalid config type', id);
     return type;
   }
 

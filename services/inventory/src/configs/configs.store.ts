@@ -13,12 +13,15 @@ import {
   withUniqueFields,
   toListPage,
 } from '@ziti/platform';
-import { baseEntityFields, defineQueryEntity, map, scalar, set } from '@ziti/zitiql';
+import { baseEntityFields, defineQueryEntity, scalar, set } from '@ziti/zitiql';
 import type { Config, ListInput, ListPage } from '../shared/model.domain.ts';
 import { type Row, combine, listOptions } from '../shared/store-helpers.store.ts';
 import type { ConfigStore } from './configs.ports.ts';
 
-/** Filterable fields of configs, as the reference's stores publish them (ZITI-FACTS §3.5). */
+/**
+ * Filterable fields of configs, as the reference's stores publish them (ZITI-FACTS §3.5). Not
+ * `data.<key>`: the 1.1.9 binary answers INVALID_FILTER "unknown symbol 'data.port'" for it.
+ */
 export const configQuery = defineQueryEntity({
   table: 'configs',
   alias: 'c',
@@ -27,7 +30,6 @@ export const configQuery = defineQueryEntity({
     name: scalar('c.name', 'string'),
     type: scalar('c.config_type_id', 'string'),
     'type.name': scalar((a) => `(select x.name from config_types x where x.id = ${a}.config_type_id)`, 'string'),
-    data: map('c.data'),
     services: set((a) => `select x.service_id from service_configs x where x.config_id = ${a}.id`, 'string'),
   },
 });

@@ -29,7 +29,11 @@ export function edgeRouterDetail(r: Router, presence: RouterPresenceView, enroll
   };
 }
 
-/** `/routers` and `/transit-routers` records. */
+/**
+ * `/routers` and `/transit-routers` records. An edge router listed there is the reference's base
+ * router (a router without a transit-router record, `transit_router_store.go` FillEntity): always
+ * verified, without enrollment fields, whether or not its edge enrollment is done.
+ */
 export function routerDetail(
   r: Router,
   collection: 'routers' | 'transit-routers',
@@ -41,12 +45,12 @@ export function routerDetail(
     name: r.name,
     fingerprint: r.fingerprint ?? '',
     isOnline: presence.isOnline,
-    isVerified: r.isVerified,
+    isVerified: r.kind === 'edge' || r.isVerified,
     cost: r.cost,
     noTraversal: r.noTraversal,
     disabled: r.disabled,
     unverifiedCertPem: r.unverifiedCertPem,
     unverifiedFingerprint: r.unverifiedFingerprint,
-    ...enrollmentFields(r, enrollment),
+    ...(r.kind === 'edge' ? {} : enrollmentFields(r, enrollment)),
   };
 }

@@ -24,8 +24,9 @@ import { enrollmentState } from './enrollment-events.domain.ts';
 import type { EnrollmentStore } from './enrollments.ports.ts';
 
 /**
- * Enrollments: the reference's `identity`, `edgeRouter`, `transitRouter`, `caId`, plus `method` and
- * `expiresAt`. `token` is not filterable here: tokens are stored encrypted (only their hash is
+ * Enrollments: the reference's `identity`, `edgeRouter`, `transitRouter`, `caId` (ZITI-FACTS §3.5:
+ * `method` and `expiresAt` are not symbols, so a filter on them is INVALID_FILTER, as in the
+ * reference). `token` is not filterable here: tokens are stored encrypted (only their hash is
  * indexed), and a filter on a secret would be an oracle for it anyway.
  */
 export const enrollmentQuery = defineQueryEntity({
@@ -37,8 +38,6 @@ export const enrollmentQuery = defineQueryEntity({
     edgeRouter: scalar('e.edge_router_id', 'string'),
     transitRouter: scalar('e.transit_router_id', 'string'),
     caId: scalar('e.ca_id', 'string'),
-    method: scalar('e.method', 'string'),
-    expiresAt: scalar('e.expires_at', 'datetime'),
   },
 });
 
