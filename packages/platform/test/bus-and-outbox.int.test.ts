@@ -100,6 +100,40 @@ for (const [name, make] of Object.entries(setups)) {
       );
     });
 
+    it('publishMany stores a batch in its order, once: each consumer gets it in order, a repeat is dropped', async () => {
+      const got: { id: string; sequence: number }[] = [];
+      const consumer = await s.bus.consume({
+        durable: uniqueName('many'),
+        subject: 'ziti.evt.test.many.>',
+        handler: async (batch) => {
+          for (const d of batch) got.push({ id: d.event.id, sequence: d.event.sequence });
+        },
+      });
+      const source = uniqueName('src');
+      const batch = Array.from({ length: 150 }, (_, i) => ({
+        subject: i % 3 === 0 ? 'ziti.evt.test.many.a' : 'ziti.evt.test.many.b',
+        event: {
+          id: `${source}:${i + 1}`,
+          type: i % 3 === 0 ? 'test.a' : 'test.b',
+          version: 1,
+          source: 'test',
+          sequence: i + 1,
+          occurredAt: new Date().toISOString(),
+          data: { id: `x${i}` },
+        } satisfies EventEnvelope,
+      }));
+      expect(s.bus.publishMany).toBeDefined();
+      await s.bus.publishMany!(batch);
+      // The outbox publishing a batch again after a crash before marking it: nothing is stored twice.
+      await s.bus.publishMany!(batch.slice(0, 50));
+      await waitFor(async () => got.length >= 150, 'the batch');
+      // A duplicate stored late would arrive before this marker.
+      await s.bus.publish('ziti.evt.test.many.b', { ...batch[0]!.event, id: `${source}:end`, sequence: 151 });
+      await waitFor(async () => got.some((g) => g.id === `${source}:end`), 'the marker');
+      expect(got.map((g) => g.sequence)).toEqual([...Array.from({ length: 150 }, (_, i) => i + 1), 151]);
+      await consumer.stop();
+    });
+
     it('publishes committed events only, once per durable consumer', async () => {
       const received: EventEnvelope[] = [];
       const consumer = new SourceConsumer({

@@ -430,6 +430,23 @@ export class NatsBus implements Bus {
   }
 
   /**
+   * Pipelined: every publish is written to the connection in order before any acknowledgement is
+   * awaited, so a batch costs one round trip, not one per event, and the stream stores them in
+   * that order. When one fails the whole batch is reported failed; publishing it again is safe
+   * (JetStream drops what it already holds by `msgID`), and consumers take an event stored late
+   * after a later one in their stride (their cursors keep gaps: `events/consumer.ts`).
+   */
+  async publishMany(messages: readonly { subject: string; event: EventEnvelope }[]): Promise<void> {
+    await this.ensureStream();
+    const acks = messages.map(({ subject, event }) =>
+      this.js.publish(this.subject(subject), codec.encode(event), { msgID: event.id }),
+    );
+    const outcomes = await Promise.allSettled(acks);
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /**
    * One ordered (ephemeral, server-side flow-controlled) consumer per subject, delivering from the
    * next event on: NATS 2.9 takes one filter per consumer, and each subject is one owner's stream of
    * positions. A consumer that nats.js had to recreate (a reconnect, a missed heartbeat) resumes
