@@ -381,9 +381,9 @@ describe('recovery codes and removal', () => {
     expect((await passwordLogin(u)).json.data.authQueries).toEqual([]);
   });
 
-  it('an administrator removes an identity’s MFA; its waiting sessions no longer wait', async () => {
+  it('an administrator removes an identity’s MFA; a session still waiting for it keeps waiting, as in the reference', async () => {
     const u = await e.createUser();
-    await enrollAndVerify(u);
+    const { secret } = await enrollAndVerify(u);
     const partial = (await passwordLogin(u)).json.data.token;
     expect((await call('client', partial, '/current-identity')).status).toBe(401);
     for (const token of [undefined, u.token]) {
@@ -394,8 +394,31 @@ describe('recovery codes and removal', () => {
     expect(removed.status).toBe(200);
     expect(removed.json).toEqual({ data: {}, meta: {} });
     expect((await call('management', admin, `/identities/${u.id}`)).json.data.isMfaEnabled).toBe(false);
-    expect((await call('client', partial, '/current-identity')).status).toBe(200);
+    // No second factor for free: still partial, with nothing left to complete it.
+    expect((await call('client', partial, '/current-identity')).status).toBe(401);
+    expect((await call('client', partial, '/services')).status).toBe(401);
+    expect((await call('client', partial, '/current-api-session')).json.data).toMatchObject({
+      isMfaRequired: true,
+      isMfaComplete: false,
+      authQueries: [mfaQuery],
+    });
+    const stuck = await call('client', partial, '/authenticate/mfa', {
+      method: 'POST',
+      body: { code: await totp(secret) },
+    });
+    expect(stuck.json.error.code).toBe('MFA_NOT_ENROLLED');
+    expect((await call('client', partial, '/current-api-session', { method: 'DELETE' })).status).toBe(200);
+    expect((await call('client', partial, '/current-api-session')).status).toBe(401);
+    // The session that completed MFA keeps working, and a new login needs no second factor.
     expect((await call('client', u.token, '/current-identity/mfa')).status).toBe(404);
+    expect((await call('client', u.token, '/current-api-session')).json.data).toMatchObject({
+      isMfaRequired: true,
+      isMfaComplete: true,
+      authQueries: [],
+    });
+    const fresh = (await passwordLogin(u)).json.data;
+    expect(fresh).toMatchObject({ isMfaRequired: false, authQueries: [] });
+    expect((await call('client', fresh.token, '/current-identity')).status).toBe(200);
     expect((await call('management', admin, '/identities/no-such-identity/mfa', { method: 'DELETE' })).status).toBe(
       404,
     );

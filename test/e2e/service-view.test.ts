@@ -168,6 +168,49 @@ describe('client GET /services', () => {
     expect(new Date(after).getTime()).toBeGreaterThan(new Date(before).getTime());
   });
 
+  it('a login’s configTypes are kept as config-type ids (names mapped, unknown dropped), and still pick the configs', async () => {
+    const login = await e.call('client', {
+      method: 'POST',
+      path: '/authenticate?method=password',
+      body: {
+        username: user.username,
+        password: user.password,
+        configTypes: ['intercept.v1', 'nope', 'host.v1', 'g7cIWbcGg'],
+      },
+    });
+    expect(login.status, login.text).toBe(200);
+    const kept = ['NH5p4FpGR', 'g7cIWbcGg'];
+    const sorted = (types: string[]) => [...types].sort();
+    expect(sorted(login.json.data.configTypes)).toEqual(kept);
+    const token = login.json.data.token as string;
+    const current = await e.call('client', { path: '/current-api-session', token });
+    expect(sorted(current.json.data.configTypes)).toEqual(kept);
+    const detail = await admin({ path: `/api-sessions/${login.json.data.id}` });
+    expect(sorted(detail.json.data.configTypes)).toEqual(kept);
+    const listed = await admin({ path: `/api-sessions?filter=${encodeURIComponent(`id = "${login.json.data.id}"`)}` });
+    expect(listed.json.data.map((x: { configTypes: string[] }) => sorted(x.configTypes))).toEqual([kept]);
+    // The service list reads the session's ids as it read the names.
+    const services = await e.call('client', { path: '/services?limit=500', token });
+    const s1 = services.json.data.find((x: { id: string }) => x.id === n.s1);
+    expect(Object.keys(s1.config).sort()).toEqual(['host.v1', 'intercept.v1']);
+
+    // `all` is just ["all"]; only unknown values keep nothing (and pick no config).
+    const all = await e.call('client', {
+      method: 'POST',
+      path: '/authenticate?method=password',
+      body: { username: user.username, password: user.password, configTypes: ['host.v1', 'all', 'nope'] },
+    });
+    expect(all.json.data.configTypes).toEqual(['all']);
+    const unknown = await e.call('client', {
+      method: 'POST',
+      path: '/authenticate?method=password',
+      body: { username: user.username, password: user.password, configTypes: ['nope', 'nope'] },
+    });
+    expect(unknown.json.data.configTypes).toEqual([]);
+    const none = await e.call('client', { path: `/services/${n.s1}`, token: unknown.json.data.token as string });
+    expect(none.json.data.config).toEqual({});
+  });
+
   it('a changed config reaches the list and moves service-updates', async () => {
     const before = (await client({ path: '/current-api-session/service-updates' })).json.data.lastChangeAt;
     expect(

@@ -238,6 +238,8 @@ export const authCallNames = {
   createIdentity: 'createIdentity',
   /** policy's association lists (`/services/{id}/identities`, …): identities as `GET /identities/{id}` shows them. */
   identityDetails: 'identityDetails',
+  /** policy's posture data: the ids of an identity's live API sessions (nothing else of them). */
+  apiSessionIdsOf: 'apiSessionIdsOf',
 } as const;
 
 export const credentialAuthenticatorSchema = z.object({
@@ -303,6 +305,8 @@ export const createIdentityResultSchema = z.object({ id: z.string(), name: z.str
  * published state). At most 1000 at a time (a list page is at most 500).
  */
 export const entityDetailsRequestSchema = z.object({ ids: z.array(z.string()).max(1000) });
+export const apiSessionIdsOfRequestSchema = z.object({ identityId: z.string().min(1).max(256) });
+export const apiSessionIdsOfReplySchema = z.object({ ids: z.array(z.string()) });
 /**
  * One entity's management detail exactly as its owner answers `GET /<entities>/{id}`: the wire
  * shape, kept whole (every field passes through unchanged; the gateway's responses are checked
@@ -327,11 +331,22 @@ export const inventoryCallNames = {
   edgeRouterDetails: 'edgeRouterDetails',
   /** auth, before it keeps an identity's hosting costs and precedences: which of these services exist. */
   existingServices: 'existingServices',
+  /** auth, when a login asks for config types: the ids its API session keeps. */
+  configTypeIds: 'configTypeIds',
 } as const;
 
 export const existingServicesRequestSchema = z.object({ ids: z.array(z.string()).max(1000) });
 /** The ids asked about that name a service, in the order asked. */
 export const existingServicesReplySchema = z.object({ ids: z.array(z.string()) });
+
+/** The config types a login sends (`configTypes`: ids, names, or `all`). */
+export const configTypeIdsRequestSchema = z.object({ values: z.array(z.string()).max(1000) });
+/**
+ * What an API session keeps of them (the reference's MapConfigTypeNamesToIds): `["all"]` when any
+ * value is `all`; otherwise each value that is a config type's id, or the id of the type it names,
+ * once each, in the order sent; a value that is neither is left out.
+ */
+export const configTypeIdsReplySchema = z.object({ ids: z.array(z.string()) });
 
 export const clientServiceTerminatorsRequestSchema = z.object({
   serviceId: z.string(),

@@ -1,9 +1,13 @@
 import { z } from 'zod';
 import {
+  apiSessionIdsOfReplySchema,
+  apiSessionIdsOfRequestSchema,
   authCallNames,
   authenticatorIdRequestSchema,
   calls,
   clientServiceTerminatorsRequestSchema,
+  configTypeIdsReplySchema,
+  configTypeIdsRequestSchema,
   createAuthenticatorRequestSchema,
   createIdentityEnrollmentsRequestSchema,
   createIdentityEnrollmentsResultSchema,
@@ -204,6 +208,14 @@ export const authCallContracts = {
     entityDetailsReplySchema,
     'read',
   ),
+  /** policy's posture data lists every live API session of an identity: only their ids leave auth. */
+  apiSessionIdsOf: callContract(
+    ['auth'],
+    authCallNames.apiSessionIdsOf,
+    apiSessionIdsOfRequestSchema,
+    apiSessionIdsOfReplySchema,
+    'read',
+  ),
   /**
    * The gateway's per-request check of an auth policy's `secondary.requireExtJwtSigner`; auth owns
    * the signers and their keys, and the gateway keeps a positive answer until `validUntil`.
@@ -277,7 +289,7 @@ export const routerEnrollmentCallContracts = {
 
 /**
  * Calls inventory serves: client terminators and edge-router details for policy, enrolled routers
- * for pki-enrollment.
+ * for pki-enrollment, existing services and config-type ids for auth.
  */
 export const inventoryCallContracts = {
   clientServiceTerminators: callContract(
@@ -300,6 +312,14 @@ export const inventoryCallContracts = {
     inventoryCallNames.existingServices,
     existingServicesRequestSchema,
     existingServicesReplySchema,
+    'read',
+  ),
+  /** auth, when a login sends `configTypes`: the config-type ids its API session keeps. */
+  configTypeIds: callContract(
+    ['inventory'],
+    inventoryCallNames.configTypeIds,
+    configTypeIdsRequestSchema,
+    configTypeIdsReplySchema,
     'read',
   ),
   routerEnrolled: callContract(

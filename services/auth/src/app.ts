@@ -28,6 +28,7 @@ import { PgCertificateFingerprints } from './router-api-sessions/router-api-sess
 import { BusApiSessionNotices, routerApiSessionCalls } from './router-api-sessions/router-api-sessions.transport.ts';
 import { authOperations } from './operations.transport.ts';
 import { AuthenticationService } from './api-sessions/authentication.domain.ts';
+import { BusConfigTypeResolver } from './api-sessions/config-types.adapter.ts';
 import { AuthenticatorService } from './authenticators/authenticators.domain.ts';
 import { type AdminSeed, seedAuthData } from './shared/bootstrap.domain.ts';
 import { IdentityService } from './identities/identities.domain.ts';
@@ -162,6 +163,9 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
     onRefused: (reason, detail) => deps.logger.info({ reason, ...detail }, 'authentication refused'),
     attempts,
     notices: new BusApiSessionNotices(deps.bus, routerApiSessions, deps.logger),
+    configTypes: new BusConfigTypeResolver(deps.bus),
+    onConfigTypesUnresolved: (err, detail) =>
+      deps.logger.warn({ err, ...detail }, 'login configTypes kept as sent: inventory did not resolve them'),
   });
   const authPolicies = new AuthPolicyService(work, sync);
   const signers = new ExternalJwtSignerService(work, sync);

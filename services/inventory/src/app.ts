@@ -99,7 +99,7 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
     migrations,
     relay,
     calls: {
-      ...inventoryCalls(routers, terminators, services, presence),
+      ...inventoryCalls(routers, terminators, services, presence, configTypes),
       ...maintenanceCalls(deps.database, new InventoryMaintenance<Db>({ work, read, schemas, identities })),
     },
     operations: inventoryOperations({

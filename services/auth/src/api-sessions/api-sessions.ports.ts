@@ -12,3 +12,12 @@ export interface LoginAttemptStore {
 export interface ApiSessionQuery {
   list(sessions: LiveApiSession[], input: ListInput): Promise<ListPage<LiveApiSession>>;
 }
+
+/**
+ * The config types a login asks for (`configTypes`: ids, names or `all`), as inventory (their
+ * owner) maps them to what an API session keeps: ["all"] for any `all`; otherwise the ids of the
+ * types the values are ids or names of, once each (unknown values dropped).
+ */
+export interface ConfigTypeResolver {
+  ids(values: string[]): Promise<string[]>;
+}

@@ -149,6 +149,11 @@ export class AuthenticationService {
     return this.deps.sessions.identitiesWithSessions(identityIds);
   }
 
+  /** The ids of an identity's live API sessions (policy's posture data lists each). */
+  apiSessionIdsOf(identityId: string): Promise<string[]> {
+    return this.deps.sessions.listIdsByIdentity(identityId);
+  }
+
   async identityNames(ids: string[]): Promise<Map<string, Identity>> {
     const found = await this.reader((s) => s.identities.getMany(ids));
     return new Map(found.map((i) => [i.id, i]));

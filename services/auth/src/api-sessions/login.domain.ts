@@ -3,7 +3,7 @@ import type { LiveApiSession } from '@ziti/platform/sessions/api-session-store';
 import type { AuthenticationAttempts } from '../authentication-attempts/authentication-attempts.ports.ts';
 import type { SignerKeys } from '../external-jwt-signers/external-jwt.domain.ts';
 import type { Identity } from '../shared/model.domain.ts';
-import type { ApiSessionQuery } from './api-sessions.ports.ts';
+import type { ApiSessionQuery, ConfigTypeResolver } from './api-sessions.ports.ts';
 import type { PasswordHasher } from '../passwords/passwords.ports.ts';
 import type { SessionStore, UnitOfWork } from '../shared/stores.ports.ts';
 import type { ChainVerifier, ClientCertificateTrust } from './certificate-login.domain.ts';
@@ -51,6 +51,13 @@ export interface AuthenticationDeps {
   attempts: AuthenticationAttempts;
   /** Who is told of each opened session for the edge routers (docs/adr/0023); absent where no router listens. */
   notices?: ApiSessionNotices;
+  /**
+   * Maps a login's `configTypes` to the ids its session keeps (inventory owns config types); absent
+   * (tests without inventory), the values are kept as sent.
+   */
+  configTypes?: ConfigTypeResolver;
+  /** Why a login's `configTypes` were kept as sent (the resolver failed); never fails the login. */
+  onConfigTypesUnresolved?: (err: unknown, detail: { identityId: string; values: number }) => void;
   now?: () => Date;
 }
 

@@ -10,6 +10,9 @@ import { secondaryJwt } from './external-jwt-login.domain.ts';
 import { type SessionContext, sessionContext } from './login-factors.domain.ts';
 import { type AuthenticateInput, type AuthenticatedSession, type LoginContext, bearerToken } from './login.domain.ts';
 
+/** `configTypes: ["all"]` asks for every config type. */
+const allConfigTypes = 'all';
+
 /** The API session a successful login opens, whatever its method. */
 export class SessionOpening {
   constructor(private readonly login: LoginContext) {}
@@ -26,6 +29,8 @@ export class SessionOpening {
     const { deps, now: clock, refuse } = this.login;
     const ttl = deps.sessionTtlSeconds;
     if (isDisabled(identity, clock())) return refuse('DISABLED', { identityId: identity.id });
+    // Asked for while the factors are read; it never rejects (a failure keeps the values as sent).
+    const configTypes = this.configTypeIds(identity, input.configTypes ?? []);
     const { factors, mfaVerified, requiredSigner } =
       preloaded ?? (await deps.work((s: AuthStores) => sessionContext(s, identity)));
     const extJwtSatisfied =
@@ -43,7 +48,7 @@ export class SessionOpening {
       authenticatorId,
       authMethod: method,
       ipAddress: input.remoteAddress,
-      configTypes: input.configTypes ?? [],
+      configTypes: await configTypes,
       isMfaRequired: mfaVerified,
       isMfaComplete: false,
       requireTotp: factors.requireTotp,
@@ -62,6 +67,26 @@ export class SessionOpening {
     // Just created with the full timeout: no need to read it back.
     const session = liveSession(record, ttl * 1000, ttl);
     return { session, identity: current, authQueries: pendingAuthQueries(record, extJwtSatisfied) };
+  }
+
+  /**
+   * The login's `configTypes` as its session keeps them: config-type ids (names mapped, unknown
+   * values dropped) or just `all`, as the reference keeps them. Only a login that sends some asks
+   * inventory, and one that sends `all` needs no answer. A login never fails for this: when
+   * inventory does not answer (down, slow) the values are kept as sent, which the service lists
+   * still understand (they resolve ids and names alike), and the reason is logged.
+   */
+  private async configTypeIds(identity: Identity, values: string[]): Promise<string[]> {
+    const { deps } = this.login;
+    if (values.includes(allConfigTypes)) return [allConfigTypes];
+    const sent = [...new Set(values)];
+    if (sent.length === 0 || !deps.configTypes) return sent;
+    try {
+      return await deps.configTypes.ids(sent);
+    } catch (err) {
+      deps.onConfigTypesUnresolved?.(err, { identityId: identity.id, values: sent.length });
+      return sent;
+    }
   }
 
   /**

@@ -63,6 +63,7 @@ function enrollmentsKnowing(byIdentity: Record<string, PendingEnrollment[]>) {
 const withSessions = (ids: string[]) => ({
   identitiesWithApiSessions: async (asked: string[]) => new Set(asked.filter((id) => ids.includes(id))),
   verifySecondary: () => Promise.reject(new Error('not used')),
+  apiSessionIdsOf: () => Promise.reject(new Error('not used')),
 });
 
 describe('IdentityService.views', () => {

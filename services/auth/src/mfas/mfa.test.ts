@@ -238,14 +238,18 @@ describe('the MFA state machine (ZITI-FACTS §9.2, §9.3)', () => {
     expect(await mfa.verifiedAmong([id2])).toEqual(new Set());
   });
 
-  it('an administrator removes MFA; waiting sessions stop waiting for it; unknown identities are 404', async () => {
+  it('an administrator removes MFA; sessions keep their MFA state (a waiting one keeps waiting); unknown identities are 404', async () => {
     const id = await newIdentity();
     const r = await mfa.enroll(id);
-    await mfa.verify(id, await session(id), await code(r.secret));
+    const completed = await session(id);
+    await mfa.verify(id, completed, await code(r.secret));
     const waiting = await session(id, true);
     await mfa.removeForIdentity(id);
     expect(await errorCode(mfa.get(id))).toBe('NOT_FOUND');
-    expect((await bed.sessions.getById(waiting, 600))!.isMfaRequired).toBe(false);
+    // As in the reference: no second factor for free; it can only log out (or lapse).
+    expect(await bed.sessions.getById(waiting, 600)).toMatchObject({ isMfaRequired: true, isMfaComplete: false });
+    expect(await bed.sessions.getById(completed, 600)).toMatchObject({ isMfaRequired: true, isMfaComplete: true });
+    expect(await errorCode(mfa.authenticate(id, waiting, await code(r.secret)))).toBe('MFA_NOT_ENROLLED');
     expect(await errorCode(mfa.removeForIdentity('no-such-identity'))).toBe('NOT_FOUND');
   });
 });

@@ -260,8 +260,10 @@ export class MfaService {
   }
 
   /**
-   * Admin removal (`DELETE /identities/{id}/mfa`). The identity's sessions no longer wait for an
-   * MFA code they could not give (a policy's `requireTotp` still applies).
+   * Admin removal (`DELETE /identities/{id}/mfa`). The identity's sessions are left as they are, as
+   * in the reference: a session opened with MFA still pending stays pending (it never gets a second
+   * factor for free; it can only log out or lapse, and the identity logs in anew without MFA), and
+   * one that completed it stays complete.
    */
   async removeForIdentity(identityId: string): Promise<void> {
     await this.work(async (s) => {
@@ -269,9 +271,6 @@ export class MfaService {
       const stored = await s.mfa.getByIdentity(identityId, true);
       if (stored && (await s.mfa.deleteByIdentity(identityId))) await emitMfa(s.events, 'mfaDeleted', stored);
     });
-    for (const sid of await this.sessions.listIdsByIdentity(identityId)) {
-      await this.sessions.update(sid, { isMfaRequired: false }, this.options.sessionTtlSeconds);
-    }
   }
 
   async verifiedAmong(identityIds: string[]): Promise<Set<string>> {

@@ -7,7 +7,7 @@ import { identityDetailsOf } from '../identities/identities.transport.ts';
 
 export interface AuthCallDeps {
   credentials: CredentialService;
-  authentication: Pick<AuthenticationService, 'verifySecondary' | 'identitiesWithApiSessions'>;
+  authentication: Pick<AuthenticationService, 'verifySecondary' | 'identitiesWithApiSessions' | 'apiSessionIdsOf'>;
   identities: Pick<IdentityService, 'views'>;
   /** pki-enrollment's outstanding enrollments, shown in identity details. */
   enrollments?: EnrollmentPort;
@@ -40,5 +40,6 @@ export function authCalls(deps: AuthCallDeps): CallTable {
     createIdentity: (request) => credentials.createIdentity(request),
     verifyExtJwtSecondary: (request) => authentication.verifySecondary(request),
     identityDetails: async ({ ids }) => ({ details: await identityDetailsOf(deps, await identities.views(ids)) }),
+    apiSessionIdsOf: async ({ identityId }) => ({ ids: await authentication.apiSessionIdsOf(identityId) }),
   });
 }

@@ -716,3 +716,82 @@ describe('external JWT authentication and the secondary factor', () => {
     expect(text).not.toContain('reported-no-such-identity');
   });
 });
+
+describe('the configTypes a login sends, as its session keeps them', () => {
+  /** A fake inventory: knows intercept.v1 and host.v1 by id and name; `down` makes it fail. */
+  const known = new Map([
+    ['intercept.v1', 'g7cIWbcGg'],
+    ['host.v1', 'NH5p4FpGR'],
+  ]);
+  let down = false;
+  const asked: string[][] = [];
+  const unresolved: { err: unknown; detail: object }[] = [];
+  const resolving = () =>
+    new AuthenticationService({
+      ...authDeps(),
+      configTypes: {
+        ids: async (values) => {
+          asked.push(values);
+          if (down) throw new ApiError('SERVICE_UNAVAILABLE');
+          const ids = new Set(values.flatMap((v) => ([...known.values()].includes(v) ? [v] : (known.get(v) ?? []))));
+          return [...ids];
+        },
+      },
+      onConfigTypesUnresolved: (err, detail) => unresolved.push({ err, detail }),
+    });
+  const loginWith = (service: AuthenticationService, username: string, password: string, configTypes?: string[]) =>
+    service.authenticate({
+      method: 'password',
+      username,
+      password,
+      remoteAddress: '127.0.0.1',
+      ...(configTypes ? { configTypes } : {}),
+    });
+
+  it('keeps the ids inventory maps them to; asks only when there are some, and never for `all`', async () => {
+    const u = await user();
+    const service = resolving();
+    asked.length = 0;
+    const { session } = await loginWith(service, u.username, u.password, ['intercept.v1', 'nope', 'host.v1', 'nope']);
+    expect(session.configTypes).toEqual(['g7cIWbcGg', 'NH5p4FpGR']);
+    expect((await bed.sessions.getById(session.id, 600))!.configTypes).toEqual(['g7cIWbcGg', 'NH5p4FpGR']);
+    // Sent once each.
+    expect(asked).toEqual([['intercept.v1', 'nope', 'host.v1']]);
+    expect((await loginWith(service, u.username, u.password)).session.configTypes).toEqual([]);
+    expect((await loginWith(service, u.username, u.password, [])).session.configTypes).toEqual([]);
+    expect((await loginWith(service, u.username, u.password, ['host.v1', 'all'])).session.configTypes).toEqual(['all']);
+    expect(asked).toHaveLength(1);
+  });
+
+  it('when inventory does not answer, the login still succeeds with the values as sent, and says why', async () => {
+    const u = await user();
+    const service = resolving();
+    down = true;
+    try {
+      const from = unresolved.length;
+      const { session, authQueries } = await loginWith(service, u.username, u.password, [
+        'intercept.v1',
+        'intercept.v1',
+        'x',
+      ]);
+      expect(authQueries).toEqual([]);
+      expect(session.configTypes).toEqual(['intercept.v1', 'x']);
+      expect(unresolved.slice(from)).toEqual([
+        {
+          err: expect.objectContaining({ code: 'SERVICE_UNAVAILABLE' }),
+          detail: { identityId: u.identity.id, values: 2 },
+        },
+      ]);
+      expect(JSON.stringify(unresolved.slice(from).map((r) => r.detail))).not.toContain(u.password);
+    } finally {
+      down = false;
+    }
+  });
+
+  it('without a resolver (no inventory wired) the values are kept as sent, once each', async () => {
+    const u = await user();
+    expect((await login(u.username, u.password, { configTypes: ['host.v1', 'host.v1'] })).session.configTypes).toEqual([
+      'host.v1',
+    ]);
+  });
+});

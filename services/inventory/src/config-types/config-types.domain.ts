@@ -59,6 +59,27 @@ export class ConfigTypeService {
     return this.work((s) => load(s, id));
   }
 
+  /**
+   * The config types a login asks for (`configTypes`: ids, names or `all`) as its API session keeps
+   * them, as the reference's MapConfigTypeNamesToIds does: just `all` when any value is `all`;
+   * otherwise each value that is a type's id, or the id of the type it names (an id first), once
+   * each, in the order sent; a value that is neither is dropped.
+   */
+  async idsOf(values: string[]): Promise<string[]> {
+    if (values.includes(allConfigTypesKeyword)) return [allConfigTypesKeyword];
+    const wanted = [...new Set(values)];
+    if (wanted.length === 0) return [];
+    return this.work(async (s) => {
+      const byId = new Set((await s.configTypes.getMany(wanted)).map((t) => t.id));
+      const ids = new Set<string>();
+      for (const value of wanted) {
+        const id = byId.has(value) ? value : (await s.configTypes.findByName(value))?.id;
+        if (id !== undefined) ids.add(id);
+      }
+      return [...ids];
+    });
+  }
+
   private validated(input: ConfigTypeInput): { name: string; schema: Record<string, unknown> } {
     const name = requireName(input.name);
     if (name === allConfigTypesKeyword)

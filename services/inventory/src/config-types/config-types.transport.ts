@@ -1,7 +1,15 @@
 import { type OperationHandlers, listInputOf, pageReply, reply } from '@ziti/platform';
+import type { InventoryCallHandlers } from '../shared/calls.transport.ts';
 import { id } from '../shared/requests.transport.ts';
 import type { ConfigTypeService } from './config-types.domain.ts';
 import { configTypeDetail } from './config-types.mapper.ts';
+
+/** The call auth makes when a login sends `configTypes`: the ids its API session keeps. */
+export function configTypeCalls(configTypes: ConfigTypeService) {
+  return {
+    configTypeIds: async ({ values }) => ({ ids: await configTypes.idsOf(values) }),
+  } satisfies Partial<InventoryCallHandlers>;
+}
 
 /** Config types (`/config-types`); the configs of a type are listed with the configs. */
 export function configTypeOperations(deps: { configTypes: ConfigTypeService }) {

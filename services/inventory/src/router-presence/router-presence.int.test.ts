@@ -14,6 +14,7 @@ import { uniqueName } from '../../../../test/support/infra.ts';
 import { storeTargets } from '../../../../test/support/store-contract.ts';
 import { FakeIdentityDirectory, inventoryDatabase, outboxEvents } from '../../test/support.ts';
 import { AjvSchemaValidator } from '../config-types/ajv-schema-validator.adapter.ts';
+import { ConfigTypeService } from '../config-types/config-types.domain.ts';
 import { InventoryMaintenance } from '../maintenance/inventory-maintenance.domain.ts';
 import { maintenanceCalls } from '../maintenance/maintenance.transport.ts';
 import { RouterService } from '../routers/routers.domain.ts';
@@ -77,7 +78,13 @@ describe.each(storeTargets)('router presence on %s', (target) => {
     ({ database, work, read, drop } = await inventoryDatabase(target));
     routers = new RouterService(work);
     presence = new RouterPresenceService(work);
-    calls = inventoryCalls(routers, new TerminatorService(work), new ServiceCatalog(work), presence);
+    calls = inventoryCalls(
+      routers,
+      new TerminatorService(work),
+      new ServiceCatalog(work),
+      presence,
+      new ConfigTypeService(work, new AjvSchemaValidator()),
+    );
   }, 60_000);
   afterAll(async () => {
     await drop?.();

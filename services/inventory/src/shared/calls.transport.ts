@@ -1,5 +1,7 @@
 import { type CallContract, fabricCallContracts, inventoryCallContracts } from '@ziti/contracts';
 import { type CallHandler, type CallTable, callHandlers } from '@ziti/platform';
+import type { ConfigTypeService } from '../config-types/config-types.domain.ts';
+import { configTypeCalls } from '../config-types/config-types.transport.ts';
 import type { RouterPresenceService } from '../router-presence/router-presence.domain.ts';
 import { routerPresenceCalls } from '../router-presence/router-presence.transport.ts';
 import type { RouterService } from '../routers/routers.domain.ts';
@@ -32,7 +34,9 @@ export type InventoryFabricCallHandlers = { [K in keyof InventoryFabric]: CallHa
  * Calls inventory serves on `ziti.rpc.inventory.call.<action>`: for policy, a service's terminators
  * as the client API shows them (terminators/terminators.transport.ts) and edge routers as their
  * detail shows them (routers/routers.transport.ts); for pki-enrollment, which
- * enrolls routers and extends their certificates (routers/routers.transport.ts); for the router edge
+ * enrolls routers and extends their certificates (routers/routers.transport.ts); for auth, which
+ * services exist (services/services.transport.ts) and the config-type ids a login's `configTypes`
+ * name (config-types/config-types.transport.ts); for the router edge
  * (fabric, docs/adr/0023), routers' admission and presence (router-presence/router-presence.transport.ts)
  * and the terminators routers make and dials use. Contracts in packages/contracts/src/service-calls.ts.
  */
@@ -41,12 +45,14 @@ export function inventoryCalls(
   terminators: TerminatorService,
   services: ServiceCatalog,
   presence: RouterPresenceService,
+  configTypes: ConfigTypeService,
 ): CallTable {
   return {
     ...callHandlers(inventoryCallContracts, {
       ...terminatorCalls(terminators, services),
       ...routerCalls(routers, presence),
       ...serviceCalls(services),
+      ...configTypeCalls(configTypes),
     }),
     ...callHandlers(inventoryFabricCallContracts, {
       ...routerPresenceCalls(presence, routers),

@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from '../../../../test/support/infra.ts';
 import { storeTargets } from '../../../../test/support/store-contract.ts';
 import { inventoryDatabase, outboxEvents } from '../../test/support.ts';
+import { AjvSchemaValidator } from '../config-types/ajv-schema-validator.adapter.ts';
+import { ConfigTypeService } from '../config-types/config-types.domain.ts';
 import { RouterPresenceService } from '../router-presence/router-presence.domain.ts';
 import { RouterService } from '../routers/routers.domain.ts';
 import { ServiceCatalog } from '../services/services.domain.ts';
@@ -44,7 +46,13 @@ describe.each(storeTargets)('terminators from routers on %s', (target) => {
     services = new ServiceCatalog(work);
     terminators = new TerminatorService(work);
     presence = new RouterPresenceService(work);
-    calls = inventoryCalls(routers, terminators, services, presence);
+    calls = inventoryCalls(
+      routers,
+      terminators,
+      services,
+      presence,
+      new ConfigTypeService(work, new AjvSchemaValidator()),
+    );
   }, 60_000);
   afterAll(async () => {
     await drop?.();
