@@ -385,15 +385,51 @@ describe('posture responses, posture data and posture queries', () => {
     expect(data.processes).toEqual([
       expect.objectContaining({ postureCheckId: 'p', isRunning: true, binaryHash: 'ab12', signerFingerprints: ['ff'] }),
     ]);
-    const sessions = Object.values(data.apiSessionPostureData) as {
-      mfa: { passedMfa: boolean };
-      endpointState?: { wokenAt: string };
-    }[];
-    const withState = sessions.find((s) => s.endpointState);
-    expect(withState).toBeDefined();
-    expect(withState!.mfa.passedMfa).toBe(false);
-    expect(Date.parse(withState!.endpointState!.wokenAt)).toBeGreaterThan(Date.now() - 60_000);
     expect((await admin({ path: '/identities/nope/posture-data' })).status).toBe(404);
+  });
+
+  it('lists every live API session of the identity, also one that reported nothing, until it ends', async () => {
+    const zero = '0001-01-01T00:00:00.000Z';
+    const first = (await client({ path: '/current-api-session' })).json.data.id as string;
+    // A second login of the same identity, with SDK info, that reports no posture.
+    const sdkInfo = { type: 'ziti-sdk-golang', version: '1.2.3', appId: uniqueName('app') };
+    const login = await e.call('client', {
+      method: 'POST',
+      path: '/authenticate?method=password',
+      body: { username: user.username, password: user.password, sdkInfo },
+    });
+    expect(login.status, login.text).toBe(200);
+    const second = login.json.data.id as string;
+
+    const sessions = (await detail(`/identities/${user.id}/posture-data`)).apiSessionPostureData;
+    expect(Object.keys(sessions).sort()).toEqual([first, second].sort());
+    // The first reported a wake (above) and passed no MFA.
+    expect(sessions[first].mfa).toEqual({
+      apiSessionId: first,
+      passedMfa: false,
+      passedAt: zero,
+      passedOnWake: false,
+      passedOnUnlock: false,
+    });
+    expect(Date.parse(sessions[first].endpointState.wokenAt)).toBeGreaterThan(Date.now() - 120_000);
+    expect(sessions[first].endpointState.unlockedAt).toBe(zero);
+    // The second reported nothing; its SDK info is what it logged in with. (The first shows the
+    // identity's last SDK info too: auth keeps none per API session, the reference the one at its login.)
+    expect(sessions[second]).toEqual({
+      mfa: { apiSessionId: second, passedMfa: false, passedAt: zero, passedOnWake: false, passedOnUnlock: false },
+      endpointState: { wokenAt: zero, unlockedAt: zero },
+      sdkInfo,
+    });
+
+    // Its logout ends its entry at once; the first stays.
+    const logout = await e.call('client', {
+      method: 'DELETE',
+      path: '/current-api-session',
+      token: login.json.data.token as string,
+    });
+    expect(logout.status, logout.text).toBe(200);
+    const after = (await detail(`/identities/${user.id}/posture-data`)).apiSessionPostureData;
+    expect(Object.keys(after)).toEqual([first]);
   });
 
   it('an MFA check fails for an API session that did not pass MFA', async () => {

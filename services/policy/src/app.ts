@@ -33,6 +33,7 @@ import type { PostureCheckStores } from './posture-checks/posture-checks.ports.t
 import { PgPostureCheckStore, PgPostureCheckTypeStore } from './posture-checks/posture-checks.store.ts';
 import { PostureEvaluation } from './posture-checks/posture-evaluation.domain.ts';
 import type { PostureEvaluator } from './posture-checks/posture-evaluation.ports.ts';
+import { BusApiSessionDirectory } from './posture-data/auth-api-sessions.adapter.ts';
 import { PostureDataService } from './posture-data/posture-data.domain.ts';
 import type { PostureDataStores } from './posture-data/posture-data.ports.ts';
 import { PgPostureData, forgetApiSessionPosture } from './posture-data/posture-data.store.ts';
@@ -193,6 +194,7 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
   const postureData = new PostureDataService(
     createUnitOfWork(deps.database, relay, 'policy', postureDataStores),
     createReader(deps.database, postureDataStores),
+    new BusApiSessionDirectory(deps.bus),
   );
   const sessions = new SessionService(
     createUnitOfWork(deps.database, relay, 'policy', (tx) => new PgSessions(tx)),

@@ -4,7 +4,6 @@ import {
   type ProcessData,
   mfaPromptGraceSeconds,
   passedOnEvent,
-  postureDataView,
   zeroTime,
 } from '../posture-data/posture-data.domain.ts';
 import { type PostureCheck, type ProcessMultiSpec, noTimeout } from './posture-checks.domain.ts';
@@ -351,10 +350,5 @@ export class PostureEvaluation implements PostureEvaluator {
       }
       return out;
     });
-  }
-
-  /** The identity's posture data in the spec's `postureData` shape. */
-  postureData(identityId: string): Promise<unknown> {
-    return this.read(async (s) => postureDataView(await s.postureData(identityId), this.now()));
   }
 }

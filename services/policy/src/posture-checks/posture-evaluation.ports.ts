@@ -57,8 +57,6 @@ export interface PostureEvaluator {
   failures(caller: PostureCaller, serviceId: string, type: 'Dial' | 'Bind'): Promise<PolicyPostureFailure[]>;
   /** Whether any posture check exists in the whole system. */
   anyCheckExists(): Promise<boolean>;
-  /** The posture data of the identity as it is now (for failed service requests). */
-  postureData(identityId: string): Promise<unknown>;
 }
 
 /** What the posture evaluation reads: a service policy granting a service to an identity. */

@@ -1,7 +1,7 @@
 import { ApiError } from '@ziti/contracts';
 import { cleanHex } from '../posture-checks/posture-checks.domain.ts';
 import type { PostureCaller } from '../posture-checks/posture-evaluation.ports.ts';
-import type { PostureDataUnitOfWork } from './posture-data.ports.ts';
+import type { ApiSessionDirectory, PostureDataUnitOfWork } from './posture-data.ports.ts';
 
 /**
  * Posture data (ZITI-FACTS §6.3; ziti `controller/model/posture_response_model*.go`): what an
@@ -44,6 +44,16 @@ export interface ApiSessionPosture {
   unlockedAt: Date | null;
   /** When an ENDPOINT_STATE response was last reported (null: never). */
   endpointStateAt: Date | null;
+}
+
+/** The SDK fields of a login's `sdkInfo` (spec `sdkInfo`), each only when not empty. */
+export const sdkInfoFields = ['appId', 'appVersion', 'branch', 'revision', 'type', 'version'] as const;
+export type SdkInfo = Partial<Record<(typeof sdkInfoFields)[number], string>>;
+
+/** An identity's live API sessions as auth holds them, and the SDK info it last logged in with. */
+export interface LiveApiSessions {
+  ids: string[];
+  sdkInfo: SdkInfo;
 }
 
 export interface IdentityPostureData {
@@ -145,26 +155,36 @@ export function passedOnEvent(session: ApiSessionPosture | undefined, at: Date |
 
 /**
  * `GET /identities/{id}/posture-data` (spec `postureData`, ziti `posture_data_api_model.go`): the
- * identity's last OS, MAC, domain and process reports, and per API session its MFA state and
- * endpoint state. Dates nothing set yet answer Go's zero time (the spec requires them).
+ * identity's last OS, MAC, domain and process reports, and one entry per live API session (the
+ * reference adds each at login, `SetSdkInfo`, and drops it when the session ends), whether or not it
+ * reported anything: its MFA state, its endpoint state and the SDK info. Where the reference answers
+ * null the spec requires a value (docs/reference-differences.md): a date nothing set yet is Go's zero
+ * time, `mfa.passedAt` (which the reference never fills) when the session passed MFA, and
+ * `passedOnWake`/`passedOnUnlock` as an MFA check prompting on them would judge. The SDK info is the
+ * identity's last one, for every session: auth keeps none per session (the reference keeps what the
+ * identity had at each login). `live` absent: the API sessions policy has records of.
  */
-export function postureDataView(pd: IdentityPostureData, now: Date = new Date()) {
+export function postureDataView(pd: IdentityPostureData, now: Date, live: LiveApiSessions) {
   const base = (r: Reported | undefined) => ({
     lastUpdatedAt: iso(r?.reportedAt),
     postureCheckId: r?.postureCheckId ?? '',
     timedOut: false,
   });
+  const ids = live.ids;
   const apiSessionPostureData: Record<string, unknown> = {};
-  for (const s of [...pd.apiSessions.values()].sort((a, b) => (a.apiSessionId < b.apiSessionId ? -1 : 1))) {
-    apiSessionPostureData[s.apiSessionId] = {
+  // In id order, as Go's encoding/json writes a map.
+  for (const id of [...new Set(ids)].sort()) {
+    const s = pd.apiSessions.get(id);
+    apiSessionPostureData[id] = {
       mfa: {
-        apiSessionId: s.apiSessionId,
-        passedMfa: s.mfaPassedAt !== null,
-        passedAt: iso(s.mfaPassedAt),
-        passedOnWake: passedOnEvent(s, s.wokenAt, now),
-        passedOnUnlock: passedOnEvent(s, s.unlockedAt, now),
+        apiSessionId: id,
+        passedMfa: Boolean(s?.mfaPassedAt),
+        passedAt: iso(s?.mfaPassedAt),
+        passedOnWake: passedOnEvent(s, s?.wokenAt ?? null, now),
+        passedOnUnlock: passedOnEvent(s, s?.unlockedAt ?? null, now),
       },
-      ...(s.endpointStateAt ? { endpointState: { wokenAt: iso(s.wokenAt), unlockedAt: iso(s.unlockedAt) } } : {}),
+      endpointState: { wokenAt: iso(s?.wokenAt), unlockedAt: iso(s?.unlockedAt) },
+      sdkInfo: { ...live.sdkInfo },
     };
   }
   return {
@@ -190,6 +210,7 @@ export class PostureDataService {
   constructor(
     private readonly work: PostureDataUnitOfWork,
     private readonly read: PostureDataUnitOfWork,
+    private readonly apiSessions: ApiSessionDirectory,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -214,11 +235,16 @@ export class PostureDataService {
     });
   }
 
-  /** The identity's posture data in the spec's nested shape; NOT_FOUND for an unknown identity. */
-  postureData(identityId: string) {
-    return this.read(async (s) => {
+  /**
+   * The identity's posture data in the spec's nested shape, one entry per API session auth holds
+   * live (a session that ended is gone at once, as in the reference; what policy still keeps of it
+   * goes with auth's event); NOT_FOUND for an unknown identity.
+   */
+  async postureData(identityId: string) {
+    const pd = await this.read(async (s) => {
       if (!(await s.data.identityExists(identityId))) throw ApiError.notFound('identity', identityId);
-      return postureDataView(await s.data.load(identityId), this.now());
+      return s.data.load(identityId);
     });
+    return postureDataView(pd, this.now(), await this.apiSessions.liveOf(identityId));
   }
 }

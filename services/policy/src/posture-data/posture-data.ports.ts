@@ -1,5 +1,10 @@
 import type { AccessLinks } from '../access/access.ports.ts';
-import type { IdentityPostureData, PostureResponseRecord, PromptedService } from './posture-data.domain.ts';
+import type {
+  IdentityPostureData,
+  LiveApiSessions,
+  PostureResponseRecord,
+  PromptedService,
+} from './posture-data.domain.ts';
 
 export interface PostureDataStore {
   /** Whether the identity exists (live in the read model). */
@@ -17,6 +22,16 @@ export interface PostureDataStore {
     onUnlock: boolean,
     timeoutAbove: number,
   ): Promise<PromptedService[]>;
+}
+
+/**
+ * What auth knows of an identity's API sessions (its session store). A login announces nothing
+ * (docs/adr/0017), so policy's own records hold only the API sessions that have posture state;
+ * auth's answer is every live one. An owner that can not be reached fails the call (an API error).
+ */
+export interface ApiSessionDirectory {
+  /** The identity's live API sessions and the SDK info it last logged in with. */
+  liveOf(identityId: string): Promise<LiveApiSessions>;
 }
 
 export interface PostureDataStores {
