@@ -345,4 +345,25 @@ describe('consumer fast path for events without a handler', () => {
     expect(view(await cursorOf(database, 'inventory'))).toEqual({ watermark: 4, applied: [], gap: false });
     expect(fast.transactions()).toBe(0);
   });
+
+  it('announces a new watermark from the transaction path too, in the cursor update, and only a new one', async () => {
+    const { url, database } = await makeDatabase();
+    const applying = await startConsumer(database, 'policy', [effectHandler(handled.type, 'policy')], {
+      withProgress: false,
+    });
+    const durable = applying.consumer.durable;
+    const other = await openDatabase({ url });
+    cleanups.push(() => other.close());
+    const payloads: string[] = [];
+    cleanups.push(await other.listen(cursorChannel, (payload) => payloads.push(payload)));
+
+    await applying.deliver([delivery(2, handled), delivery(1, handled)]);
+    // A gap (3 missing): the watermark stays, so nothing is announced; 3 then moves it to 4.
+    await applying.deliver([delivery(4, handled)]);
+    await applying.deliver([delivery(3, handled)]);
+    await waitFor(() => payloads.length >= 2, 'both notifications', 10_000, 10);
+    expect(payloads).toEqual([`${durable}|auth|2`, `${durable}|auth|4`]);
+    expect(await effects(database, 'policy')).toEqual([1, 2, 3, 4]);
+    expect(applying.transactions()).toBe(3);
+  });
 });

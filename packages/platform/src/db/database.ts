@@ -362,6 +362,14 @@ function driverOf(db: Db): { client: DriverClient; pglite: boolean } {
 }
 
 /**
+ * Whether `db` runs on the embedded PGlite (`npm start`): one connection, so a transaction there
+ * holds the whole database and nothing else runs beside it (no lock to wait for, no timeout to set).
+ */
+export function isEmbedded(db: Db): boolean {
+  return driverOf(db).pglite;
+}
+
+/**
  * A statement with every placeholder occurrence numbered on its own (`$1 … $k` in text order) and
  * which parameter each takes: a parameter used twice is typed once per use, so `$3` may be a
  * bigint in one place and compared as text in another (drizzle's SQL builder did the same).

@@ -11,7 +11,7 @@ import type { z } from 'zod';
 import type { Bus, Consumer, EventDelivery, EventEnvelope } from '../bus/bus.ts';
 import { RetryEvents } from '../bus/bus.ts';
 import type { Database, Db } from '../db/database.ts';
-import { queryRows } from '../db/database.ts';
+import { isEmbedded, queryRows } from '../db/database.ts';
 import type { EventSink, OutboxRelay } from '../db/outbox.ts';
 import { inEventTransaction } from '../db/outbox.ts';
 import type { Logger } from '../logger.ts';
@@ -320,6 +320,8 @@ export class SourceConsumer {
     next: { watermark: number; applied: number[] },
     o: { resynced?: boolean; previous: number },
   ): Promise<void> {
+    // A watermark that moved is announced at commit (`pg_notify`), in the same statement.
+    const moved = next.watermark > o.previous;
     await queryRows(
       tx,
       `update event_cursors set watermark = $3, applied = $4::bigint[],
@@ -327,14 +329,17 @@ export class SourceConsumer {
                            when $3::bigint > $5::bigint then now()
                            else coalesce(gap_since, now()) end,
           ${o.resynced ? 'resync_required = false, resynced_at = now(),' : ''} updated_at = now()
+        ${moved ? `from (select pg_notify('${cursorChannel}', $6)) n` : ''}
         where consumer = $1 and source = $2`,
-      [this.durable, this.o.source, next.watermark, next.applied, o.previous],
+      [
+        this.durable,
+        this.o.source,
+        next.watermark,
+        next.applied,
+        o.previous,
+        ...(moved ? [`${this.durable}|${this.o.source}|${next.watermark}`] : []),
+      ],
     );
-    if (next.watermark > o.previous) {
-      await queryRows(tx, `select pg_notify('${cursorChannel}', $1)`, [
-        `${this.durable}|${this.o.source}|${next.watermark}`,
-      ]);
-    }
   }
 
   private async onBatch(batch: EventDelivery[]): Promise<void> {
@@ -380,7 +385,8 @@ export class SourceConsumer {
     let watermark = 0;
     await inEventTransaction(this.o.database, this.o.owner, this.o.relay, async (tx, events) => {
       // A handler stuck on a lock or a dead connection must fail (and be retried), not hold its events.
-      await queryRows(tx, `set local statement_timeout = ${statementTimeoutMs}`);
+      // PGlite's one connection has neither: the statement would only cost a round trip there.
+      if (!isEmbedded(tx)) await queryRows(tx, `set local statement_timeout = ${statementTimeoutMs}`);
       const cursor = await this.cursor(tx, true);
       const previous = Number(cursor.watermark);
       const applied = new Set(parseApplied(cursor.applied));

@@ -23,4 +23,14 @@ export interface EntityStateStore {
     entry: { entityType: string; id: string; source: EntityOwner; state: EntityStateValue; deleted: boolean },
     position: number,
   ): Promise<boolean>;
+  /**
+   * `put`, returning the state known before it (its row held until the transaction ends, as `get`
+   * with `forUpdate`) and, with `nameOf`, that other entity's known name: one round trip for what
+   * applying an entity event reads and writes.
+   */
+  replace(
+    entry: { entityType: string; id: string; source: EntityOwner; state: EntityStateValue; deleted: boolean },
+    position: number,
+    nameOf?: { entityType: string; id: string },
+  ): Promise<{ known: KnownEntityState | null; name: string | undefined; stored: boolean }>;
 }

@@ -36,18 +36,56 @@ export class PgEntityStateStore implements EntityStateStore {
     entry: { entityType: string; id: string; source: EntityOwner; state: EntityStateValue; deleted: boolean },
     position: number,
   ): Promise<boolean> {
-    const rows = await queryRows(
+    return (await this.replace(entry, position)).stored;
+  }
+
+  async replace(
+    entry: { entityType: string; id: string; source: EntityOwner; state: EntityStateValue; deleted: boolean },
+    position: number,
+    nameOf?: { entityType: string; id: string },
+  ): Promise<{ known: KnownEntityState | null; name: string | undefined; stored: boolean }> {
+    // `old` and `named` read the statement's snapshot: the states before this write.
+    const [row] = await queryRows<{
+      state: unknown;
+      deleted: boolean | null;
+      source_sequence: string | null;
+      name: string | null;
+      stored: number;
+    }>(
       this.db,
-      `insert into entity_states (entity_type, id, source, state, deleted, source_sequence, updated_at)
-       values ($1, $2, $3, $4::jsonb, $5, $6, now())
-       on conflict (entity_type, id) do update
-          set source = excluded.source, state = excluded.state, deleted = excluded.deleted,
-              source_sequence = excluded.source_sequence, updated_at = now()
-        where entity_states.source_sequence < excluded.source_sequence
-       returning id`,
-      [entry.entityType, entry.id, entry.source, JSON.stringify(entry.state), entry.deleted, position],
+      `with old as (select state, deleted, source_sequence from entity_states
+                     where entity_type = $1 and id = $2 for update),
+            up as (insert into entity_states (entity_type, id, source, state, deleted, source_sequence, updated_at)
+                   values ($1, $2, $3, $4::jsonb, $5, $6, now())
+                   on conflict (entity_type, id) do update
+                      set source = excluded.source, state = excluded.state, deleted = excluded.deleted,
+                          source_sequence = excluded.source_sequence, updated_at = now()
+                    where entity_states.source_sequence < excluded.source_sequence
+                   returning id),
+            named as (select state ->> 'name' as name from entity_states where entity_type = $7 and id = $8)
+       select o.state, o.deleted, o.source_sequence, (select name from named) as name,
+              (select count(*) from up)::int as stored
+         from (select 1) one left join old o on true`,
+      [
+        entry.entityType,
+        entry.id,
+        entry.source,
+        JSON.stringify(entry.state),
+        entry.deleted,
+        position,
+        nameOf?.entityType ?? null,
+        nameOf?.id ?? null,
+      ],
     );
-    return rows.length > 0;
+    const known =
+      row && row.source_sequence !== null
+        ? {
+            state: json<EntityStateValue>(row.state, {}),
+            deleted: Boolean(row.deleted),
+            position: Number(row.source_sequence),
+          }
+        : null;
+    return { known, name: typeof row?.name === 'string' ? row.name : undefined, stored: Number(row?.stored) > 0 };
   }
 }
 

@@ -42,7 +42,19 @@ export class AuditTrail {
   ): Promise<AuditRecordState | undefined> {
     const entityId = String(event.state.id ?? '');
     if (!entityId) throw new Error(`${kind.def.type} ${event.id} has no entity id`);
-    const known = await s.entityStates.get(kind.entityType, entityId, { forUpdate: true });
+    // The state known before, the write and the actor's name in one round trip.
+    const actorId = event.meta?.identityId;
+    const { known, name: knownActorName } = await s.entityStates.replace(
+      {
+        entityType: kind.entityType,
+        id: entityId,
+        source: kind.source,
+        state: event.state,
+        deleted: kind.action === 'deleted',
+      },
+      event.position,
+      actorId ? { entityType: 'identities', id: actorId } : undefined,
+    );
     // A state known at this event's position or later (a rebuild read it after the change, or a later
     // event was applied first) says nothing of what this change changed.
     const current = known && known.position < event.position ? known : null;
@@ -52,17 +64,10 @@ export class AuditTrail {
     else if (kind.action === 'deleted') before = current && !current.deleted ? current.state : event.state;
     else before = current ? (current.deleted ? null : current.state) : undefined;
     if (stale && kind.action === 'updated') before = undefined;
-    await s.entityStates.put(
-      {
-        entityType: kind.entityType,
-        id: entityId,
-        source: kind.source,
-        state: event.state,
-        deleted: kind.action === 'deleted',
-      },
-      event.position,
-    );
     if (!event.meta) return undefined;
+    // An identity changing itself is named as it is after this change (read after the write).
+    const self = kind.entityType === 'identities' && actorId === entityId;
+    const actorName = self ? await this.identityName(s, event.meta) : knownActorName;
     const { record, change } = changeRecord({
       recordId: this.o.newId(),
       event: { ...event, meta: event.meta },
@@ -71,7 +76,7 @@ export class AuditTrail {
       action: kind.action,
       before,
       after: kind.action === 'deleted' ? null : event.state,
-      ...optionalName('actorName', await this.identityName(s, event.meta)),
+      ...optionalName('actorName', actorName),
       ...optionalName('ownerName', await this.ownerName(s, kind, event.state)),
       controllerId: this.o.controllerId,
     });

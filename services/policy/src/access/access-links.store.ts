@@ -1,4 +1,4 @@
-import { type Db, queryRows } from '@ziti/platform';
+import { type Db, isEmbedded, queryRows } from '@ziti/platform';
 import { accessEventPairLimit } from './access.domain.ts';
 import type {
   AccessChanges,
@@ -101,6 +101,10 @@ const touchedKey: Record<LinkTable['entities'], keyof Touched> = {
   posture_checks: 'postureChecks',
 };
 
+/** The connection's scratch table of `captureAccess` (made by the transaction that first needs it). */
+const createAccessCapture = `create temp table if not exists access_capture
+  (identity_id text not null, service_id text not null, dial boolean not null, bind boolean not null)`;
+
 /** Advisory lock key of the derivations of the policy database. */
 const derivationLock = 7_355_610;
 
@@ -112,6 +116,8 @@ export class PgAccessLinks implements AccessLinks {
   constructor(private readonly db: Db) {}
 
   async lock(): Promise<void> {
+    // PGlite runs one transaction at a time on its one connection: a derivation there is alone already.
+    if (isEmbedded(this.db)) return;
     await queryRows(this.db, 'select pg_advisory_xact_lock($1)', [derivationLock]);
   }
 
@@ -133,11 +139,24 @@ export class PgAccessLinks implements AccessLinks {
     return touched;
   }
 
+  /**
+   * Every link table of the entity brought to what its policies select now, in one statement: per
+   * table, the links it should hold (`w<i>`), the ones it holds that it should not deleted (`g<i>`),
+   * the missing ones inserted (`i<i>`; a carried column brought up to date). Rows that stay are not
+   * touched. Each data-modifying CTE runs to completion whether or not it is referenced, and no row is
+   * both deleted and inserted, which one statement could not do.
+   */
   private async relinkEntity(entities: LinkTable['entities'], id: string): Promise<void> {
-    for (const l of allLinks.filter((x) => x.entities === entities)) {
-      await queryRows(this.db, `delete from ${l.table} where ${l.column} = $1`, [id]);
-      await queryRows(this.db, `insert into ${l.table} (${columns(l)}) ${selected(l, 'e.id = $1')}`, [id]);
-    }
+    const parts = allLinks
+      .filter((x) => x.entities === entities)
+      .map(
+        (l, i) => `w${i} as (${selected(l, 'e.id = $1')}),
+         g${i} as (delete from ${l.table} t where t.${l.column} = $1
+                    and not exists (select 1 from w${i} w where w.policy_id = t.policy_id)),
+         i${i} as (insert into ${l.table} (${columns(l)}) select * from w${i}
+                    on conflict (policy_id, ${l.column}) do ${l.carry ? `update set ${l.carry} = excluded.${l.carry} where ${l.table}.${l.carry} is distinct from excluded.${l.carry}` : 'nothing'})`,
+      );
+    await queryRows(this.db, `with ${parts.join(',\n')} select 1`, [id]);
   }
 
   relinkIdentity(identityId: string): Promise<void> {
@@ -200,11 +219,7 @@ export class PgAccessLinks implements AccessLinks {
    * and the heap's pages are pruned by the delete's own scan (temp tables see no autovacuum).
    */
   async captureAccess(scope: AccessScope): Promise<void> {
-    await queryRows(
-      this.db,
-      `create temp table if not exists access_capture
-         (identity_id text not null, service_id text not null, dial boolean not null, bind boolean not null)`,
-    );
+    await queryRows(this.db, createAccessCapture);
     const { where, params } = this.scopeSql(scope);
     await queryRows(
       this.db,
