@@ -14,8 +14,9 @@ import {
  * Real OpenZiti 1.1.9 programs against `npm start`'s composition (every service in one process):
  * a router whose `ctrl.endpoint` is the API port (ALPN `ziti-ctrl`, as the reference's quickstart
  * serves it) comes online; a service hosted by `ziti tunnel host` carries a dial; while a circuit is
- * open its session's route path names the router, and `[]` once it closed; the terminator the
- * router made is in the audit trail.
+ * open its session's route path names the router, and `[]` once it closed, and the terminator's
+ * `dynamicCost` is fabric's (the circuit's 2 while it is open); the terminator the router made is in
+ * the audit trail.
  */
 describeWithZiti('real routers on npm start', (ziti) => {
   let e: Embedded;
@@ -100,6 +101,21 @@ describeWithZiti('real routers on npm start', (ziti) => {
         return path.status === 200 && path.json.data.routePath.includes(router.id);
       }, 'the route path to name the router while the circuit is open');
       expect(held.size).toBe(1);
+      // dynamicCost is fabric's: 0 before any dial, then the open circuit's 2 (more if an attempt
+      // failed), and 2 less once it closed.
+      expect(bound.terminators[0]!.dynamicCost).toBe(0);
+      const dynamicCost = async () => {
+        const [detail, list, ofService] = await Promise.all([
+          mgmt(`/terminators/${terminatorId}`),
+          mgmt(`/terminators?filter=${encodeURIComponent(`id = "${terminatorId}"`)}`),
+          mgmt(`/services/${service.serviceId}/terminators`),
+        ]);
+        const listed = [list.json.data[0]?.dynamicCost, ofService.json.data[0]?.dynamicCost];
+        expect(listed).toEqual([detail.json.data.dynamicCost, detail.json.data.dynamicCost]);
+        return detail.json.data.dynamicCost as number;
+      };
+      const whileOpen = await dynamicCost();
+      expect(whileOpen).toBeGreaterThanOrEqual(2);
       for (const s of held) s.end();
       const done = await dialing;
       expect(done.code, done.stderr).toBe(0);
@@ -108,6 +124,7 @@ describeWithZiti('real routers on npm start', (ziti) => {
         const path = await mgmt(`/sessions/${sessionId}/route-path`);
         return path.status === 200 && path.json.data.routePath.length === 0;
       }, 'the route path to be empty once the circuit closed');
+      await waitFor(async () => (await dynamicCost()) <= whileOpen - 2, "the closed circuit's cost to be taken away");
     } finally {
       for (const s of held) s.destroy();
       hold.close();

@@ -89,6 +89,8 @@ export const fabricCallNames = {
   touchApiSessions: 'fabric.touchApiSessions',
   /** fabric: the routers of the live circuits of these edge sessions (`/sessions/{id}/route-path`). */
   routePaths: 'fabric.routePaths',
+  /** fabric: the dynamic costs it holds of these terminators (terminator reads' `dynamicCost`). */
+  terminatorDynamicCosts: 'fabric.terminatorDynamicCosts',
 } as const;
 
 export const routerAdmissionRequestSchema = z.object({ routerId: z.string().min(1).max(256) });
@@ -271,6 +273,20 @@ export const routePathsRequestSchema = z.object({ sessionIds: z.array(z.string()
 export const routePathsReplySchema = z.object({
   /** Session id → the router ids of its live circuits' paths (in path order, each once). */
   paths: z.record(z.string(), z.array(z.string())),
+});
+
+/**
+ * The dynamic part of terminators' costs (smartrouting's failures and load; ziti
+ * `xt.GlobalCosts().GetDynamicCost`), which inventory shows as a terminator's `dynamicCost`. It lives
+ * in the memory of a fabric process, as in the reference's controller process: in the cluster each
+ * fabric replica holds its own, from the dials it routed (as each reference controller does), and the
+ * answer is that of the replica that took the call; a restarted replica starts from 0. A terminator
+ * no dial through it touched is 0.
+ */
+export const terminatorDynamicCostsRequestSchema = z.object({ ids: z.array(z.string().max(512)).max(1_000) });
+export const terminatorDynamicCostsReplySchema = z.object({
+  /** Terminator id → its dynamic cost (0–65,535), for every id asked. */
+  costs: z.record(z.string(), z.number().int().min(0).max(65_535)),
 });
 
 /**

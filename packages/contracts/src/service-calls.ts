@@ -68,6 +68,8 @@ import {
   routerApiSessionsRequestSchema,
   routerTerminatorsReplySchema,
   routerTerminatorsRequestSchema,
+  terminatorDynamicCostsReplySchema,
+  terminatorDynamicCostsRequestSchema,
   touchApiSessionsReplySchema,
   touchApiSessionsRequestSchema,
 } from './fabric.ts';
@@ -347,7 +349,7 @@ export const inventoryCallContracts = {
 
 /**
  * The calls of the router edge (docs/adr/0023): what fabric asks of inventory (routers, their
- * presence, terminators), of policy (edge sessions) and of auth (API sessions), and the one it serves.
+ * presence, terminators), of policy (edge sessions) and of auth (API sessions), and the ones it serves.
  */
 export const fabricCallContracts = {
   routerAdmission: callContract(
@@ -433,6 +435,17 @@ export const fabricCallContracts = {
     fabricCallNames.routePaths,
     routePathsRequestSchema,
     routePathsReplySchema,
+    'read',
+  ),
+  /**
+   * inventory's terminator reads (`dynamicCost`): the costs the answering fabric replica holds, its
+   * own in the cluster (see `terminatorDynamicCostsRequestSchema`).
+   */
+  terminatorDynamicCosts: callContract(
+    ['fabric'],
+    fabricCallNames.terminatorDynamicCosts,
+    terminatorDynamicCostsRequestSchema,
+    terminatorDynamicCostsReplySchema,
     'read',
   ),
 } as const;

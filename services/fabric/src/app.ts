@@ -100,7 +100,7 @@ export function createFabricService(deps: FabricServiceDeps): FabricService {
       const identity = deps.tls ?? (await fetchServerIdentity(bus, logger));
       // Followed before any router is let in, so no change concerning it is missed.
       await follower.start();
-      served = serveCalls(bus, 'fabric', circuitCalls(circuits));
+      served = serveCalls(bus, 'fabric', circuitCalls(circuits, costs));
       listener = new ControlListener(
         {
           certChainPem: identity.certChainPem,

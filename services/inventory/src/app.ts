@@ -37,6 +37,7 @@ import { PgServiceStore } from './services/services.store.ts';
 import { inventoryCalls } from './shared/calls.transport.ts';
 import { PgSeedStore } from './shared/seeds.store.ts';
 import type { InventoryStores } from './shared/stores.ports.ts';
+import { FabricTerminatorDynamicCosts } from './terminators/terminator-dynamic-costs.adapter.ts';
 import { TerminatorService } from './terminators/terminators.domain.ts';
 import { PgTerminatorStore } from './terminators/terminators.store.ts';
 
@@ -84,7 +85,12 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
     },
   );
   const services = new ServiceCatalog(work);
-  const terminators = new TerminatorService(work, undefined, reader);
+  const terminators = new TerminatorService(
+    work,
+    undefined,
+    reader,
+    new FabricTerminatorDynamicCosts(deps.bus, deps.logger),
+  );
   const presence = new RouterPresenceService(work, reader);
   // Presences whose lease lapsed (their fabric replica died) turn offline: every 2 s, any number of replicas.
   const presenceSweeper = new RouterPresenceSweeper(work, {

@@ -167,7 +167,7 @@ describe('config types and configs', () => {
     const types = new ConfigTypeService(work, schemas);
     const configs = new ConfigService(work, schemas);
     const type = await types.create({ name: uniqueName('t') });
-    const c = await configs.create({ name: uniqueName('c'), configTypeId: type.name, data: { a: 1 }, tags: { x: 1 } });
+    const c = await configs.create({ name: uniqueName('c'), configTypeId: type.id, data: { a: 1 }, tags: { x: 1 } });
     await configs.update(c.id, { data: { a: 2, b: [1, 2] } }, 'patch');
     await configs.update(c.id, { name: `${c.name}-2`, data: { a: 3 } }, 'replace');
     const services = new ServiceCatalog(work);

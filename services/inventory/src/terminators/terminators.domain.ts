@@ -13,6 +13,7 @@ import type {
 import { assertUint16, mapOrEmpty, presentIn } from '../shared/rules.domain.ts';
 import type { InventoryStores, UnitOfWork } from '../shared/stores.ports.ts';
 import { emitTerminatorEvent } from './terminator-events.domain.ts';
+import { type TerminatorDynamicCosts, noDynamicCosts } from './terminators.ports.ts';
 
 export interface TerminatorInput {
   service?: string | null;
@@ -80,6 +81,8 @@ export class TerminatorService {
     private readonly now: () => Date = () => new Date(),
     /** Reads on the dial path (no transaction needed); defaults to `work`. */
     private readonly read: UnitOfWork = work,
+    /** The router edge's dynamic costs (fabric's); none by default. */
+    private readonly costs: TerminatorDynamicCosts = noDynamicCosts,
   ) {}
 
   list(input: ListInput): Promise<ListPage<Terminator>> {
@@ -109,6 +112,15 @@ export class TerminatorService {
       );
       return { services, routers };
     });
+  }
+
+  /**
+   * The dynamic cost of each terminator shown (the reference's `xt.GlobalCosts().GetDynamicCost`),
+   * asked of the router edge once for them all; 0 where it holds none or does not answer.
+   */
+  dynamicCosts(list: Terminator[]): Promise<Map<string, number>> {
+    if (list.length === 0) return Promise.resolve(new Map());
+    return this.costs.of([...new Set(list.map((t) => t.id))]);
   }
 
   private async checkReferences(s: InventoryStores, serviceId: string, routerId: string): Promise<void> {

@@ -151,6 +151,8 @@ describe.each(storeTargets)('terminators from routers on %s', (target) => {
       binding: 'edge',
       address: req.id,
       cost: 10,
+      // No router edge: no dial touched it.
+      dynamicCost: 0,
       precedence: 'default',
       routerId: router,
       serviceId: service.id,
@@ -191,6 +193,42 @@ describe.each(storeTargets)('terminators from routers on %s', (target) => {
     expect(await terminators.get(plain.id)).toMatchObject({ instanceId: '', instanceSecretHash: null });
     // A router that is not there is refused.
     await expect(create(bind(service.id, 'no-such-router'))).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it("the management reads show the router edge's dynamic cost (not the static one), asked once per page or detail", async () => {
+    const service = await newService();
+    const router = await newRouter();
+    const [a, b] = [bind(service.id, router, { cost: 10 }), bind(service.id, router, { cost: 30 })];
+    await create(a);
+    await create(b);
+    const asked: string[][] = [];
+    const withCosts = new TerminatorService(work, undefined, work, {
+      of: async (ids) => {
+        asked.push([...ids].sort());
+        return new Map(ids.map((id) => [id, id === a.id ? 22 : 0]));
+      },
+    });
+    const ops = terminatorOperations({ terminators: withCosts });
+    type Listed = { body: { data: { id: string; cost: number; dynamicCost: number }[] } };
+    const listed = (await ops['management.listServiceTerminators']({
+      params: { id: service.id },
+      query: {},
+    } as never)) as Listed;
+    expect(listed.body.data.map((t) => [t.id, t.cost, t.dynamicCost]).sort()).toEqual(
+      [
+        [a.id, 10, 22],
+        [b.id, 30, 0],
+      ].sort(),
+    );
+    const all = (await ops['management.listTerminators']({
+      query: { filter: `service = "${service.id}"` },
+    } as never)) as Listed;
+    expect(all.body.data.map((t) => t.dynamicCost).sort()).toEqual([0, 22]);
+    const detail = (await ops['management.detailTerminator']({ params: { id: b.id } } as never)) as {
+      body: { data: { dynamicCost: number } };
+    };
+    expect(detail.body.data.dynamicCost).toBe(0);
+    expect(asked).toEqual([[a.id, b.id].sort(), [a.id, b.id].sort(), [b.id]]);
   });
 
   it('createTerminator: creates of the same id at once all succeed, one of them creating it', async () => {

@@ -3,8 +3,11 @@ import { serviceLinks } from '../services/services.mapper.ts';
 import type { DialTargets, DialTerminator, Terminator } from '../shared/model.domain.ts';
 import { baseOf, ref, self, ts } from '../shared/wire.mapper.ts';
 
-/** ZITI-FACTS §12.4: router references point at `./transit-routers/{id}`, as in the reference. */
-export function terminatorDetail(t: Terminator, names: { service?: string; router?: string }) {
+/**
+ * ZITI-FACTS §12.4: router references point at `./transit-routers/{id}`, as in the reference.
+ * `dynamicCost` is the router edge's (fabric's) dynamic cost of the terminator, not its static cost.
+ */
+export function terminatorDetail(t: Terminator, names: { service?: string; router?: string }, dynamicCost: number) {
   return {
     ...baseOf(t, self('terminators', t.id)),
     serviceId: t.serviceId,
@@ -15,7 +18,7 @@ export function terminatorDetail(t: Terminator, names: { service?: string; route
     address: t.address,
     identity: t.instanceId,
     cost: t.cost,
-    dynamicCost: t.cost,
+    dynamicCost,
     precedence: t.precedence,
   };
 }

@@ -20,3 +20,18 @@ export interface TerminatorStore {
   /** A router's terminators as dials need them, in id order. */
   ofRouter(routerId: string): Promise<DialTerminator[]>;
 }
+
+/**
+ * The dynamic part of terminators' costs (a terminator's `dynamicCost`), which the router edge
+ * (fabric) keeps in memory from the dials it routes. Never fails: a router edge that does not answer
+ * holds none (a restarted one starts from 0), so every id is 0 then.
+ */
+export interface TerminatorDynamicCosts {
+  /** The dynamic cost of each of `ids` (0 for those it holds nothing of). */
+  of(ids: string[]): Promise<Map<string, number>>;
+}
+
+/** No router edge: every dynamic cost is 0. */
+export const noDynamicCosts: TerminatorDynamicCosts = {
+  of: async (ids) => new Map(ids.map((id) => [id, 0])),
+};

@@ -11,9 +11,13 @@ export function terminatorOperations(deps: { terminators: TerminatorService }) {
   const { terminators } = deps;
 
   async function terminatorDetails(list: Terminator[]) {
-    const names = await terminators.referenceNames(list);
+    const [names, costs] = await Promise.all([terminators.referenceNames(list), terminators.dynamicCosts(list)]);
     return list.map((t) =>
-      terminatorDetail(t, { service: names.services.get(t.serviceId), router: names.routers.get(t.routerId) }),
+      terminatorDetail(
+        t,
+        { service: names.services.get(t.serviceId), router: names.routers.get(t.routerId) },
+        costs.get(t.id) ?? 0,
+      ),
     );
   }
 
