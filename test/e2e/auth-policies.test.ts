@@ -96,8 +96,9 @@ describe('auth policies', () => {
         },
         extJwt: { allowed: true, allowedSigners: [] },
       },
-      secondary: { requireTotp: false, requireExtJwtSigner: null },
     });
+    // no required signer: the reference leaves `requireExtJwtSigner` out
+    expect(res.json.data.secondary).toEqual({ requireTotp: false });
     // The CLI resolves names to ids with filters (ZITI-FACTS §14.1).
     const byId = await mgmt(admin, `/auth-policies?filter=${encodeURIComponent('id="default"')}`);
     expect(byId.json.data.map((p: { id: string }) => p.id)).toEqual(['default']);

@@ -294,10 +294,13 @@ describe('identities', () => {
     expect(patch.status).toBe(200);
     let d = (await ident(admin, `/identities/${id}`)).json.data;
     expect(d).toMatchObject({ name, roleAttributes: ['a'], appData: { k: 1 }, tags: { t: 'x' } });
+    // never set: "default", as the reference always sends it
+    expect(d.defaultHostingPrecedence).toBe('default');
     const put = await ident(admin, `/identities/${id}`, { method: 'PUT', body: { name, type: 'User', isAdmin: true } });
     expect(put.status).toBe(200);
     d = (await ident(admin, `/identities/${id}`)).json.data;
-    expect(d).toMatchObject({ name, isAdmin: true, roleAttributes: [], appData: {}, tags: {} });
+    // no role attributes: null, as the reference shows an empty list
+    expect(d).toMatchObject({ name, isAdmin: true, roleAttributes: null, appData: {}, tags: {} });
     const missing = await ident(admin, `/identities/${uniqueName('nope')}`, { method: 'PATCH', body: { name: 'x' } });
     expect(missing.status).toBe(404);
     expect(missing.json.error.code).toBe('NOT_FOUND');
@@ -537,7 +540,8 @@ describe('lists filter, sort and page like the original', () => {
     expect(cli.data.map((i: { name: string }) => i.name)).toEqual([...names].sort().slice(1, 3));
     expect(cli.meta.pagination).toEqual({ limit: 2, offset: 1, totalCount: 5 });
     const none = await list(f(`name contains "${prefix}" sort by name limit none`));
-    expect(none.meta.pagination.limit).toBe(-1);
+    // unlimited: math.MaxInt64, as the reference reports it
+    expect(none.meta.pagination.limit).toBe(2 ** 63);
     expect(none.data).toHaveLength(5);
     const none2 = await list(f(`not (name contains "${prefix}-db") and name contains "${prefix}"`));
     expect(none2.meta.pagination.totalCount).toBe(3);
@@ -546,7 +550,10 @@ describe('lists filter, sort and page like the original', () => {
   it('clamps limit and offset like the original', async () => {
     expect((await list('limit=100000')).meta.pagination.limit).toBe(500);
     expect((await list('limit=0')).meta.pagination.limit).toBe(10);
-    expect((await list('limit=-1')).meta.pagination.limit).toBe(-1);
+    const unlimited = await ident(admin, '/identities?limit=-1');
+    expect(unlimited.json.meta.pagination.limit).toBe(2 ** 63);
+    // the exact digits of math.MaxInt64, which a Go int64 reads (2^63 as JavaScript writes it is beyond it)
+    expect(unlimited.text).toContain('"limit":9223372036854775807,');
     expect((await list(`${f('true skip 2 limit 1')}&limit=50&offset=0`)).meta.pagination).toMatchObject({
       limit: 1,
       offset: 2,
@@ -665,7 +672,19 @@ describe('caller matrix', () => {
 
   it('any authenticated caller reads its own session and identity; anonymous ones cannot', async () => {
     for (const path of ['/current-api-session', '/current-identity']) {
-      expect((await e.call('client', { path })).status).toBe(401);
+      const anonymous = await e.call('client', { path });
+      expect(anonymous.status).toBe(401);
+      // no credential at all: the reference's go-openapi cause; an unknown token: none
+      expect(anonymous.json.error.cause).toEqual({
+        code: 'UNHANDLED',
+        message: 'unauthenticated for invalid credentials',
+      });
+      const unknown = await e.call('client', {
+        path,
+        headers: { 'zt-session': '8ef5b8b1-3f8e-4a0b-9d0c-2f0f5f0e8a11' },
+      });
+      expect(unknown.status).toBe(401);
+      expect(unknown.json.error.cause).toBeUndefined();
       expect((await e.call('client', { path, token: user.token })).status).toBe(200);
       expect((await e.call('management', { path, token: admin })).status).toBe(200);
     }

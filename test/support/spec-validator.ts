@@ -46,8 +46,9 @@
  * - Formats: `date-time` is strict RFC 3339 as Go's `time.Parse(time.RFC3339)` reads it (upper-case `T`
  *   and `Z` or ±hh:mm offset, 1–9 fraction digits, real calendar dates, no leap second); `uri`/`url` must
  *   be absolute URIs, except on `href` properties (links are relative, `./identities/x`); `int32`/`int64`
- *   must be integers in range; `byte` must be base64. `uuid` is NOT enforced: the reference controller
- *   fills `caDetail.verificationToken` (declared uuid) with a shortid (ZITI-FACTS §8.3).
+ *   must be integers in range (int64's as far as a double tells: MaxInt64 reads as 2^63); `byte` must be
+ *   base64. `uuid` is NOT enforced: the reference controller fills `caDetail.verificationToken` (declared
+ *   uuid) with a shortid (ZITI-FACTS §8.3).
  * - Swagger-only / annotation keywords (`x-*`, `example`, `description`, `discriminator`, `readOnly`, …)
  *   are stripped; swagger's boolean `exclusiveMinimum/Maximum` become draft-07 numbers.
  * - `discriminator` (posture checks and posture-check failures): a reference to a base definition
@@ -805,7 +806,12 @@ function addFormats(ajv: Ajv): void {
     type: 'number',
     validate: (n: number) => Number.isInteger(n) && n >= -2147483648 && n <= 2147483647,
   });
-  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
+  // int64 as far as a parsed double tells: math.MaxInt64 (an unlimited list's `limit`, in the reference
+  // too) parses to 2^63, so the range ends there.
+  ajv.addFormat('int64', {
+    type: 'number',
+    validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 63) && n <= 2 ** 63,
+  });
   ajv.addFormat('byte', {
     type: 'string',
     validate: /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/,

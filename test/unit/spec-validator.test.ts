@@ -508,6 +508,14 @@ describe('spec-validator: schema preparation on a synthetic spec', () => {
         v.validate('client', 'GET', '/things/1', 200, { self: { href: './x' }, home: null, kind: 'a', count: 1.5 }),
       ),
     ).toContain("/count: must match format 'int64'");
+    // math.MaxInt64 as JSON.parse reads it (2^63) is an int64; twice that is not
+    const maxInt64 = JSON.parse('9223372036854775807') as number;
+    v.validate('client', 'GET', '/things/1', 200, { self: { href: './x' }, home: null, kind: 'a', count: maxInt64 });
+    expect(
+      failure(() =>
+        v.validate('client', 'GET', '/things/1', 200, { self: { href: './x' }, home: null, kind: 'a', count: 2 ** 64 }),
+      ),
+    ).toContain("/count: must match format 'int64'");
   });
 });
 

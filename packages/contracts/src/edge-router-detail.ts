@@ -86,7 +86,8 @@ export function edgeRouterDetailFields(r: EdgeRouterDetailSource, presence: Rout
     noTraversal: r.noTraversal,
     disabled: r.disabled,
     appData: r.appData,
-    roleAttributes: r.roleAttributes,
+    // none: null, as the reference reads an empty attribute list back (set to [] or never set)
+    roleAttributes: r.roleAttributes.length > 0 ? r.roleAttributes : null,
     isVerified: r.isVerified,
     isTunnelerEnabled: r.isTunnelerEnabled,
     ...(r.fingerprint ? { fingerprint: r.fingerprint } : {}),

@@ -19,12 +19,22 @@ export function detailEnvelope<T>(data: T): { data: T; meta: Record<string, neve
   return { data, meta: {} };
 }
 
+/**
+ * The `meta.pagination.limit` of an unlimited list (`limit=-1`, `limit none` in a filter, the
+ * role-attribute lists): the reference reports math.MaxInt64 there. This is the nearest double (2^63);
+ * the gateway writes it as the exact digits 9223372036854775807, which a Go int64 reads.
+ */
+export const UNLIMITED_LIST_LIMIT = 2 ** 63;
+
+/** A list envelope; a page limit of -1 (unlimited) is reported as `UNLIMITED_LIST_LIMIT`. */
 export function listEnvelope<T>(
   data: T[],
   pagination: Pagination,
   filterableFields?: readonly string[],
 ): { data: T[]; meta: { pagination: Pagination; filterableFields?: string[] } } {
-  const meta: { pagination: Pagination; filterableFields?: string[] } = { pagination };
+  const meta: { pagination: Pagination; filterableFields?: string[] } = {
+    pagination: pagination.limit === -1 ? { ...pagination, limit: UNLIMITED_LIST_LIMIT } : pagination,
+  };
   if (filterableFields && filterableFields.length > 0) meta.filterableFields = [...filterableFields];
   return { data, meta };
 }

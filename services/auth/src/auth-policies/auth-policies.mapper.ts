@@ -15,6 +15,10 @@ export function authPolicyDetail(p: AuthPolicy) {
       extJwt: { allowed: p.primary.extJwt.allowed, allowedSigners: [...p.primary.extJwt.allowedSigners] },
       updb: { ...p.primary.updb },
     },
-    secondary: { requireTotp: p.secondary.requireTotp, requireExtJwtSigner: p.secondary.requireExtJwtSigner },
+    // Without a required signer the reference leaves `requireExtJwtSigner` out (not null).
+    secondary: {
+      requireTotp: p.secondary.requireTotp,
+      ...(p.secondary.requireExtJwtSigner !== null ? { requireExtJwtSigner: p.secondary.requireExtJwtSigner } : {}),
+    },
   };
 }

@@ -67,7 +67,8 @@ export function identityDetail(i: Identity, x: IdentityExtras, now = new Date())
     typeId: i.typeId,
     isAdmin: i.isAdmin,
     isDefaultAdmin: i.isDefaultAdmin,
-    roleAttributes: i.roleAttributes,
+    // none: null, as the reference reads an empty attribute list back (set to [] or never set)
+    roleAttributes: i.roleAttributes.length > 0 ? i.roleAttributes : null,
     hasApiSession: x.hasApiSession,
     // No edge router holds a control connection to this controller yet (the router control plane is
     // not built), so no identity can be connected through one: false is the true answer.
@@ -88,7 +89,8 @@ export function identityDetail(i: Identity, x: IdentityExtras, now = new Date())
     ...(i.disabledUntil ? { disabledUntil: ts(i.disabledUntil) } : {}),
     externalId: i.externalId,
     defaultHostingCost: i.defaultHostingCost,
-    ...(i.defaultHostingPrecedence ? { defaultHostingPrecedence: i.defaultHostingPrecedence } : {}),
+    // Always sent, as the reference does: an identity that never set one hosts at "default".
+    defaultHostingPrecedence: i.defaultHostingPrecedence ?? 'default',
     serviceHostingCosts: i.serviceHostingCosts,
     serviceHostingPrecedences: i.serviceHostingPrecedences,
     appData: i.appData,

@@ -1,6 +1,8 @@
-import { subjects } from '@ziti/contracts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError, type OperationDef, subjects } from '@ziti/contracts';
 import {
   type ApiSessionRecord,
+  type ApiSessionStore,
   type ExtJwtSecondaryRequest,
   InProcessBus,
   type LiveApiSession,
@@ -10,6 +12,7 @@ import {
   pendingAuthQueries,
 } from '@ziti/platform';
 import { afterAll, describe, expect, it } from 'vitest';
+import { authenticate } from './edge-auth.transport.ts';
 import { ExtJwtSecondaryCheck, bearerToken } from './ext-jwt-secondary.transport.ts';
 import { TokenBucketLimiter } from './rate-limit.domain.ts';
 
@@ -148,5 +151,46 @@ describe('secondary external JWT check', () => {
     expect(bearerToken('bearer   a.b.c ')).toBe('a.b.c');
     expect(bearerToken('Basic xyz')).toBeUndefined();
     expect(bearerToken(undefined)).toBeUndefined();
+  });
+});
+
+describe('a request without a session', () => {
+  const op = { operationId: 'listServices', access: 'authenticated' } as unknown as OperationDef;
+  const sessions = { touch: () => Promise.resolve(null) } as unknown as ApiSessionStore;
+  const refusal = async (headers: Record<string, string>, url = '/edge/client/v1/services') => {
+    const req = { headers, url } as unknown as IncomingMessage;
+    const res = { setHeader: () => undefined } as unknown as ServerResponse;
+    const err = await authenticate(req, res, op, { sessions, sessionTimeoutSeconds: 1800 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ApiError);
+    return (err as ApiError).toJSON();
+  };
+
+  it("without any credential carries the reference's go-openapi cause", async () => {
+    const none = {
+      code: 'UNAUTHORIZED',
+      message: new ApiError('UNAUTHORIZED').message,
+      cause: { code: 'UNHANDLED', message: 'unauthenticated for invalid credentials' },
+    };
+    expect(await refusal({})).toEqual(none);
+    expect(await refusal({ 'zt-session': '' })).toEqual(none);
+    expect(await refusal({ authorization: 'Basic eDp5' })).toEqual(none);
+    expect(await refusal({}, '/edge/client/v1/services?access_token=')).toEqual(none);
+  });
+
+  it('with a credential that does not hold carries none', async () => {
+    for (const [headers, url] of [
+      [{ 'zt-session': 'not-a-uuid' }, undefined],
+      [{ 'zt-session': '8ef5b8b1-3f8e-4a0b-9d0c-2f0f5f0e8a11' }, undefined],
+      [{ authorization: 'Bearer a.b.c' }, undefined],
+      [{}, '/edge/client/v1/services?access_token=a.b.c'],
+    ] as const) {
+      expect(await refusal(headers, url)).toEqual({
+        code: 'UNAUTHORIZED',
+        message: new ApiError('UNAUTHORIZED').message,
+      });
+    }
   });
 });

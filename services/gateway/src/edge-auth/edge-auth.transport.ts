@@ -101,8 +101,34 @@ export async function authenticate(
   }
   const found = { ...(caller ? { caller } : {}), ...(session ? { session } : {}) };
   if (op.access === 'none') return found;
-  if (!caller) throw new ApiError('UNAUTHORIZED');
+  if (!caller) throw presentsCredential(req) ? new ApiError('UNAUTHORIZED') : noCredentialError();
   if (caller.authQueries.length > 0 && !op.mfaPendingOk) throw new ApiError('UNAUTHORIZED');
   if (op.access === 'admin' && !caller.isAdmin) throw new ApiError('UNAUTHORIZED');
   return found;
+}
+
+/**
+ * Whether the request presents a credential of the specs' security schemes, as go-openapi looks for
+ * them: a non-empty `zt-session` header (ztSession), or a bearer token (oauth2) in an
+ * `Authorization: Bearer …` header or an `access_token` query parameter.
+ */
+function presentsCredential(req: IncomingMessage): boolean {
+  const session = req.headers['zt-session'];
+  if (typeof session === 'string' && session !== '') return true;
+  const authorization = req.headers.authorization;
+  if (typeof authorization === 'string' && authorization.startsWith('Bearer ') && authorization.length > 7) {
+    return true;
+  }
+  const url = req.url ?? '';
+  const query = url.indexOf('?');
+  return query >= 0 && (new URLSearchParams(url.slice(query + 1)).get('access_token') ?? '') !== '';
+}
+
+/**
+ * A request without any credential: the reference's go-openapi security finds no scheme that applies
+ * and answers its "unauthenticated for invalid credentials", which becomes the cause of the 401.
+ * A credential that does not hold (an unknown or ended session) is a 401 without a cause.
+ */
+function noCredentialError(): ApiError {
+  return new ApiError('UNAUTHORIZED', { code: 'UNHANDLED', message: 'unauthenticated for invalid credentials' });
 }

@@ -32,7 +32,15 @@ import { recordGatewayRequest } from '../metrics/request-metrics.transport.ts';
 import { type RouteTable, canonicalPath } from '../routes/route-table.transport.ts';
 import { clientCertificateChain } from '@ziti/platform/tls-peer';
 import { isEmptyObject, isJsonType, parseJson, readBody, unreadableBody } from './body-reader.transport.ts';
-import { newRequestId, sendError, sendJson, setAnswerHeaders, toApiError, writeReply } from './responses.transport.ts';
+import {
+  answerText,
+  newRequestId,
+  sendError,
+  sendJson,
+  setAnswerHeaders,
+  toApiError,
+  writeReply,
+} from './responses.transport.ts';
 
 /** An operation the gateway answers itself with one reply (the informational operations). */
 export type LocalHandler = (request: OperationRequest) => Promise<OperationReply>;
@@ -256,7 +264,7 @@ export function createPipeline(deps: PipelineDeps) {
         result.rawBody === undefined &&
         !result.headers
       ) {
-        const text = JSON.stringify(result.body);
+        const text = answerText(result.body);
         deps.answers?.fill(caller.identityId, text, result.reflects, ticket);
         sendJson(res, 200, text, result.contentType ?? 'application/json');
         return;

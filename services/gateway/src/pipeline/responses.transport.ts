@@ -1,8 +1,16 @@
 // What the gateway writes back: the headers every answer carries, the owners' replies, and the error
 // envelope (ZITI-FACTS §1.1; docs/adr/0013 for the hardening headers).
 
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, type OperationReply, errorEnvelope, isErrorReply, statusOf } from '@ziti/contracts';
+import {
+  ApiError,
+  type OperationReply,
+  UNLIMITED_LIST_LIMIT,
+  errorEnvelope,
+  isErrorReply,
+  statusOf,
+} from '@ziti/contracts';
 import { type Logger, pooledRandomBytes } from '@ziti/platform';
 
 const idAlphabet = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-';
@@ -134,5 +142,23 @@ export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Ope
     res.end();
     return;
   }
-  sendJson(res, reply.status, JSON.stringify(reply.body), reply.contentType ?? 'application/json');
+  sendJson(res, reply.status, answerText(reply.body), reply.contentType ?? 'application/json');
+}
+
+/** math.MaxInt64 as JSON text. */
+const MAX_INT64 = '9223372036854775807';
+
+/**
+ * An owner's answer body as JSON text. An unlimited list reports `meta.pagination.limit` as
+ * math.MaxInt64, which no JavaScript number holds: the list envelope carries the nearest double
+ * (`UNLIMITED_LIST_LIMIT`, 2^63, which JSON.stringify writes as 9223372036854776000, out of a Go
+ * int64's range), and the text gets the exact digits, as the reference writes them.
+ */
+export function answerText(body: unknown): string {
+  const meta = (body as { meta?: { pagination?: { limit?: unknown } } | null } | null | undefined)?.meta;
+  const pagination = meta?.pagination;
+  if (pagination?.limit !== UNLIMITED_LIST_LIMIT) return JSON.stringify(body);
+  const marker = `unlimited-${randomUUID()}`;
+  const text = JSON.stringify({ ...(body as object), meta: { ...meta, pagination: { ...pagination, limit: marker } } });
+  return text.replace(`"${marker}"`, MAX_INT64);
 }

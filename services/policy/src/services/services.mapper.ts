@@ -21,7 +21,8 @@ export function serviceViewDetail(v: ServiceView) {
     _links: serviceLinks(s.id),
     name: s.name,
     terminatorStrategy: s.terminatorStrategy,
-    roleAttributes: s.roleAttributes,
+    // none: null, as the reference reads an empty attribute list back (set to [] or never set)
+    roleAttributes: s.roleAttributes.length > 0 ? s.roleAttributes : null,
     configs: s.configs,
     config: v.config,
     encryptionRequired: s.encryptionRequired,
