@@ -24,23 +24,12 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { startLocalCluster } from '../deploy/local-cluster.ts';
+import { mulberry32 } from '../test/support/prng.ts';
 import { resultPath } from './common.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const api = '/edge/management/v1';
 const clientApi = '/edge/client/v1';
-
-/** mulberry32: a small seeded PRNG, so every run builds the same network. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface NetworkShape {
   identities: number;
@@ -95,7 +84,7 @@ export interface Network {
 }
 
 export function generateNetwork(shape: NetworkShape, seed: number): Network {
-  const rnd = prng(seed);
+  const rnd = mulberry32(seed);
   const pick = (n: number) => Math.floor(rnd() * n);
   const distinct = (count: number, pool: number, prefix: string) => {
     const out = new Set<string>();

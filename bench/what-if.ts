@@ -26,6 +26,7 @@
  */
 import pg from 'pg';
 import type { LocalCluster } from '../deploy/local-cluster.ts';
+import { mulberry32 } from '../test/support/prng.ts';
 import {
   type Answer,
   type ScenarioOptions,
@@ -41,18 +42,6 @@ import {
   withCluster,
 } from './common.ts';
 import { generateNetwork, reachModel, shapeFor } from './policy.ts';
-
-/** mulberry32, as bench/policy.ts: the same proposals every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Runs `fn` over `items` with at most `limit` in flight. */
 async function inPool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>) {
@@ -178,7 +167,7 @@ export async function benchWhatIf(options: WhatIfOptions = {}) {
       );
 
       // Proposals.
-      let rnd = prng(seed);
+      let rnd = mulberry32(seed);
       const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)]!;
       const attr = (prefix: string, n: number) => `${prefix}${Math.floor(rnd() * n)}`;
       const role = (prefix: string, n: number) => [`#${attr(prefix, n)}`];
@@ -327,7 +316,7 @@ export async function benchWhatIf(options: WhatIfOptions = {}) {
 
       // Untimed: each answer against the difference of applying the same changes for real. Its
       // proposals come from a PRNG of their own, so they do not depend on the number of rounds.
-      rnd = prng(seed + 0x5eed);
+      rnd = mulberry32(seed + 0x5eed);
       loads.checks = load1();
       // The network's service policies gate nothing: one Dial policy behind each posture attribute
       // (applied for real, not checked), so that posture check proposals move something too.

@@ -27,10 +27,9 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { dirname, extname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Plugin } from 'esbuild';
+import { toPosix, workspacePlugin } from '../tools/esbuild-workspace-plugin.mjs';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -105,9 +104,6 @@ export interface BundleManifest {
   packages: string[];
 }
 
-const loaders = { '.ts': 'ts', '.mts': 'ts', '.js': 'js', '.mjs': 'js', '.json': 'json' } as const;
-const toPosix = (p: string) => p.split(sep).join('/');
-
 /** The package a bare import names: `pg` of `pg/lib/x`, `@scope/name` of `@scope/name/sub`. */
 export function packageOf(specifier: string): string {
   const parts = specifier.split('/');
@@ -128,7 +124,14 @@ function findPackage(name: string, fromDir: string): string | undefined {
 
 /** The manifests a build depends on besides the sources it reads: how they resolve and compile, and this file. */
 function manifestFiles(): string[] {
-  const files = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.base.json', 'deploy/bundles.ts'];
+  const files = [
+    'package.json',
+    'package-lock.json',
+    'tsconfig.json',
+    'tsconfig.base.json',
+    'deploy/bundles.ts',
+    'tools/esbuild-workspace-plugin.mjs',
+  ];
   for (const top of ['packages', 'services'])
     for (const name of readdirSync(join(root, top)).sort())
       if (existsSync(join(root, top, name, 'package.json'))) files.push(`${top}/${name}/package.json`);
@@ -172,41 +175,37 @@ export async function buildBundles(outDir: string, options: { sourcemap?: boolea
   /** Repository paths of the files or folders a source reaches beside itself. */
   const assets = new Set<string>();
   const rootModules = join(root, 'node_modules');
-  const plugin: Plugin = {
+  const plugin = workspacePlugin({
     name: 'ziti-service-bundles',
+    root,
+    read,
+    // Each module keeps its own URL, relative to the bundle that holds it: the folder of bundles
+    // mirrors the repository for what the module finds beside itself.
+    moduleUrl: 'bundle',
     setup(b) {
-      b.onResolve({ filter: /^[^./]/ }, (a) => {
-        if (a.path.startsWith('node:') || a.path.startsWith('@ziti/')) return undefined;
-        if (a.path in notInServices) return { path: a.path, namespace: 'not-in-services' };
-        const name = packageOf(a.path);
-        // The bundles resolve their imports from the repository root: a workspace holding a
-        // version of its own (a nested node_modules) would silently get another one there.
-        const found = findPackage(name, a.resolveDir);
-        if (found && resolve(found) !== join(rootModules, name))
-          return { errors: [{ text: `${name} resolves to ${relative(root, found)}, not node_modules/${name}` }] };
-        packages.add(name);
-        return { path: a.path, external: true };
-      });
       b.onLoad({ filter: /.*/, namespace: 'not-in-services' }, (a) => ({
         contents: notInServices[a.path],
         loader: 'js',
       }));
-      b.onLoad({ filter: /.*/ }, async (a) => {
-        const content = await readFile(a.path);
-        const path = toPosix(relative(root, a.path));
-        read.set(path, content);
-        let text = content.toString('utf8');
-        for (const m of text.matchAll(/new URL\(\s*(['"])([^'"]+)\1\s*,\s*import\.meta\.url\s*\)/g)) {
-          const target = resolve(dirname(a.path), m[2]!);
-          if (existsSync(target)) assets.add(toPosix(relative(root, target)));
-        }
-        // Each module keeps its own URL, relative to the bundle that holds it: the folder of bundles
-        // mirrors the repository for what the module finds beside itself.
-        text = text.replaceAll('import.meta.url', `new URL(${JSON.stringify(`./${path}`)}, import.meta.url).href`);
-        return { contents: text, loader: loaders[extname(a.path) as keyof typeof loaders] ?? 'js' };
-      });
     },
-  };
+    external(a) {
+      if (a.path in notInServices) return { path: a.path, namespace: 'not-in-services' };
+      const name = packageOf(a.path);
+      // The bundles resolve their imports from the repository root: a workspace holding a
+      // version of its own (a nested node_modules) would silently get another one there.
+      const found = findPackage(name, a.resolveDir);
+      if (found && resolve(found) !== join(rootModules, name))
+        return { errors: [{ text: `${name} resolves to ${relative(root, found)}, not node_modules/${name}` }] };
+      packages.add(name);
+      return { path: a.path, external: true };
+    },
+    onSource(path, text) {
+      for (const m of text.matchAll(/new URL\(\s*(['"])([^'"]+)\1\s*,\s*import\.meta\.url\s*\)/g)) {
+        const target = resolve(dirname(path), m[2]!);
+        if (existsSync(target)) assets.add(toPosix(relative(root, target)));
+      }
+    },
+  });
   const result = await build({
     absWorkingDir: root,
     entryPoints: {

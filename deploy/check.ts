@@ -538,6 +538,14 @@ const dockerfileFile = join(deployDir, 'Dockerfile');
   const ignore = readFileSync(join(deployDir, 'Dockerfile.dockerignore'), 'utf8');
   if (!/^!deploy\/bundles\.ts$/m.test(ignore))
     report(dockerfileFile, 'Dockerfile.dockerignore does not send deploy/bundles.ts');
+  // deploy/bundles.ts imports the esbuild plugin every bundle shares.
+  if (!/^!tools\/esbuild-workspace-plugin\.mjs$/m.test(ignore))
+    report(dockerfileFile, 'Dockerfile.dockerignore does not send tools/esbuild-workspace-plugin.mjs');
+  if (!build?.lines.includes('COPY tools/esbuild-workspace-plugin.mjs ./tools/esbuild-workspace-plugin.mjs'))
+    report(
+      dockerfileFile,
+      'the build stage does not copy tools/esbuild-workspace-plugin.mjs, which deploy/bundles.ts imports',
+    );
 }
 {
   if (!('ziti-edge-ops' in toolEntries)) report(join(deployDir, 'bundles.ts'), 'toolEntries lacks ziti-edge-ops');

@@ -7,16 +7,15 @@
 // `--out <dir>` writes elsewhere (default apps/ops/dist).
 import { createHash } from 'node:crypto';
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { extname, join, relative, resolve, sep } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import process from 'node:process';
-import { URL, fileURLToPath, pathToFileURL } from 'node:url';
+import { URL, fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { workspacePlugin } from '../../tools/esbuild-workspace-plugin.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const at = process.argv.indexOf('--out');
 const out = resolve(at >= 0 && process.argv[at + 1] ? process.argv[at + 1] : join(root, 'apps', 'ops', 'dist'));
-const loaders = { '.ts': 'ts', '.mts': 'ts', '.js': 'js', '.mjs': 'js', '.json': 'json' };
 const read = new Map();
 
 const result = await build({
@@ -32,26 +31,7 @@ const result = await build({
   sourcesContent: false,
   write: false,
   logLevel: 'error',
-  plugins: [
-    {
-      name: 'ziti-ops',
-      setup(b) {
-        b.onResolve({ filter: /^[^./]/ }, (a) =>
-          a.path.startsWith('@ziti/') || a.path.startsWith('node:') ? undefined : { path: a.path, external: true },
-        );
-        b.onLoad({ filter: /./ }, async (a) => {
-          const content = await readFile(a.path);
-          read.set(relative(root, a.path).split(sep).join('/'), content);
-          return {
-            contents: content
-              .toString('utf8')
-              .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(a.path).href)),
-            loader: loaders[extname(a.path)] ?? 'js',
-          };
-        });
-      },
-    },
-  ],
+  plugins: [workspacePlugin({ name: 'ziti-ops', root, read, moduleUrl: 'source' })],
 });
 
 const files = [...read.keys()].sort();

@@ -8,8 +8,7 @@
 // cluster and exits, so that the first `npm start` after `npm ci` has nothing left to make.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { extname, join, relative, sep } from 'node:path';
+import { join, relative } from 'node:path';
 import process from 'node:process';
 import { URL, fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -21,7 +20,13 @@ const prepareOnly = process.argv.includes('--prepare');
 
 /** What the bundle depends on besides the sources it bundles: how they resolve and compile, and how it is made. */
 function manifests() {
-  const files = ['package.json', 'tsconfig.json', 'tsconfig.base.json', 'apps/standalone/start.mjs'];
+  const files = [
+    'package.json',
+    'tsconfig.json',
+    'tsconfig.base.json',
+    'apps/standalone/start.mjs',
+    'tools/esbuild-workspace-plugin.mjs',
+  ];
   for (const top of ['apps', 'packages', 'services'])
     for (const name of readdirSync(join(root, top)).sort())
       if (existsSync(join(root, top, name, 'package.json'))) files.push(`${top}/${name}/package.json`);
@@ -58,9 +63,9 @@ function freshBundle() {
 
 async function build() {
   const { build: esbuild } = await import('esbuild');
+  const { workspacePlugin } = await import('../../tools/esbuild-workspace-plugin.mjs');
   const read = new Map();
   for (const f of manifests()) read.set(f, readFileSync(join(root, f)));
-  const loaders = { '.ts': 'ts', '.mts': 'ts', '.js': 'js', '.mjs': 'js', '.json': 'json' };
   const result = await esbuild({
     absWorkingDir: root,
     entryPoints: entries,
@@ -76,28 +81,10 @@ async function build() {
     write: false,
     metafile: true,
     logLevel: 'error',
-    plugins: [
-      {
-        name: 'ziti-standalone',
-        setup(b) {
-          // Packages from node_modules stay imports; only the workspace (@ziti/*) is bundled.
-          b.onResolve({ filter: /^[^./]/ }, (a) =>
-            a.path.startsWith('@ziti/') || a.path.startsWith('node:') ? undefined : { path: a.path, external: true },
-          );
-          // Every source is read here: its content is what the fingerprint is made of, and each
-          // module keeps its own import.meta.url (the migrations are found relative to it).
-          b.onLoad({ filter: /./ }, async (a) => {
-            const content = await readFile(a.path);
-            read.set(relative(root, a.path).split(sep).join('/'), content);
-            const text = content.toString('utf8');
-            return {
-              contents: text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(a.path).href)),
-              loader: loaders[extname(a.path)] ?? 'js',
-            };
-          });
-        },
-      },
-    ],
+    // Packages from node_modules stay imports; only the workspace (@ziti/*) is bundled. Every source
+    // is read by the plugin: its content is what the fingerprint is made of, and each module keeps
+    // its own import.meta.url (the migrations are found relative to it).
+    plugins: [workspacePlugin({ name: 'ziti-standalone', root, read, moduleUrl: 'source' })],
   });
   const files = [...read.keys()];
   const hash = fingerprint(files, (f) => read.get(f));

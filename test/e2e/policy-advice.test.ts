@@ -276,4 +276,38 @@ describe('client /services/{id}/edge-routers', () => {
     expect(res.status).toBe(401);
     expect(res.json.error.code).toBe('UNAUTHORIZED');
   });
+
+  it('a session-token header is checked first: a bad one is 401 with its reason, an empty one is no token', async () => {
+    const withToken = (token: string, serviceId = n.sDial!) =>
+      client(user.token, { path: `/services/${serviceId}/edge-routers`, headers: { 'session-token': token } });
+    const empty = await withToken('');
+    expect(empty.status, empty.text).toBe(200);
+    expect(empty.json.data.edgeRouters.map((r: { name: string }) => r.name).sort()).toEqual([names.rA, names.rB]);
+
+    // A session's own token is a UUID (the legacy session token), which the reference's JWT parser
+    // finds malformed too; this controller signs no service access token, so no key is known.
+    const session = await client(user.token, {
+      method: 'POST',
+      path: '/sessions',
+      body: { serviceId: n.sDial, type: 'Dial' },
+    });
+    expect(session.status, session.text).toBe(201);
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const refused: [string, string][] = [
+      [session.json.data.token as string, 'token is malformed: token contained an invalid number of segments'],
+      [
+        `${b64({ alg: 'RS256', kid: 'k1' })}.${b64({ sub: 'x' })}.sig`,
+        'token is unverifiable: error while executing keyfunc: invalid kid: k1',
+      ],
+    ];
+    for (const [token, reason] of refused) {
+      const res = await withToken(token);
+      expect(res.status, res.text).toBe(401);
+      expect(res.json.error).toMatchObject({ code: 'UNAUTHORIZED', cause: { code: 'UNHANDLED', message: reason } });
+      // Before the service is looked up: one the caller can not see is refused the same way, not 404.
+      const hidden = await withToken(token, n.sHidden!);
+      expect(hidden.status, hidden.text).toBe(401);
+      expect(hidden.json.error.cause.message).toBe(reason);
+    }
+  });
 });

@@ -1,9 +1,9 @@
 import { type Owner, operations } from '@ziti/contracts';
-import { auditOperations } from '@ziti/audit/operations.transport';
-import { authOperations } from '@ziti/auth/operations.transport';
-import { inventoryOperations } from '@ziti/inventory/operations.transport';
-import { pkiOperations, routerEnrollmentOperations } from '@ziti/pki-enrollment/operations.transport';
-import { policyOperations } from '@ziti/policy/operations.transport';
+import { auditOperations } from '../../services/audit/src/operations.transport.ts';
+import { authOperations } from '../../services/auth/src/operations.transport.ts';
+import { inventoryOperations } from '../../services/inventory/src/operations.transport.ts';
+import { pkiOperations, routerEnrollmentOperations } from '../../services/pki-enrollment/src/operations.transport.ts';
+import { policyOperations } from '../../services/policy/src/operations.transport.ts';
 import { type OperationHandlers, notImplemented } from '@ziti/platform';
 
 /**

@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
@@ -40,9 +40,12 @@ describe('service layout', () => {
 
 describe('lint floors', () => {
   const eslint = new ESLint({ cwd: root });
+  /** What the floors say of `code` in `filePath`: no-restricted-imports and the path-aware rules (tools/eslint-floors.js). */
   async function problems(filePath: string, code: string) {
     const [result] = await eslint.lintText(code, { filePath: join(root, filePath) });
-    return result!.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+    return result!.messages
+      .filter((m) => m.ruleId === 'no-restricted-imports' || m.ruleId?.startsWith('floors/'))
+      .map((m) => m.message);
   }
 
   it('a domain file may import its ports, contracts and pure platform modules', async () => {
@@ -101,5 +104,124 @@ describe('lint floors', () => {
       'export const x: [ConfigService?, typeof configDetail?, typeof reply?] = [];',
     ].join('\n');
     expect(await problems('services/inventory/src/configs/probe.transport.ts', code)).toEqual([]);
+  });
+
+  it.each([
+    [
+      'services/policy/src/sessions/probe.domain.ts',
+      "import { x } from '../../../inventory/src/configs/configs.domain.ts';",
+    ],
+    ['services/policy/src/sessions/probe.transport.ts', "import { createInventoryService } from '@ziti/inventory';"],
+    ['services/policy/src/sessions/probe.store.ts', "import { bindAuthStores } from '@ziti/auth/app';"],
+    ['services/gateway/src/pipeline/probe.adapter.ts', "export { x } from '../../../fabric/src/app.ts';"],
+    ['services/gateway/src/probe.ts', "export const f = () => import('../../audit/src/config.ts');"],
+    [
+      'services/auth/src/credentials/probe.int.test.ts',
+      "import { makeCsr } from '../../../pki-enrollment/test/support.ts';",
+    ],
+    [
+      'services/auth/test/probe.test.ts',
+      "import * as policy from '../../policy/src/read-models/read-models.store.ts';",
+    ],
+  ])('%s: a service that imports another service (%s) fails lint', async (file, line) => {
+    const found = await problems(file, `${line}\nexport const y = 1;`);
+    expect(found.join('\n')).toContain("another service's files");
+  });
+
+  it('a service may import its own files, the packages and the shared test support', async () => {
+    const code = [
+      "import { x } from '../services/service-view.domain.ts';",
+      "import { y } from '../../test/support.ts';",
+      "import { z } from '../../../../test/support/infra.ts';",
+      "import { makeCsr } from '../../../../test/support/x509.ts';",
+      "import { reply } from '@ziti/platform';",
+      "import { operations } from '@ziti/contracts';",
+      'export const v = [x, y, z, makeCsr, reply, operations];',
+    ].join('\n');
+    expect(await problems('services/policy/src/sessions/probe.test.ts', code)).toEqual([]);
+  });
+
+  it.each([
+    [
+      'apps/ops/src/commands/probe.ts',
+      "import { AuthenticatorService } from '@ziti/auth/authenticators/authenticators.domain';",
+    ],
+    ['apps/ops/src/probe.ts', "export const f = () => import('@ziti/policy/sessions/sessions.store');"],
+    ['apps/ops/test/probe.test.ts', "export * from '@ziti/inventory/operations.transport';"],
+    ['apps/standalone/src/probe.ts', "import { RedisCircuitStore } from '@ziti/fabric/circuits/redis-circuit.store';"],
+    ['apps/standalone/src/probe.ts', "import { createAuthService } from '../../../services/auth/src/app.ts';"],
+    ['apps/ops/src/commands/probe.ts', "import { migrations } from '../../../../services/policy/src/app';"],
+  ])('%s: an app that imports %s fails lint', async (file, line) => {
+    const found = await problems(file, `${line}\nexport const y = 1;`);
+    expect(found.join('\n')).toContain('only through its entry points');
+  });
+
+  it('an app may import a service through the entry points its package.json exports', async () => {
+    const code = [
+      "import { createAuthService } from '@ziti/auth';",
+      "import { migrations } from '@ziti/policy/app';",
+      "import { readGatewayConfig } from '@ziti/gateway/config';",
+      "import { MemoryCircuitStore } from '@ziti/fabric/circuits/memory-circuit.store';",
+      "import { reply } from '@ziti/platform';",
+      "import { Io } from '../support.ts';",
+      "export const f = () => import('@ziti/inventory/app');",
+      'export const v = [createAuthService, migrations, readGatewayConfig, MemoryCircuitStore, reply, Io];',
+    ].join('\n');
+    expect(await problems('apps/ops/src/commands/probe.ts', code)).toEqual([]);
+  });
+
+  it.each(services)(
+    '%s: its package exports only named entry points (no pattern making every file public)',
+    (service) => {
+      const { exports } = JSON.parse(readFileSync(join(root, 'services', service, 'package.json'), 'utf8')) as {
+        exports: Record<string, string>;
+      };
+      expect(Object.keys(exports)).toEqual(expect.arrayContaining(['.', './app', './config']));
+      for (const [subpath, target] of Object.entries(exports)) expect(`${subpath} ${target}`).not.toContain('*');
+    },
+  );
+
+  it.each([
+    ['services/policy/src/sessions/probe.store.ts', "import { PgAccessReads } from '../access/access-reads.store.ts';"],
+    [
+      'services/policy/src/posture-data/probe.store.ts',
+      "import { PgPostureCheckStore } from '../posture-checks/posture-checks.store';",
+    ],
+    [
+      'services/policy/src/relations/probe.store.ts',
+      "import { postureCheckFromRow, PgPostureCheckStore } from '../posture-checks/posture-checks.store.ts';",
+    ],
+    [
+      'services/auth/src/authenticators/probe.store.ts',
+      "import * as identities from '../identities/identities.store.ts';",
+    ],
+    [
+      'services/auth/src/authenticators/probe.store.ts',
+      "export { PgIdentityStore } from '../identities/identities.store.ts';",
+    ],
+    // An exception covers only the imports it names: the same store building yet another fails.
+    [
+      'services/policy/src/sessions/sessions.store.ts',
+      "import { PgRelations } from '../relations/relations.store.ts';",
+    ],
+  ])('%s: a store that imports %s fails lint', async (file, line) => {
+    const found = await problems(file, `${line}\nexport const y = 1;`);
+    expect(found.join('\n')).toContain("a store does not build another resource's store");
+  });
+
+  it('a store may import its own folder, shared/, the SQL pieces eslint.config.js names and ports', async () => {
+    const code = [
+      "import { creationRows } from './sessions.store.ts';",
+      "import { linkTableOf } from '../shared/link-tables.store.ts';",
+      "import { postureCheckFromRow } from '../posture-checks/posture-checks.store.ts';",
+      "import { edgeRouterQuery } from '../read-models/read-model-queries.store.ts';",
+      "import type { AccessLinks } from '../access/access.ports.ts';",
+      'export const v = [creationRows, linkTableOf, postureCheckFromRow, edgeRouterQuery];',
+      'export type W = AccessLinks;',
+    ].join('\n');
+    expect(await problems('services/policy/src/sessions/probe.store.ts', code)).toEqual([]);
+    // The composition root builds every store.
+    const root = "import { PgAccessReads } from './access/access-reads.store.ts';\nexport const v = PgAccessReads;";
+    expect(await problems('services/policy/src/app.ts', root)).toEqual([]);
   });
 });

@@ -14,6 +14,7 @@ export * from './sessions/memory-api-session-store.ts';
 export * from './sessions/redis-api-session-store.ts';
 export * from './service-runtime.ts';
 export * from './secret-box.ts';
+export * from './secret-key-rotation.ts';
 export * from './ids.ts';
 export * from './db/list.ts';
 export * from './list-page.ts';

@@ -1,6 +1,7 @@
 import {
   ApiError,
   type CallOwner,
+  type Caller,
   type OperationKey,
   type OperationKeyOf,
   type OperationReply,
@@ -150,6 +151,15 @@ export const firstQueryValue = (v: unknown): string | undefined => {
   const first = Array.isArray(v) ? v[0] : v;
   return first === undefined || first === null ? undefined : String(first);
 };
+
+/**
+ * The caller of an operation that needs one (the API session the gateway established): UNAUTHORIZED
+ * without. The gateway lets no anonymous caller reach such an operation; this is the owner's check.
+ */
+export function callerOf(request: OperationRequest): Caller {
+  if (!request.caller) throw new ApiError('UNAUTHORIZED');
+  return request.caller;
+}
 
 /** The list parameters of a request (`filter`, `limit`, `offset`, `sort`), as ZitiQL lists take them. */
 export function listInputOf(request: OperationRequest): {

@@ -6,22 +6,11 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { ApiError } from '@ziti/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../../test/support/prng.ts';
 import { buildListQuery, type ListQueryInput, selectSql } from '../src/index.ts';
 import { createDb, itemEntity, policyEntity } from './fixture.ts';
 
 const ACCEPTED = new Set(['INVALID_FILTER', 'INVALID_SORT_IDENTIFIER']);
-
-/** mulberry32 */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Gen {
   constructor(private readonly rand: () => number) {}
@@ -316,7 +305,7 @@ describe('fuzz', () => {
   }
 
   it('generated filters translate and execute, or are rejected with INVALID_FILTER / INVALID_SORT_IDENTIFIER', async () => {
-    const gen = new Gen(prng(0x5eed));
+    const gen = new Gen(mulberry32(0x5eed));
     const stats = { ok: 0, rejected: 0 };
     for (let i = 0; i < 2500; i++) {
       const sort = gen.sortParam();
@@ -330,7 +319,7 @@ describe('fuzz', () => {
   });
 
   it('mutated filters never produce any other error', async () => {
-    const gen = new Gen(prng(42));
+    const gen = new Gen(mulberry32(42));
     const stats = { ok: 0, rejected: 0 };
     for (let i = 0; i < 2500; i++) {
       stats[await check({ filter: gen.mutate(gen.query()) })]++;
@@ -339,13 +328,13 @@ describe('fuzz', () => {
   });
 
   it('random strings never produce any other error', async () => {
-    const gen = new Gen(prng(7));
+    const gen = new Gen(mulberry32(7));
     for (let i = 0; i < 1500; i++)
       await check({ filter: gen.random(), sort: gen.chance(0.2) ? gen.random() : undefined });
   });
 
   it('filters on the linked entity too', async () => {
-    const gen = new Gen(prng(99));
+    const gen = new Gen(mulberry32(99));
     for (let i = 0; i < 300; i++) {
       const filter = gen
         .query()

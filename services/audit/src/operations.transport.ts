@@ -7,7 +7,7 @@ export interface AuditOperationDeps {
 }
 
 /** Every operation audit owns, keyed `<api>.<operationId>` (the compiler checks the table names each one). */
-export function auditOperations(deps: AuditOperationDeps = {} as AuditOperationDeps): OperationHandlers<'audit'> {
+export function auditOperations(deps: AuditOperationDeps): OperationHandlers<'audit'> {
   return {
     ...recordOperations(deps),
   };

@@ -94,6 +94,13 @@ export interface AuthServiceDeps {
 
 export const migrations = readMigrations(new URL('../migrations/', import.meta.url));
 
+// What `ziti-edge-ops reset-admin-password` (apps/ops) runs on auth's database, through auth's own
+// path: apps import a service only through its entry points (issue 33).
+export { AuthenticatorService, Argon2PasswordHasher };
+export type { AuthStores };
+export { passwordLimits } from './passwords/password.domain.ts';
+export { isDisabled } from './shared/model.domain.ts';
+
 /** The stores of one transaction (also used by tests, so they run on the same binding). */
 export function bindAuthStores(tx: Db, events: EventSink): AuthStores {
   return {

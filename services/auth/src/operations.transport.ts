@@ -31,23 +31,22 @@ export type AuthenticationOperationDeps = MfaOperationDeps &
   IdentityTraceOperationDeps &
   ControllerOperationDeps;
 
-export type AllAuthOperationDeps = AuthOperationDeps & Partial<AuthenticationOperationDeps>;
+export type AllAuthOperationDeps = AuthOperationDeps & AuthenticationOperationDeps;
 
 /**
  * Every operation auth owns, keyed `<api>.<operationId>`, merged from each resource's slice (the
  * compiler checks the table names each one).
  */
-export function authOperations(deps: AllAuthOperationDeps = {} as AllAuthOperationDeps): OperationHandlers<'auth'> {
-  const all = deps as AuthOperationDeps & AuthenticationOperationDeps;
+export function authOperations(deps: AllAuthOperationDeps): OperationHandlers<'auth'> {
   return {
     ...apiSessionOperations(deps),
     ...identityOperations(deps),
     ...authenticatorOperations(deps),
     ...identityTypeOperations(deps),
-    ...mfaOperations(all),
-    ...authPolicyOperations(all),
-    ...externalJwtSignerOperations(all),
-    ...identityTraceOperations(all),
-    ...controllerOperations(all),
+    ...mfaOperations(deps),
+    ...authPolicyOperations(deps),
+    ...externalJwtSignerOperations(deps),
+    ...identityTraceOperations(deps),
+    ...controllerOperations(deps),
   };
 }

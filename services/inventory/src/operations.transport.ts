@@ -31,9 +31,7 @@ export interface InventoryOperationDeps {
  * (`<resource>/<resource>.transport.ts`) serves its slice, and the compiler checks the merged
  * table names each one.
  */
-export function inventoryOperations(
-  deps: InventoryOperationDeps = {} as InventoryOperationDeps,
-): OperationHandlers<'inventory'> {
+export function inventoryOperations(deps: InventoryOperationDeps): OperationHandlers<'inventory'> {
   return {
     ...configTypeOperations(deps),
     ...configOperations(deps),

@@ -58,7 +58,7 @@ export interface PolicyOperationDeps {
  * Every operation policy owns, keyed `<api>.<operationId>`: the resources' slices merged (the
  * compiler checks that the table names each one, and each slice that its keys are policy's).
  */
-export function policyOperations(deps: PolicyOperationDeps = {} as PolicyOperationDeps): OperationHandlers<'policy'> {
+export function policyOperations(deps: PolicyOperationDeps): OperationHandlers<'policy'> {
   const related = (): RelationDeps => deps;
   return {
     ...roleAttributeOperations(() => deps.roleAttributes),

@@ -199,6 +199,19 @@ const mfaCheck = (id: string, o: Partial<PostureCheck> = {}): PostureCheck => ({
   ...o,
 });
 
+/** A Dial session a creation would insert (the candidate `createIfClear` takes). */
+const sessionFixture = (id: string, apiSessionId: string, identityId: string, serviceId: string): Session => ({
+  id,
+  token: `token-${id}`,
+  apiSessionId,
+  identityId,
+  serviceId,
+  type: 'Dial',
+  tags: {},
+  createdAt: at(),
+  updatedAt: at(),
+});
+
 const verifiedRouter = (id: string, roleAttributes: string[], isVerified = true): EdgeRouterState => ({
   ...routerFixture(id, roleAttributes),
   isVerified,
@@ -1142,16 +1155,27 @@ describe.each(storeTargets)('policy stores on %s', (target) => {
     // What a creation decides on, read at once; the insert when nothing stands in its way.
     const viewer = { identityId: 'ci', isAdmin: false };
     const reuse = (apiSessionId: string) => ({ apiSessionId, type: 'Dial' as const });
-    expect(await read((s) => s.sessions.creationContext(viewer, 'c-s1', reuse('as1'), 25))).toEqual({
+    const contextOf = (serviceId: string, apiSessionId: string) =>
+      read(async (s) => {
+        const { context } = await s.sessions.createIfClear(
+          viewer,
+          serviceId,
+          reuse(apiSessionId),
+          25,
+          session(`ctx-${serviceId}`, apiSessionId, serviceId),
+        );
+        return context;
+      });
+    expect(await contextOf('c-s1', 'as1')).toEqual({
       access: { service: serviceFixture('c-s1', ['clear']), dial: true, bind: false },
       existing: x1,
       edgeRouters: [{ ...routerFixture('cr', ['clear']), presence: null }],
       postureChecked: false,
     });
-    expect(await read((s) => s.sessions.creationContext(viewer, 'c-posture', reuse('as1'), 25))).toMatchObject({
+    expect(await contextOf('c-posture', 'as1')).toMatchObject({
       postureChecked: true,
     });
-    expect(await read((s) => s.sessions.creationContext(viewer, 'c-hidden', reuse('as1'), 25))).toBeUndefined();
+    expect(await contextOf('c-hidden', 'as1')).toBeUndefined();
     const clear = await read((s) =>
       s.sessions.createIfClear(viewer, 'c-s2', reuse('as5'), 25, session('y1', 'as5', 'c-s2')),
     );
@@ -1436,8 +1460,15 @@ describe.each(storeTargets)('policy stores on %s', (target) => {
     expect((await read((s) => s.sessions.sharedEdgeRouters('i1', 's1', 2))).map((r) => r.id)).toEqual(
       byName.slice(0, 2),
     );
-    const context = await read((s) =>
-      s.sessions.creationContext({ identityId: 'i1', isAdmin: false }, 's1', { apiSessionId: 'as1', type: 'Dial' }, 2),
+    // A creation's context (a posture check applies: nothing is inserted).
+    const { context } = await read((s) =>
+      s.sessions.createIfClear(
+        { identityId: 'i1', isAdmin: false },
+        's1',
+        { apiSessionId: 'as1', type: 'Dial' },
+        2,
+        sessionFixture('ctx-1', 'as1', 'i1', 's1'),
+      ),
     );
     expect(context!.edgeRouters.map((r) => r.id)).toEqual(byName.slice(0, 2));
     expect((await read((s) => s.advice.reachability('i1', 's1'))).commonRouters.map((r) => r.id)).toEqual(byName);
@@ -1497,8 +1528,15 @@ describe.each(storeTargets)('policy stores on %s', (target) => {
     const rc = { ...named('rc', 'gamma'), presence: presenceFixture('rc') };
     // A session's routers and the client's routers of a service: connected first, then by name.
     expect(await read((s) => s.sessions.sharedEdgeRouters('i1', 's1', 25))).toEqual([rc, ra]);
-    const context = await read((s) =>
-      s.sessions.creationContext({ identityId: 'i1', isAdmin: false }, 's1', { apiSessionId: 'as1', type: 'Dial' }, 25),
+    // A creation's context (of another API session: the session it inserts is not the one below).
+    const { context } = await read((s) =>
+      s.sessions.createIfClear(
+        { identityId: 'i1', isAdmin: false },
+        's1',
+        { apiSessionId: 'as-ctx', type: 'Dial' },
+        25,
+        sessionFixture('ctx-2', 'as-ctx', 'i1', 's1'),
+      ),
     );
     expect(context!.edgeRouters).toEqual([rc, ra]);
     expect(

@@ -1,11 +1,13 @@
 import { lstatSync, readFileSync } from 'node:fs';
 import { ApiError } from '@ziti/contracts';
-import { bindAuthStores } from '@ziti/auth/app';
-import { AuthenticatorService } from '@ziti/auth/authenticators/authenticators.domain';
-import { Argon2PasswordHasher } from '@ziti/auth/passwords/argon2-password-hasher.adapter';
-import { passwordLimits } from '@ziti/auth/passwords/password.domain';
-import { isDisabled } from '@ziti/auth/shared/model.domain';
-import type { AuthStores } from '@ziti/auth/shared/stores.ports';
+import {
+  Argon2PasswordHasher,
+  AuthenticatorService,
+  type AuthStores,
+  bindAuthStores,
+  isDisabled,
+  passwordLimits,
+} from '@ziti/auth/app';
 import { createUnitOfWork } from '@ziti/platform';
 import { CommandFailure, type Io, describeError, openServiceDatabase, requireDatabaseUrls } from '../support.ts';
 

@@ -1,17 +1,20 @@
-import { SecretKeyRotation as AuthRotation } from '@ziti/auth/secret-keys/secret-keys.domain';
 import { pgSealedTables as authSealedTables } from '@ziti/auth/secret-keys/secret-keys.store';
-import { SecretKeyRotation as PkiRotation } from '@ziti/pki-enrollment/secret-keys/secret-keys.domain';
 import { pgSealedTables as pkiSealedTables } from '@ziti/pki-enrollment/secret-keys/secret-keys.store';
-import { ConfigProblems, type Database, type ResealCounts, SecretBox, readSecretKeys } from '@ziti/platform';
+import {
+  ConfigProblems,
+  type Database,
+  type ResealCounts,
+  SecretBox,
+  SecretKeyRotation,
+  readSecretKeys,
+} from '@ziti/platform';
 import type { DatabaseService } from '../cli.ts';
 import { type Io, databaseUrlProblem, openServiceDatabase, plural } from '../support.ts';
 
 const sealing = ['auth', 'pki-enrollment'] as const satisfies readonly DatabaseService[];
 
 function rotationOf(service: (typeof sealing)[number], database: Database, box: SecretBox) {
-  return service === 'auth'
-    ? new AuthRotation(authSealedTables(database), box)
-    : new PkiRotation(pkiSealedTables(database), box);
+  return new SecretKeyRotation(service === 'auth' ? authSealedTables(database) : pkiSealedTables(database), box);
 }
 
 function line(service: string, table: string, c: ResealCounts, dryRun: boolean): string {
@@ -24,9 +27,10 @@ function line(service: string, table: string, c: ResealCounts, dryRun: boolean):
 
 /**
  * Seals every stored secret of auth and pki-enrollment again with `ZITI_SECRET_KEY`, opening what
- * `ZITI_SECRET_KEY_PREVIOUS` sealed (each service's `SecretKeyRotation`, straight on its database:
- * the rows are locked batch by batch, so it runs beside a live cluster whose replicas already hold
- * both keys). 0 when everything opens with the current key; 1 when a value opens with no key.
+ * `ZITI_SECRET_KEY_PREVIOUS` sealed (`SecretKeyRotation` over each service's sealed tables, straight
+ * on its database: the rows are locked batch by batch, so it runs beside a live cluster whose
+ * replicas already hold both keys). 0 when everything opens with the current key; 1 when a value
+ * opens with no key.
  */
 export async function rotateSecretKey(options: { dryRun: boolean; batchSize: number }, io: Io): Promise<number> {
   const problems = new ConfigProblems();

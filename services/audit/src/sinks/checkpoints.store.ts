@@ -1,4 +1,5 @@
 import { type Database, type DatabaseSession, queryRows } from '@ziti/platform';
+import { sleep } from '@ziti/platform/sleep';
 import type { SinkCheckpoint, SinkLease } from './sinks.ports.ts';
 
 /** The first key of the sinks' advisory locks (the second is the sink's name hashed). */
@@ -120,16 +121,4 @@ export class PgSinkCheckpoint implements SinkCheckpoint {
     if (this.session === session) this.session = undefined;
     session.release(true);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

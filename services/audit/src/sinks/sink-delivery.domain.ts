@@ -1,4 +1,5 @@
 import { type EventDelivery, type EventEnvelope, RetryEvents } from '@ziti/platform/bus/bus';
+import { sleep } from '@ziti/platform/sleep';
 import { type BackoffBounds, type Framed, backoffDelay } from './sinks.domain.ts';
 import type { SinkCheckpoint, SinkItem, SinkObserver, SinkOutput } from './sinks.ports.ts';
 
@@ -211,18 +212,6 @@ export class OrderedSink {
     this.gap = undefined;
     return true;
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Bus, Consumer, Logger } from '@ziti/platform';
+import { sleep } from '@ziti/platform/sleep';
 import { FileCheckpoint } from './checkpoint-file.adapter.ts';
 import { JsonlFileCheckpoint, JsonlFileOutput } from './jsonl-file.adapter.ts';
 import { OrderedSink, SeededCheckpoint } from './sink-delivery.domain.ts';
@@ -230,17 +231,4 @@ class LeasedSink {
     await term.consumer?.stop().catch(() => undefined);
     await term.lease.release().catch(() => undefined);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,6 +1,6 @@
 import type { OperationRequest, OperationRequestOf } from '@ziti/contracts';
-import { type OperationHandlers, firstQueryValue, listInputOf, pageReply, reply } from '@ziti/platform';
-import { callerOf, idOf } from '../shared/requests.transport.ts';
+import { type OperationHandlers, callerOf, firstQueryValue, listInputOf, pageReply, reply } from '@ziti/platform';
+import { idOf } from '../shared/requests.transport.ts';
 import { apiSessionDetail, currentApiSessionDetail } from './api-sessions.mapper.ts';
 import type { AuthenticationService } from './authentication.domain.ts';
 

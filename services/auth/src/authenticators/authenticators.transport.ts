@@ -1,8 +1,8 @@
 import type { OperationRequest } from '@ziti/contracts';
-import { type OperationHandlers, listInputOf, pageReply, reply } from '@ziti/platform';
+import { type OperationHandlers, callerOf, listInputOf, pageReply, reply } from '@ziti/platform';
 import type { AuthenticationService } from '../api-sessions/authentication.domain.ts';
 import type { Authenticator } from '../shared/model.domain.ts';
-import { callerOf, idOf } from '../shared/requests.transport.ts';
+import { idOf } from '../shared/requests.transport.ts';
 import type { AuthenticatorInput, AuthenticatorService } from './authenticators.domain.ts';
 import { authenticatorDetail } from './authenticators.mapper.ts';
 

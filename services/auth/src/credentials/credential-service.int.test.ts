@@ -2,7 +2,7 @@ import { ApiError, type PendingEnrollment } from '@ziti/contracts';
 import { type EventSink, createUnitOfWork, openDatabase, queryRows } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signCsr } from '@ziti/x509';
-import { makeCsr, makeTestCa } from '../../../pki-enrollment/test/support.ts';
+import { makeCsr, makeTestCa } from '../../../../test/support/x509.ts';
 import { createTestDatabase } from '../../../../test/support/infra.ts';
 import { bindAuthStores } from '../app.ts';
 import { AuthPolicyService } from '../auth-policies/auth-policies.domain.ts';

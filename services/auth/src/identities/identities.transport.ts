@@ -1,9 +1,9 @@
 import type { OperationRequest, PendingEnrollment } from '@ziti/contracts';
-import { type OperationHandlers, listInputOf, pageReply, reply, roleFilterOf } from '@ziti/platform';
+import { type OperationHandlers, callerOf, listInputOf, pageReply, reply, roleFilterOf } from '@ziti/platform';
 import type { AuthenticationService } from '../api-sessions/authentication.domain.ts';
 import type { EnrollmentPort } from '../credentials/credentials.domain.ts';
 import type { IdentityView } from '../shared/model.domain.ts';
-import { callerOf, idOf } from '../shared/requests.transport.ts';
+import { idOf } from '../shared/requests.transport.ts';
 import type { IdentityService } from './identities.domain.ts';
 import { identityDetail } from './identities.mapper.ts';
 

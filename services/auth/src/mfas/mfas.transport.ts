@@ -1,7 +1,7 @@
 import type { OperationRequest } from '@ziti/contracts';
-import { type OperationHandlers, reply } from '@ziti/platform';
+import { type OperationHandlers, callerOf, reply } from '@ziti/platform';
 import type { IdentityService } from '../identities/identities.domain.ts';
-import { callerOf, idOf } from '../shared/requests.transport.ts';
+import { idOf } from '../shared/requests.transport.ts';
 import type { MfaService } from './mfas.domain.ts';
 import { mfaDetail, mfaRecoveryCodesDetail } from './mfas.mapper.ts';
 

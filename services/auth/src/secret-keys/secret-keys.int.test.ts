@@ -1,4 +1,5 @@
 import { type Database, MemoryApiSessionStore, SecretBox, openDatabase, queryRows } from '@ziti/platform';
+import { SecretKeyRotation } from '@ziti/platform/secret-key-rotation';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test/support/infra.ts';
 import { RecordedAttempts, authTestBed, seed } from '../../test/authentication/support.ts';
@@ -6,7 +7,6 @@ import { IdentityService } from '../identities/identities.domain.ts';
 import { MfaService } from '../mfas/mfas.domain.ts';
 import { OtplibTotp, PngQrCodes } from '../mfas/otplib-totp.adapter.ts';
 import type { UnitOfWork } from '../shared/stores.ports.ts';
-import { SecretKeyRotation } from './secret-keys.domain.ts';
 import { pgSealedTables } from './secret-keys.store.ts';
 
 /**

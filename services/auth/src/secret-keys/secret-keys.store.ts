@@ -1,6 +1,6 @@
 import { type Database, type Db, queryRows } from '@ziti/platform';
 import type { SealedRecord, SealedRecords } from '@ziti/platform/secret-box';
-import type { SealedTables } from './secret-keys.ports.ts';
+import type { SealedTables } from '@ziti/platform/secret-key-rotation';
 
 /**
  * The MFA records' sealed TOTP secret and recovery codes, bound to the identity (context

@@ -1,10 +1,4 @@
-import { ApiError, type OperationRequest } from '@ziti/contracts';
-
-/** The caller of an operation that needs one (an API session): UNAUTHORIZED without. */
-export function callerOf(req: OperationRequest) {
-  if (!req.caller) throw new ApiError('UNAUTHORIZED');
-  return req.caller;
-}
+import type { OperationRequest } from '@ziti/contracts';
 
 /** The `{id}` path parameter. */
 export const idOf = (req: OperationRequest) => req.params.id ?? '';

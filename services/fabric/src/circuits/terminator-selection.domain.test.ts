@@ -1,6 +1,7 @@
 import type { DialTerminator, TerminatorPrecedence } from '@ziti/contracts';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../../../test/support/prng.ts';
 import {
   DynamicCosts,
   type Selection,
@@ -50,18 +51,6 @@ function select(terminators: DialTerminator[], o: Partial<Input> = {}): Selectio
 function selected(s: Selection): DialTerminator {
   if (s.outcome !== 'selected') throw new Error(`expected a selection, got ${s.outcome}: ${s.message}`);
   return s.terminator;
-}
-
-/** mulberry32: a small seeded PRNG, so distributions are the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function tally(n: number, pick: () => string): Record<string, number> {
@@ -268,7 +257,7 @@ describe('strategies', () => {
       terminator('c', { cost: 900 }),
       terminator('failed', { cost: 0, precedence: 'failed' }),
     ];
-    const random = seeded(42);
+    const random = mulberry32(42);
     const counts = tally(6_000, () => selected(select(ts, { strategy: 'random', random })).id);
     expect(Object.keys(counts).sort()).toEqual(['a', 'b', 'c']);
     for (const id of ['a', 'b', 'c']) expect(counts[id]! / 6_000).toBeCloseTo(1 / 3, 1);
@@ -288,7 +277,7 @@ describe('strategies', () => {
     expect(selected(select(ts, { strategy: 'weighted', random: () => 0.7499 })).id).toBe('t10');
     expect(selected(select(ts, { strategy: 'weighted', random: () => 0.7501 })).id).toBe('t30');
     expect(selected(select(ts, { strategy: 'weighted', random: () => 0.9999 })).id).toBe('t30');
-    const random = seeded(7);
+    const random = mulberry32(7);
     const counts = tally(8_000, () => selected(select(ts, { strategy: 'weighted', random })).id);
     expect(counts.t10! / 8_000).toBeCloseTo(0.75, 1);
     expect(counts.t30! / 8_000).toBeCloseTo(0.25, 1);
@@ -314,7 +303,7 @@ describe('strategies', () => {
       terminator('c30', { cost: 30 }),
       terminator('failed', { cost: 0, precedence: 'failed' }),
     ];
-    const random = seeded(1234);
+    const random = mulberry32(1234);
     const counts = tally(9_000, () => selected(select(ts, { strategy: 'weighted', random })).id);
     expect(counts.failed).toBeUndefined();
     expect(counts.c10!).toBeGreaterThan(counts.c20!);

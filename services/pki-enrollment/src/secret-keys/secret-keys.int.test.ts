@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { BufferedEventSink, type Database, SecretBox, migrate, openDatabase, queryRows } from '@ziti/platform';
+import { SecretKeyRotation } from '@ziti/platform/secret-key-rotation';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test/support/infra.ts';
 import { migrations } from '../app.ts';
 import { ControllerPkiService } from '../controller-pki/controller-pki.domain.ts';
 import { PgPkiMaterialStore } from '../controller-pki/pki-material.store.ts';
 import { PgEnrollmentStore } from '../enrollments/enrollments.store.ts';
-import { SecretKeyRotation } from './secret-keys.domain.ts';
 import { pgSealedTables } from './secret-keys.store.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { type Database, type Db, queryRows } from '@ziti/platform';
 import type { SealedRecord, SealedRecords } from '@ziti/platform/secret-box';
-import type { SealedTables } from './secret-keys.ports.ts';
+import type { SealedTables } from '@ziti/platform/secret-key-rotation';
 
 /**
  * The controller PKI's private keys (root, signer, server), each bound to its name (context

@@ -1,12 +1,13 @@
-import { ApiError, type OperationRequest } from '@ziti/contracts';
+import type { OperationRequest } from '@ziti/contracts';
+import { callerOf } from '@ziti/platform';
 import type { SessionOwner } from '../session-certificates/session-certificates.domain.ts';
 
 // Readers of an operation request that several of pki-enrollment's transports use.
 
 /** The caller's identity and API session; UNAUTHORIZED without one. */
 export function owner(req: OperationRequest): SessionOwner {
-  if (!req.caller) throw new ApiError('UNAUTHORIZED');
-  return { identityId: req.caller.identityId, apiSessionId: req.caller.apiSessionId };
+  const { identityId, apiSessionId } = callerOf(req);
+  return { identityId, apiSessionId };
 }
 
 /** The `{id}` of the operation's path. */

@@ -1,4 +1,5 @@
 import { type Db, isEmbedded, queryRows } from '@ziti/platform';
+import { type LinkTable, allLinkTables, policyLinkTables, touchedKey } from '../shared/link-tables.store.ts';
 import { accessEventPairLimit } from './access.domain.ts';
 import type {
   AccessChanges,
@@ -9,77 +10,6 @@ import type {
   ServiceUpdateScope,
   Touched,
 } from './access.ports.ts';
-
-/** One link table: a policy table's roles selecting the live rows of a read model. */
-interface LinkTable {
-  table: string;
-  column: string;
-  entities: 'identities' | 'services' | 'edge_routers' | 'posture_checks';
-  roles: string;
-  policies: string;
-  /** A column of the policy kept on each link, so access read from the links is the policy as linked. */
-  carry?: string;
-}
-
-const links: Record<PolicyKind, LinkTable[]> = {
-  service: [
-    {
-      table: 'service_policy_identities',
-      column: 'identity_id',
-      entities: 'identities',
-      roles: 'identity_roles',
-      policies: 'service_policies',
-    },
-    {
-      table: 'service_policy_services',
-      column: 'service_id',
-      entities: 'services',
-      roles: 'service_roles',
-      policies: 'service_policies',
-      carry: 'type',
-    },
-    {
-      table: 'service_policy_posture_checks',
-      column: 'posture_check_id',
-      entities: 'posture_checks',
-      roles: 'posture_check_roles',
-      policies: 'service_policies',
-    },
-  ],
-  edgeRouter: [
-    {
-      table: 'edge_router_policy_identities',
-      column: 'identity_id',
-      entities: 'identities',
-      roles: 'identity_roles',
-      policies: 'edge_router_policies',
-    },
-    {
-      table: 'edge_router_policy_edge_routers',
-      column: 'edge_router_id',
-      entities: 'edge_routers',
-      roles: 'edge_router_roles',
-      policies: 'edge_router_policies',
-    },
-  ],
-  serviceEdgeRouter: [
-    {
-      table: 'service_edge_router_policy_services',
-      column: 'service_id',
-      entities: 'services',
-      roles: 'service_roles',
-      policies: 'service_edge_router_policies',
-    },
-    {
-      table: 'service_edge_router_policy_edge_routers',
-      column: 'edge_router_id',
-      entities: 'edge_routers',
-      roles: 'edge_router_roles',
-      policies: 'service_edge_router_policies',
-    },
-  ],
-};
-const allLinks = Object.values(links).flat();
 
 /** Posture checks are policy's own rows (no tombstones); the rest are read models. */
 const live = (l: LinkTable) => (l.entities === 'posture_checks' ? 'true' : 'not e.deleted');
@@ -93,13 +23,6 @@ const selected = (l: LinkTable, where = 'true') =>
      join ${l.entities} e on ${live(l)}
       and roles_select(p.${l.roles}, p.${l.roles.replace(/_roles$/, '_role_attributes')}, p.semantic, e.id, e.role_attributes)
     where ${where}`;
-
-const touchedKey: Record<LinkTable['entities'], keyof Touched> = {
-  identities: 'identities',
-  services: 'services',
-  edge_routers: 'edgeRouters',
-  posture_checks: 'postureChecks',
-};
 
 /** The connection's scratch table of `captureAccess` (made by the transaction that first needs it). */
 const createAccessCapture = `create temp table if not exists access_capture
@@ -123,7 +46,7 @@ export class PgAccessLinks implements AccessLinks {
 
   async relinkPolicy(kind: PolicyKind, policyId: string): Promise<Touched> {
     const touched: Touched = { identities: [], services: [], edgeRouters: [] };
-    for (const l of links[kind]) {
+    for (const l of policyLinkTables[kind]) {
       const old = await queryRows<Record<string, string>>(
         this.db,
         `delete from ${l.table} where policy_id = $1 returning ${l.column}`,
@@ -147,7 +70,7 @@ export class PgAccessLinks implements AccessLinks {
    * both deleted and inserted, which one statement could not do.
    */
   private async relinkEntity(entities: LinkTable['entities'], id: string): Promise<void> {
-    const parts = allLinks
+    const parts = allLinkTables
       .filter((x) => x.entities === entities)
       .map(
         (l, i) => `w${i} as (${selected(l, 'e.id = $1')}),
@@ -172,7 +95,7 @@ export class PgAccessLinks implements AccessLinks {
   }
 
   async relinkPostureCheck(postureCheckId: string): Promise<string[]> {
-    const l = allLinks.find((x) => x.entities === 'posture_checks')!;
+    const l = allLinkTables.find((x) => x.entities === 'posture_checks')!;
     const old = await queryRows<{ policy_id: string }>(
       this.db,
       `delete from ${l.table} where ${l.column} = $1 returning policy_id`,
@@ -189,7 +112,7 @@ export class PgAccessLinks implements AccessLinks {
   /** The links a service policy has now and would have from its current row (no writes). */
   async servicePolicyScope(policyId: string): Promise<{ identities: string[]; services: string[] }> {
     const scope = { identities: [] as string[], services: [] as string[] };
-    for (const l of links.service.filter((x) => x.entities !== 'posture_checks')) {
+    for (const l of policyLinkTables.service.filter((x) => x.entities !== 'posture_checks')) {
       const rows = await queryRows<{ id: string }>(
         this.db,
         `select ${l.column} as id from ${l.table} where policy_id = $1
@@ -298,7 +221,7 @@ export class PgAccessLinks implements AccessLinks {
   }
 
   async rebuildAll(): Promise<string[]> {
-    const [one, other] = links.service.filter((x) => x.entities !== 'posture_checks');
+    const [one, other] = policyLinkTables.service.filter((x) => x.entities !== 'posture_checks');
     const snapshot = (l: LinkTable) =>
       `select policy_id, ${l.column}${l.carry ? ` || ' ' || ${l.carry}` : ''} as id from ${l.table}`;
     await queryRows(
@@ -311,7 +234,7 @@ export class PgAccessLinks implements AccessLinks {
       this.db,
       `insert into links_before select 'i', * from (${snapshot(one!)}) a union all select 's', * from (${snapshot(other!)}) b`,
     );
-    for (const l of allLinks) {
+    for (const l of allLinkTables) {
       await queryRows(this.db, `delete from ${l.table}`);
       await queryRows(this.db, `insert into ${l.table} (${columns(l)}) ${selected(l)}`);
     }
@@ -330,7 +253,7 @@ export class PgAccessLinks implements AccessLinks {
   }
 
   async differences(): Promise<LinkDifference[]> {
-    const derived = allLinks.map((l) => ({ table: l.table, columns: columns(l), expected: selected(l) }));
+    const derived = allLinkTables.map((l) => ({ table: l.table, columns: columns(l), expected: selected(l) }));
     const out: LinkDifference[] = [];
     for (const d of derived) {
       const [row] = await queryRows<{ missing: number; extra: number }>(

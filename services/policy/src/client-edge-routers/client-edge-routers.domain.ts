@@ -14,11 +14,13 @@ const base64url = /^[A-Za-z0-9_-]*$/;
 const decodeJson = (segment: string): unknown => JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
 
 /**
- * This controller does not create sessions yet, so it has issued no service access token and
- * publishes no key one could be verified with: every token is refused, with the reason the
- * reference's JWT parser (golang-jwt v5) gives for a token it can not read or whose key it does not
- * know. A UUID (the legacy session token) is malformed there too. When sessions exist, an
- * implementation over their signing keys and the revocations replaces this one (the checks above).
+ * This controller creates sessions (`POST /sessions`), but their tokens are UUIDs (the legacy
+ * session token): it has no OIDC API sessions, the only ones the reference signs a service access
+ * token for, so it has issued no service access token and publishes no key one could be verified
+ * with. Every token is refused, with the reason the reference's JWT parser (golang-jwt v5) gives for
+ * a token it can not read or whose key it does not know; a session's UUID token is malformed there
+ * too. When OIDC API sessions sign service access tokens, an implementation over their signing keys
+ * and the revocations replaces this one (the checks `ServiceAccessTokens` lists).
  */
 export class UnissuedServiceAccessTokens implements ServiceAccessTokens {
   async rejection(token: string): Promise<string | undefined> {

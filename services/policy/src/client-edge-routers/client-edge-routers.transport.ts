@@ -1,5 +1,5 @@
-import { ApiError, type OperationRequest } from '@ziti/contracts';
-import { type OperationHandlersPart, pageEnvelope, pageReply, reply } from '@ziti/platform';
+import type { OperationRequest } from '@ziti/contracts';
+import { type OperationHandlersPart, callerOf, pageEnvelope, pageReply, reply } from '@ziti/platform';
 import { listInput, pathId } from '../shared/request-params.transport.ts';
 import type { ClientCaller, ClientEdgeRouterService } from './client-edge-routers.domain.ts';
 import { currentIdentityEdgeRouterDetail, serviceEdgeRouterDetail } from './client-edge-routers.mapper.ts';
@@ -9,9 +9,8 @@ export interface ClientEdgeRouterDeps {
   clientEdgeRouters: ClientEdgeRouterService;
 }
 
-function callerOf(req: OperationRequest): ClientCaller {
-  if (!req.caller) throw new ApiError('UNAUTHORIZED');
-  const { identityId, apiSessionId, isAdmin } = req.caller;
+function clientCallerOf(req: OperationRequest): ClientCaller {
+  const { identityId, apiSessionId, isAdmin } = callerOf(req);
   return { identityId, apiSessionId, isAdmin };
 }
 
@@ -26,14 +25,14 @@ export function clientEdgeRouterOperations(deps: () => ClientEdgeRouterDeps) {
   return {
     'client.getCurrentIdentityEdgeRouters': async (req) =>
       pageReply(
-        await deps().clientEdgeRouters.currentIdentityEdgeRouters(callerOf(req), listInput(req)),
+        await deps().clientEdgeRouters.currentIdentityEdgeRouters(clientCallerOf(req), listInput(req)),
         currentIdentityEdgeRouterDetail,
       ),
     'client.listServiceEdgeRouters': async (req) => {
       // Checked as ServiceAccessTokens says. The gateway does not pass this header on yet (its
       // pipeline forwards only `authorization` and `mfa-validation-code`), so it is absent for now.
       const page = await deps().clientEdgeRouters.serviceEdgeRouters(
-        callerOf(req),
+        clientCallerOf(req),
         pathId(req),
         req.headers['session-token'],
         listInput(req),

@@ -1,5 +1,4 @@
-import { ApiError } from '@ziti/contracts';
-import { type OperationHandlersPart, listInputOf, reply } from '@ziti/platform';
+import { type OperationHandlersPart, callerOf, listInputOf, reply } from '@ziti/platform';
 import { pathId } from '../shared/request-params.transport.ts';
 import type { ClientTerminators } from './client-terminators.domain.ts';
 
@@ -7,8 +6,7 @@ import type { ClientTerminators } from './client-terminators.domain.ts';
 export function clientTerminatorOperations(deps: () => { clientTerminators: ClientTerminators }) {
   return {
     'client.listServiceTerminators': async (req) => {
-      if (!req.caller) throw new ApiError('UNAUTHORIZED');
-      const { identityId, isAdmin } = req.caller;
+      const { identityId, isAdmin } = callerOf(req);
       return reply.json(await deps().clientTerminators.list({ identityId, isAdmin }, pathId(req), listInputOf(req)));
     },
   } satisfies OperationHandlersPart<'policy'>;

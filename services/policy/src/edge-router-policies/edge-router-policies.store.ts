@@ -1,5 +1,6 @@
 import type { Db } from '@ziti/platform';
 import { type QueryEntity, arraySet, defineQueryEntity, scalar } from '@ziti/zitiql';
+import { linkTableOf } from '../shared/link-tables.store.ts';
 import { PgPolicyStore, type PolicyTable, commonPolicyFields, linked } from '../shared/policies.store.ts';
 
 /** Filterable fields of edge-router policies (ZITI-FACTS §3.5). */
@@ -11,8 +12,8 @@ export const edgeRouterPolicyQuery: QueryEntity = defineQueryEntity({
     isSystem: scalar('p.is_system', 'boolean'),
     identityRoles: arraySet('p.identity_roles', 'string'),
     edgeRouterRoles: arraySet('p.edge_router_roles', 'string'),
-    ...linked('identities', 'edge_router_policy_identities', 'identity_id', 'identities'),
-    ...linked('edgeRouters', 'edge_router_policy_edge_routers', 'edge_router_id', 'edge_routers'),
+    ...linked('identities', linkTableOf('edgeRouter', 'identities')),
+    ...linked('edgeRouters', linkTableOf('edgeRouter', 'edge_routers')),
   },
 });
 

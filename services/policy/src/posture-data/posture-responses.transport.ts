@@ -1,5 +1,5 @@
-import { ApiError, type OperationRequest } from '@ziti/contracts';
-import { type OperationHandlersPart, reply } from '@ziti/platform';
+import type { OperationRequest } from '@ziti/contracts';
+import { type OperationHandlersPart, callerOf, reply } from '@ziti/platform';
 import type { PostureCaller } from '../posture-checks/posture-evaluation.ports.ts';
 import { pathId } from '../shared/request-params.transport.ts';
 import type { PostureDataService } from './posture-data.domain.ts';
@@ -7,8 +7,8 @@ import { promptedServices } from './posture-responses.mapper.ts';
 
 /** The caller's identity and API session; the gateway lets no anonymous caller reach these. */
 function postureCallerOf(req: OperationRequest): PostureCaller {
-  if (!req.caller) throw new ApiError('UNAUTHORIZED');
-  return { identityId: req.caller.identityId, apiSessionId: req.caller.apiSessionId };
+  const { identityId, apiSessionId } = callerOf(req);
+  return { identityId, apiSessionId };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { type RouterPresenceState, routerPresenceEventTypes, routerPresenceState } from '@ziti/contracts';
 import { type Database, createUnitOfWork, queryRows } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../../../test/support/prng.ts';
 import { offlinePresenceFixture, policyBed, policyTestDatabase, presenceFixture } from '../../test/support.ts';
 import { PgAccessLinks } from '../access/access-links.store.ts';
 import { PolicyIntegrity } from '../maintenance/policy-integrity.domain.ts';
@@ -22,18 +23,6 @@ beforeAll(async () => {
   bed = policyBed(database);
 });
 afterAll(async () => drop?.());
-
-/** mulberry32: the same order every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const def = routerPresenceEventTypes.routerPresenceChanged;
 const model = () => new PgRouterPresenceReadModel(database.db);
@@ -79,7 +68,7 @@ function history(id: string, n: number, rnd: () => number): RouterPresenceState[
 
 describe('router presence read model', () => {
   it('applies routerPresence.changed by position: redelivered, reordered and late events leave the newest state', async () => {
-    const rnd = prng(7);
+    const rnd = mulberry32(7);
     const events: { at: number; state: RouterPresenceState }[] = [];
     for (const id of ['ev-a', 'ev-b', 'ev-c', 'ev-d'])
       for (const state of history(id, 8, rnd)) events.push({ at: bed.nextPosition(), state });

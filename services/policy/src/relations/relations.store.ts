@@ -15,6 +15,7 @@ import {
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import { pgServiceEdgeRouterPolicies } from '../service-edge-router-policies/service-edge-router-policies.store.ts';
 import { pgServicePolicies } from '../service-policies/service-policies.store.ts';
+import { type LinkedEntities, linkTableOf } from '../shared/link-tables.store.ts';
 import type { Policy } from '../shared/policies.domain.ts';
 import type { Relation, RelationSource } from './relations.domain.ts';
 import type { RelationStore } from './relations.ports.ts';
@@ -38,6 +39,16 @@ interface Link {
 
 type Target = 'identities' | 'services' | 'edgeRouters' | PolicyKind;
 
+/** A policy's links read from the policy (its entities) or from the entity (its policies). */
+const fromPolicy = (kind: PolicyKind, entities: LinkedEntities): Link => {
+  const l = linkTableOf(kind, entities);
+  return { table: l.table, from: 'policy_id', to: l.column };
+};
+const toPolicy = (kind: PolicyKind, entities: LinkedEntities): Link => {
+  const l = linkTableOf(kind, entities);
+  return { table: l.table, from: l.column, to: 'policy_id' };
+};
+
 /**
  * Which derived table answers "the <target> related to a <source>" (docs/adr/0009): a policy's own
  * links, or the access derived from them (identity_services, identity_edge_routers,
@@ -45,38 +56,34 @@ type Target = 'identities' | 'services' | 'edgeRouters' | PolicyKind;
  */
 const linkOf: Partial<Record<Target, Partial<Record<RelationSource, Link>>>> = {
   identities: {
-    servicePolicy: { table: 'service_policy_identities', from: 'policy_id', to: 'identity_id' },
-    edgeRouterPolicy: { table: 'edge_router_policy_identities', from: 'policy_id', to: 'identity_id' },
+    servicePolicy: fromPolicy('service', 'identities'),
+    edgeRouterPolicy: fromPolicy('edgeRouter', 'identities'),
     service: { table: 'identity_services', from: 'service_id', to: 'identity_id' },
     edgeRouter: { table: 'identity_edge_routers', from: 'edge_router_id', to: 'identity_id' },
   },
   services: {
-    servicePolicy: { table: 'service_policy_services', from: 'policy_id', to: 'service_id' },
-    serviceEdgeRouterPolicy: { table: 'service_edge_router_policy_services', from: 'policy_id', to: 'service_id' },
+    servicePolicy: fromPolicy('service', 'services'),
+    serviceEdgeRouterPolicy: fromPolicy('serviceEdgeRouter', 'services'),
     identity: { table: 'identity_services', from: 'identity_id', to: 'service_id' },
     edgeRouter: { table: 'service_edge_routers', from: 'edge_router_id', to: 'service_id' },
   },
   edgeRouters: {
-    edgeRouterPolicy: { table: 'edge_router_policy_edge_routers', from: 'policy_id', to: 'edge_router_id' },
-    serviceEdgeRouterPolicy: {
-      table: 'service_edge_router_policy_edge_routers',
-      from: 'policy_id',
-      to: 'edge_router_id',
-    },
+    edgeRouterPolicy: fromPolicy('edgeRouter', 'edge_routers'),
+    serviceEdgeRouterPolicy: fromPolicy('serviceEdgeRouter', 'edge_routers'),
     identity: { table: 'identity_edge_routers', from: 'identity_id', to: 'edge_router_id' },
     service: { table: 'service_edge_routers', from: 'service_id', to: 'edge_router_id' },
   },
   service: {
-    identity: { table: 'service_policy_identities', from: 'identity_id', to: 'policy_id' },
-    service: { table: 'service_policy_services', from: 'service_id', to: 'policy_id' },
+    identity: toPolicy('service', 'identities'),
+    service: toPolicy('service', 'services'),
   },
   edgeRouter: {
-    identity: { table: 'edge_router_policy_identities', from: 'identity_id', to: 'policy_id' },
-    edgeRouter: { table: 'edge_router_policy_edge_routers', from: 'edge_router_id', to: 'policy_id' },
+    identity: toPolicy('edgeRouter', 'identities'),
+    edgeRouter: toPolicy('edgeRouter', 'edge_routers'),
   },
   serviceEdgeRouter: {
-    service: { table: 'service_edge_router_policy_services', from: 'service_id', to: 'policy_id' },
-    edgeRouter: { table: 'service_edge_router_policy_edge_routers', from: 'edge_router_id', to: 'policy_id' },
+    service: toPolicy('serviceEdgeRouter', 'services'),
+    edgeRouter: toPolicy('serviceEdgeRouter', 'edge_routers'),
   },
 };
 
@@ -146,9 +153,10 @@ export class PgRelations implements RelationStore {
 
   async postureChecks(of: Relation, input: ListInput): Promise<ListPage<PostureCheck>> {
     if (of.from !== 'servicePolicy') throw new Error(`no derived table relates ${of.from} to posture checks`);
+    const link = fromPolicy('service', 'posture_checks');
     const listed = await listRows<Record<string, unknown>>(this.db, postureCheckQuery, input, {
       scope: {
-        sql: 'c.id in (select x.posture_check_id from service_policy_posture_checks x where x.policy_id = $1)',
+        sql: `c.id in (select x.${link.to} from ${link.table} x where x.${link.from} = $1)`,
         params: [of.id],
       },
     });

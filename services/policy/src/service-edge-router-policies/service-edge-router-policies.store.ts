@@ -1,5 +1,6 @@
 import type { Db } from '@ziti/platform';
 import { type QueryEntity, arraySet, defineQueryEntity } from '@ziti/zitiql';
+import { linkTableOf } from '../shared/link-tables.store.ts';
 import { PgPolicyStore, type PolicyTable, commonPolicyFields, linked } from '../shared/policies.store.ts';
 
 /** Filterable fields of service-edge-router policies (ZITI-FACTS §3.5). */
@@ -10,8 +11,8 @@ export const serviceEdgeRouterPolicyQuery: QueryEntity = defineQueryEntity({
     ...commonPolicyFields('p'),
     serviceRoles: arraySet('p.service_roles', 'string'),
     edgeRouterRoles: arraySet('p.edge_router_roles', 'string'),
-    ...linked('services', 'service_edge_router_policy_services', 'service_id', 'services'),
-    ...linked('edgeRouters', 'service_edge_router_policy_edge_routers', 'edge_router_id', 'edge_routers'),
+    ...linked('services', linkTableOf('serviceEdgeRouter', 'services')),
+    ...linked('edgeRouters', linkTableOf('serviceEdgeRouter', 'edge_routers')),
   },
 });
 

@@ -1,5 +1,6 @@
 import type { Db } from '@ziti/platform';
 import { type QueryEntity, arraySet, defineQueryEntity, scalar } from '@ziti/zitiql';
+import { linkTableOf } from '../shared/link-tables.store.ts';
 import { PgPolicyStore, type PolicyTable, commonPolicyFields, linked } from '../shared/policies.store.ts';
 
 /**
@@ -15,8 +16,8 @@ export const servicePolicyQuery: QueryEntity = defineQueryEntity({
     identityRoles: arraySet('p.identity_roles', 'string'),
     serviceRoles: arraySet('p.service_roles', 'string'),
     postureCheckRoles: arraySet('p.posture_check_roles', 'string'),
-    ...linked('identities', 'service_policy_identities', 'identity_id', 'identities'),
-    ...linked('services', 'service_policy_services', 'service_id', 'services'),
+    ...linked('identities', linkTableOf('service', 'identities')),
+    ...linked('services', linkTableOf('service', 'services')),
   },
 });
 

@@ -1,5 +1,5 @@
-import { ApiError, type OperationReply, type OperationRequest, type ServiceState } from '@ziti/contracts';
-import { pageReply } from '@ziti/platform';
+import type { OperationReply, OperationRequest, ServiceState } from '@ziti/contracts';
+import { callerOf, pageReply } from '@ziti/platform';
 import type { ListPage } from '@ziti/platform/list-page';
 import type { ServiceView, ServiceViewService } from './service-view.domain.ts';
 
@@ -41,8 +41,8 @@ export async function servicePageReply(
   req: OperationRequest,
   page: ListPage<ServiceState>,
 ): Promise<OperationReply> {
-  if (!req.caller) throw new ApiError('UNAUTHORIZED');
-  const viewer = { identityId: req.caller.identityId, isAdmin: req.caller.isAdmin };
+  const { identityId, isAdmin } = callerOf(req);
+  const viewer = { identityId, isAdmin };
   const seen = await views.viewsOf(viewer, page.items);
   return pageReply({ ...page, items: seen }, serviceViewDetail);
 }

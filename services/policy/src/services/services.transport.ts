@@ -1,6 +1,7 @@
-import { ApiError, type OperationRequest } from '@ziti/contracts';
+import type { OperationRequest } from '@ziti/contracts';
 import {
   type OperationHandlersPart,
+  callerOf,
   firstQueryValue,
   listInputOf,
   pageReply,
@@ -13,8 +14,7 @@ import { serviceViewDetail } from './services.mapper.ts';
 
 /** The caller whose view a service read is; the gateway lets no anonymous caller reach these. */
 export function viewerOf(req: OperationRequest): Viewer {
-  if (!req.caller) throw new ApiError('UNAUTHORIZED');
-  const { identityId, isAdmin, apiSessionId, configTypes } = req.caller;
+  const { identityId, isAdmin, apiSessionId, configTypes } = callerOf(req);
   return { identityId, isAdmin, apiSessionId, ...(configTypes ? { sessionConfigTypes: configTypes } : {}) };
 }
 

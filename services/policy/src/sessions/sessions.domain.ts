@@ -71,7 +71,7 @@ export class SessionService {
   async create(
     caller: SessionCaller,
     input: { serviceId?: string; type?: string; tags?: Record<string, unknown> },
-  ): Promise<{ view: SessionView; created: boolean }> {
+  ): Promise<{ view: SessionView }> {
     const serviceId = input.serviceId ?? '';
     const type: SessionType = input.type === 'Bind' ? 'Bind' : 'Dial';
     const at = this.now();
@@ -102,14 +102,9 @@ export class SessionService {
     const { access, existing: reused, edgeRouters: routers } = context;
     if (!(type === 'Dial' ? access.dial : access.bind))
       throw new ApiError('COULD_NOT_VALIDATE', { field: 'ServiceId', reason: 'service not found', value: serviceId });
-    if (reused)
-      return { view: { session: reused, serviceName: access.service.name, edgeRouters: routers }, created: false };
+    if (reused) return { view: { session: reused, serviceName: access.service.name, edgeRouters: routers } };
     if (inserted === 'ended') throw new ApiError('UNAUTHORIZED');
-    if (inserted)
-      return {
-        view: { session: inserted, serviceName: access.service.name, edgeRouters: routers },
-        created: inserted.id === candidate.id,
-      };
+    if (inserted) return { view: { session: inserted, serviceName: access.service.name, edgeRouters: routers } };
     // A granting policy that names no check passes; the checks are evaluated only when one names some.
     const evaluated = context.postureChecked
       ? await this.posture.evaluate(caller, [serviceId], type)
@@ -137,10 +132,7 @@ export class SessionService {
     // Posture passed: one statement (its own transaction), no BEGIN/COMMIT round trips.
     const session = await this.read((s) => s.createIfLive(candidate));
     if (session === 'ended') throw new ApiError('UNAUTHORIZED');
-    return {
-      view: { session, serviceName: access.service.name, edgeRouters: routers },
-      created: session.id === candidate.id,
-    };
+    return { view: { session, serviceName: access.service.name, edgeRouters: routers } };
   }
 
   /** Administrators see every session; others only those of their own API sessions (404 otherwise). */

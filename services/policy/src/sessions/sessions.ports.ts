@@ -22,22 +22,14 @@ export interface SessionStore {
    */
   sharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterWithPresence[]>;
   /**
-   * Everything a creation decides on, read at once: the viewer's access to a visible service, the
-   * session it already has for it (`reuse`), the first `routerLimit` shared edge routers, and
-   * whether a granting policy of the type names posture checks.
-   */
-  creationContext(
-    viewer: Viewer,
-    serviceId: string,
-    reuse: { apiSessionId: string; type: SessionType },
-    routerLimit: number,
-  ): Promise<CreationContext | undefined>;
-  /**
-   * `creationContext`, and with it the insert of `candidate` when nothing stands in its way: the
+   * Everything a creation decides on, read at once (`context`, absent when the service is not
+   * visible to the viewer): the viewer's access to the service, the session it already has for it
+   * (`reuse`), the first `routerLimit` shared edge routers, and whether a granting policy of the type
+   * names posture checks. With it, the insert of `candidate` when nothing stands in its way: the
    * service visible and the type permitted, no session of the API session for it yet, no posture
    * check named by a granting policy of the type, a shared edge router. `created` is the session
    * (inserted, or made meanwhile by another request of the same API session) or 'ended' (its API
-   * session has ended); absent when the store did not insert (the caller decides as for a context).
+   * session has ended); absent when the store did not insert (the caller decides on the context).
    */
   createIfClear(
     viewer: Viewer,

@@ -155,21 +155,12 @@ export class PgSessions implements SessionStore {
     return new PgAccessReads(this.db).firstSharedEdgeRouters(identityId, serviceId, limit);
   }
 
-  async creationContext(
-    viewer: Viewer,
-    serviceId: string,
-    reuse: { apiSessionId: string; type: SessionType },
-    routerLimit: number,
-  ): Promise<CreationContext | undefined> {
-    return (await this.createIfClear(viewer, serviceId, reuse, routerLimit)).context;
-  }
-
   async createIfClear(
     viewer: Viewer,
     serviceId: string,
     reuse: { apiSessionId: string; type: SessionType },
     routerLimit: number,
-    candidate?: Session,
+    candidate: Session,
   ): Promise<{ context?: CreationContext; created?: Session | 'ended' }> {
     const request: CreationRequest = { viewer, serviceId, reuse, candidate };
     const row = this.batcher
@@ -185,9 +176,9 @@ export class PgSessions implements SessionStore {
     if (row.ended) return { context, created: 'ended' };
     if (row.created) return { context, created: sessionOf(json<SessionRow>(row.created)) };
     // Clear, but the API session's row was being inserted by another request: insert after it.
-    if (row.clear && row.ended === null && candidate) return { context, created: await this.createIfLive(candidate) };
+    if (row.clear && row.ended === null) return { context, created: await this.createIfLive(candidate) };
     // Inserted by nobody: not clear, or another request of the same API session created it first.
-    if (row.ended === false && candidate) {
+    if (row.ended === false) {
       const existing = await this.findFor(candidate.apiSessionId, candidate.serviceId, candidate.type);
       if (existing) return { context, created: existing };
     }
@@ -324,7 +315,7 @@ export interface CreationRequest {
   viewer: Viewer;
   serviceId: string;
   reuse: { apiSessionId: string; type: SessionType };
-  candidate?: Session | undefined;
+  candidate: Session;
 }
 
 /** What the statement answers per request (none when the service is not visible). */
@@ -342,7 +333,7 @@ export interface CreationRow {
 }
 
 /**
- * The creation context of each request and, for those with a candidate and nothing in its way
+ * The creation context of each request and, for those with nothing in their candidate's way
  * (visible, the type permitted, no session of the pair yet, no posture check named by a granting
  * policy of the type, a shared router), the insert: one statement, so one commit, for all of them.
  *
@@ -433,11 +424,11 @@ export async function creationRows(
       requests.map((q) => q.viewer.isAdmin),
       requests.map((q) => q.reuse.apiSessionId),
       requests.map((q) => q.reuse.type),
-      requests.map((q) => q.candidate?.id ?? null),
-      requests.map((q) => q.candidate?.identityId ?? q.viewer.identityId),
-      requests.map((q) => q.candidate?.token ?? null),
-      requests.map((q) => JSON.stringify(q.candidate?.tags ?? {})),
-      requests.map((q) => q.candidate?.createdAt ?? null),
+      requests.map((q) => q.candidate.id),
+      requests.map((q) => q.candidate.identityId),
+      requests.map((q) => q.candidate.token),
+      requests.map((q) => JSON.stringify(q.candidate.tags)),
+      requests.map((q) => q.candidate.createdAt),
       routerLimit,
     ],
     { prepare: true },

@@ -3,6 +3,7 @@ import {
   type CallTable,
   type OperationHandlersPart,
   callHandlers,
+  callerOf,
   listInputOf,
   pageReply,
   reply,
@@ -13,7 +14,8 @@ import type { SessionUseAuthority } from './session-use.domain.ts';
 import type { SessionService } from './sessions.domain.ts';
 import { failedRequestDetail, sessionDetail } from './sessions.mapper.ts';
 
-const callerOf = (req: OperationRequest) => ({ ...viewerOf(req), apiSessionId: req.caller!.apiSessionId });
+/** The viewer with its API session, which a session is created for. */
+const sessionCallerOf = (req: OperationRequest) => ({ ...viewerOf(req), apiSessionId: callerOf(req).apiSessionId });
 
 /** Edge sessions on both APIs (ZITI-FACTS §10.1) and an identity's refused requests. */
 export function sessionOperations(sessions: () => SessionService) {
@@ -26,7 +28,7 @@ export function sessionOperations(sessions: () => SessionService) {
   return {
     'client.createSession': async (req) => {
       // A null `tags` (the spec lets it be null) is no tags, as an absent one.
-      const { view } = await sessions().create(callerOf(req), { ...req.body, tags: req.body.tags ?? undefined });
+      const { view } = await sessions().create(sessionCallerOf(req), { ...req.body, tags: req.body.tags ?? undefined });
       return reply.ok(sessionDetail(view), 201);
     },
     'client.listSessions': list,

@@ -11,6 +11,7 @@ import {
 } from '@ziti/platform';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import { type FieldDef, type QueryEntity, baseEntityFields, scalar, set } from '@ziti/zitiql';
+import type { LinkTable } from './link-tables.store.ts';
 import type { Policy, Semantic, ServicePolicyType } from './policies.domain.ts';
 import type { PolicyStore } from './policies.ports.ts';
 import { type RoleField, roleTargetOf } from './roles.domain.ts';
@@ -22,12 +23,13 @@ type Row = Record<string, unknown>;
  * A to-many relation of a policy through one of its link tables (docs/adr/0009): `anyOf(<name>) = "id"`
  * over the linked ids and `anyOf(<name>.name) = "x"` over the linked live entities' names.
  */
-export function linked(name: string, links: string, column: string, entities: string): Record<string, FieldDef> {
+export function linked(name: string, link: LinkTable): Record<string, FieldDef> {
+  const { table, column, entities } = link;
   return {
-    [name]: set((a) => `select x.${column} from ${links} x where x.policy_id = ${a}.id`, 'string'),
+    [name]: set((a) => `select x.${column} from ${table} x where x.policy_id = ${a}.id`, 'string'),
     [`${name}.name`]: set(
       (a) =>
-        `select e.name from ${links} x join ${entities} e on e.id = x.${column} and not e.deleted where x.policy_id = ${a}.id`,
+        `select e.name from ${table} x join ${entities} e on e.id = x.${column} and not e.deleted where x.policy_id = ${a}.id`,
       'string',
     ),
   };

@@ -1,7 +1,7 @@
 import type { OperationReply, OperationRequest } from '@ziti/contracts';
-import { listInputOf, pageReply, reply } from '@ziti/platform';
-import type { Policy, PolicyInput, PolicyService } from './policies.domain.ts';
-import { type PolicyResource, policyDetail } from './policies.mapper.ts';
+import { listInputOf, reply } from '@ziti/platform';
+import type { PolicyInput, PolicyService } from './policies.domain.ts';
+import { type PolicyResource, policyDetail, policyPageReply } from './policies.mapper.ts';
 
 /** A write of any policy kind: its create, update and patch bodies each decode to a `PolicyInput`. */
 type PolicyWrite = OperationRequest & { body: PolicyInput };
@@ -25,20 +25,16 @@ export function policyHandlers(
   patch: Handler<PolicyWrite>;
   delete: Handler;
 } {
-  const details = async (policies: PolicyService, list: Policy[]) => {
-    const names = await policies.roleNames(list);
-    return list.map((p) => policyDetail(resource, policies.spec.roleFields, p, names));
-  };
   return {
     list: async (req) => {
       const policies = service();
-      const page = await policies.list(listInputOf(req));
-      return pageReply({ ...page, items: await details(policies, page.items) });
+      return policyPageReply(resource, policies, await policies.list(listInputOf(req)));
     },
     create: async (req) => reply.created((await service().create(req.body)).id, resource.collection),
     detail: async (req) => {
       const policies = service();
-      return reply.ok((await details(policies, [await policies.get(id(req))]))[0]);
+      const policy = await policies.get(id(req));
+      return reply.ok(policyDetail(resource, policies.spec.roleFields, policy, await policies.roleNames([policy])));
     },
     update: async (req) => {
       await service().update(id(req), req.body, 'replace');

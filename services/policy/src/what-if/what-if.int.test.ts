@@ -16,6 +16,7 @@ import {
   trackProduced,
 } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../../../test/support/prng.ts';
 import { identityFixture, policyTestDatabase, routerFixture, serviceFixture } from '../../test/support.ts';
 import { policyEngine } from '../app.ts';
 import {
@@ -43,19 +44,8 @@ let engine: ReturnType<typeof policyEngine>;
 let position = 0;
 const handlers = new Map<string, EventHandler>();
 
-/** mulberry32: the same proposals every run (WHAT_IF_SEED picks others). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const seed = Number(process.env.WHAT_IF_SEED ?? 24);
-const rnd = prng(seed);
+const rnd = mulberry32(seed);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
 const chance = (p: number) => rnd() < p;
 const some = (pool: string[], max: number) => [

@@ -2,6 +2,7 @@ import { ApiError } from '@ziti/contracts';
 import { type Database, type Db, type EventSink, queryRows } from '@ziti/platform';
 import { PgAccessLinks } from '../access/access-links.store.ts';
 import type { PolicyKind, Touched } from '../access/access.ports.ts';
+import { policyLinkTables, touchedKey } from '../shared/link-tables.store.ts';
 import type {
   AccessPair,
   PostureLink,
@@ -11,23 +12,6 @@ import type {
   WhatIfProbe,
   WhatIfSandbox,
 } from './what-if.ports.ts';
-
-/** Each policy kind's link tables, by the kind of entity they link (migrations 0003, 0006). */
-const policyLinkTables: Record<PolicyKind, { table: string; column: string; as: keyof Touched }[]> = {
-  service: [
-    { table: 'service_policy_identities', column: 'identity_id', as: 'identities' },
-    { table: 'service_policy_services', column: 'service_id', as: 'services' },
-    { table: 'service_policy_posture_checks', column: 'posture_check_id', as: 'postureChecks' },
-  ],
-  edgeRouter: [
-    { table: 'edge_router_policy_identities', column: 'identity_id', as: 'identities' },
-    { table: 'edge_router_policy_edge_routers', column: 'edge_router_id', as: 'edgeRouters' },
-  ],
-  serviceEdgeRouter: [
-    { table: 'service_edge_router_policy_services', column: 'service_id', as: 'services' },
-    { table: 'service_edge_router_policy_edge_routers', column: 'edge_router_id', as: 'edgeRouters' },
-  ],
-};
 
 const nameTables: Record<WhatIfNamed, string> = {
   identities: 'identities where not deleted and',
@@ -64,7 +48,7 @@ export class PgWhatIfProbe implements WhatIfProbe {
       [policyId],
     );
     const out: Touched = { identities: [], services: [], edgeRouters: [], postureChecks: [] };
-    for (const r of rows) out[tables[Number(r.k)]!.as]!.push(r.id);
+    for (const r of rows) out[touchedKey[tables[Number(r.k)]!.entities]]!.push(r.id);
     return out;
   }
 

@@ -13,10 +13,10 @@ import {
   queryRows,
 } from '@ziti/platform';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test/support/infra.ts';
-import { identityEventSubscription } from '../../../inventory/src/identity-service-configs/identity-events.transport.ts';
-import { authEventSubscription } from '../../../pki-enrollment/src/shared/auth-events.transport.ts';
-import { authReadModelSubscription } from '../../../policy/src/read-models/read-model-events.transport.ts';
+import { createTestDatabase } from '../support/infra.ts';
+import { identityEventSubscription } from '../../services/inventory/src/identity-service-configs/identity-events.transport.ts';
+import { authEventSubscription } from '../../services/pki-enrollment/src/shared/auth-events.transport.ts';
+import { authReadModelSubscription } from '../../services/policy/src/read-models/read-model-events.transport.ts';
 
 /**
  * auth publishes `authentication.attempted`, one event per batch of logins (docs/adr/0021). Every
