@@ -1,8 +1,5 @@
-import { type Owner, authenticationEventTypes, eventTypes, maintenanceActions, publishedEvent } from '@ziti/contracts';
+import { type Owner, authenticationEventTypes, eventTypes, publishedEvent } from '@ziti/contracts';
 import {
-  type Bus,
-  type Consumer,
-  type EventConsumerOptions,
   type EventDelivery,
   type EventEnvelope,
   type EventSubscription,
@@ -13,6 +10,7 @@ import {
   queryRows,
 } from '@ziti/platform';
 import { afterEach, describe, expect, it } from 'vitest';
+import { BatchBus } from '../../packages/platform/test/support/batch-bus.ts';
 import { createTestDatabase } from '../support/infra.ts';
 import { identityEventSubscription } from '../../services/inventory/src/identity-service-configs/identity-events.transport.ts';
 import { authEventSubscription } from '../../services/pki-enrollment/src/shared/auth-events.transport.ts';
@@ -27,25 +25,6 @@ import { authReadModelSubscription } from '../../services/policy/src/read-models
  */
 const logger = createLogger('test', (process.env.TEST_LOG as never) ?? 'silent');
 const attempted = authenticationEventTypes.authenticationAttempted;
-
-/** Hands the consumer's batch handler to the test; a resync finds the owner at position 0 with no states. */
-class DeliveringBus implements Bus {
-  handler?: EventConsumerOptions['handler'];
-  async request(subject: string): Promise<unknown> {
-    if (subject.endsWith(maintenanceActions.eventPosition)) return { position: 0 };
-    if (subject.endsWith(maintenanceActions.entityStates)) return { states: [], position: 0 };
-    throw new Error(`unexpected request ${subject}`);
-  }
-  serve() {
-    return { drain: async () => undefined };
-  }
-  async publish(): Promise<void> {}
-  async consume(o: EventConsumerOptions): Promise<Consumer> {
-    this.handler = o.handler;
-    return { fresh: false, stop: async () => undefined };
-  }
-  async close(): Promise<void> {}
-}
 
 /** A stand-in for a service's domain part: every call is recorded, and answers nothing. */
 function recorder(calls: string[], name: string): never {
@@ -114,7 +93,7 @@ describe('the consumers of auth’s events and authentication.attempted', () => 
       // None of them handles it (a handler would run its domain on every login).
       expect(subscription.handlers.map((h) => h.type)).not.toContain(attempted.type);
       expect(subscription.handlers.map((h) => h.type)).toContain(eventTypes.identityDeleted.type);
-      const bus = new DeliveringBus();
+      const bus = new BatchBus();
       const consumer = new SourceConsumer({
         owner,
         source: 'auth',
