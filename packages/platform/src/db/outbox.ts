@@ -132,6 +132,7 @@ export class OutboxRelay {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private again = false;
+  private scheduled = false;
   private stopped = false;
   private lastCleanup = 0;
   private session?: DatabaseSession;
@@ -158,8 +159,26 @@ export class OutboxRelay {
     this.kick();
   }
 
-  /** Asks for a flush soon (after a commit); flushes never overlap. */
+  /**
+   * Asks for a flush soon (after a commit); flushes never overlap. The flush starts on the next
+   * turn of the event loop, so the kicks of one commit (the committer's own and its NOTIFY) and of
+   * commits landing together start one flush, not one each.
+   */
   kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flushNow();
+    });
+  }
+
+  private flushNow(): void {
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
@@ -204,9 +223,12 @@ export class OutboxRelay {
       return;
     }
     try {
-      while ((await this.flushBatch(session)) > 0) {
+      // A batch that was not full drained the outbox as it stood: a commit after its read kicks
+      // the relay again (its NOTIFY, or the committer in this process), so no empty read follows.
+      while ((await this.flushBatch(session)) === relayBatch) {
         // keep going while there is work
       }
+      outboxMetrics.pending(this.source, 0, undefined);
       if (Date.now() - this.lastCleanup > 60_000) {
         this.lastCleanup = Date.now();
         await session.query("delete from outbox where published_at < now() - interval '1 hour'");
@@ -263,8 +285,8 @@ export class OutboxRelay {
   }
 
   /**
-   * The outbox depth and the age of its oldest row for metrics, from the batch just read (the
-   * last, empty batch of a cycle reports the drained outbox); only a full batch needs a count.
+   * The outbox depth and the age of its oldest row for metrics, from the batch just read (the end
+   * of a cycle reports the drained outbox); only a full batch needs a count.
    */
   private async observePending(session: DatabaseSession, rows: OutboxRow[]): Promise<void> {
     let depth = rows.length;
