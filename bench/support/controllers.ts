@@ -134,7 +134,9 @@ function tcpAnswers(port: number): Promise<boolean> {
  * control ports on 127.0.0.1, authentication unlimited (`ZITI_AUTH_RATE_LIMIT=0`: a benchmark logs
  * a thousand identities in from one address). Resolves once `/version` and the control port answer.
  */
-export async function startNpmStart(options: { env?: Record<string, string>; readyTimeoutMs?: number } = {}) {
+export async function startNpmStart(
+  options: { env?: Record<string, string>; readyTimeoutMs?: number; nodeArgs?: string[] } = {},
+) {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-npm-start-'));
   const [port, ctrlPort] = [await freePort(), await freePort()];
   const adminPassword = `pw-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
@@ -157,7 +159,7 @@ export async function startNpmStart(options: { env?: Record<string, string>; rea
   const counter = new LogCounter();
   const spawnedAt = performance.now();
   // Its own process group: the stop reaches it and nothing else.
-  const child: ChildProcess = spawn(process.execPath, ['apps/standalone/start.mjs'], {
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), 'apps/standalone/start.mjs'], {
     cwd: root,
     env,
     detached: true,

@@ -12,6 +12,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { watchPool } from '../metrics.ts';
 import { DependencyUnavailableError } from '../unavailable.ts';
+import { usePreparedStatements } from './pglite-prepared.ts';
 
 /** A drizzle database or transaction, whichever driver is underneath. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the schema type is chosen by each service
@@ -168,6 +169,8 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   // makes its array parsers then. Raw connections and sessions keep PGlite's defaults, as before.
   const rawParsers = Object.fromEntries([...textTypes].map((t) => [t, client.parsers[t]!]));
   Object.assign(client.parsers, pgliteTextParsers);
+  // Repeated statements run prepared (parse and plan once): most of a write's cost here.
+  usePreparedStatements(client);
   const rawQuery = async <T>(text: string, params?: unknown[]) =>
     (await client.query<T>(text, params, { parsers: rawParsers })).rows;
   const db = drizzlePglite(client) as unknown as Db;
@@ -403,7 +406,7 @@ function numberPlaceholders(text: string, paramCount: number): Numbered {
 export interface QueryOptions {
   /**
    * Run it as a named prepared statement on Postgres (parsed and planned once per connection, then
-   * only bound and executed; PGlite ignores it). Only for statements whose text is fixed in the
+   * only bound and executed; PGlite prepares every repeated statement itself, pglite-prepared.ts). Only for statements whose text is fixed in the
    * code, never built from a request: a connection keeps each one it prepared for its life. It
    * must name its columns (no `*`): once a migration adds a column, Postgres refuses to run a
    * statement prepared before it whose result would change ("cached plan must not change result
