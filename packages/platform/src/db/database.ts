@@ -46,7 +46,8 @@ export interface RawConnection {
 }
 
 export interface DatabaseSession {
-  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  /** `prepare` as `queryRows`' (a named statement on Postgres; PGlite prepares repeated ones itself). */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[], options?: QueryOptions): Promise<T[]>;
   release(broken?: boolean): void;
 }
 
@@ -135,7 +136,12 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       session: async () => {
         const held = await checkOut(pool);
         return {
-          query: async (text, params) => (await held.client.query(text, params)).rows,
+          query: async (text, params, options) =>
+            (
+              await held.client.query(
+                options?.prepare ? { text, values: params, name: preparedName(text) } : { text, values: params },
+              )
+            ).rows,
           // A broken connection (or one holding session locks) is closed, not returned to the pool.
           release: (broken = false) => held.release(broken ? new Error('session closed') : true),
         };

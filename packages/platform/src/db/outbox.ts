@@ -69,6 +69,7 @@ export async function writeOutbox(tx: Db, source: Owner, events: PendingEvent[])
       events.map((e) => JSON.stringify(e.data)),
       events.map((e) => (e.meta ? JSON.stringify(e.meta) : null)),
     ],
+    { prepare: true },
   );
   return Number(rows[0]!.last);
 }
@@ -245,6 +246,8 @@ export class OutboxRelay {
     const rows = await session.query<OutboxRow>(
       `select position, subject, type, version, payload, meta, created_at from outbox
         where published_at is null order by position limit ${relayBatch}`,
+      [],
+      { prepare: true },
     );
     await this.observePending(session, rows);
     const published: string[] = [];
@@ -277,7 +280,9 @@ export class OutboxRelay {
       }
     } finally {
       if (published.length > 0) {
-        await session.query('update outbox set published_at = now() where position = any($1::bigint[])', [published]);
+        await session.query('update outbox set published_at = now() where position = any($1::bigint[])', [published], {
+          prepare: true,
+        });
         outboxMetrics.published(this.source, published.length);
       }
     }

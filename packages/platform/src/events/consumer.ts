@@ -204,6 +204,7 @@ export class SourceConsumer {
       `select watermark, applied, resync_required, gap_since, resync_position from event_cursors
         where consumer = $1 and source = $2${lock ? ' for update' : ''}`,
       [this.durable, this.o.source],
+      { prepare: true },
     );
     if (!row) throw new Error(`event cursor ${this.durable} is missing`);
     return row;
@@ -339,6 +340,7 @@ export class SourceConsumer {
         o.previous,
         ...(moved ? [`${this.durable}|${this.o.source}|${next.watermark}`] : []),
       ],
+      { prepare: true },
     );
   }
 

@@ -76,6 +76,7 @@ export class PgEntityStateStore implements EntityStateStore {
         nameOf?.entityType ?? null,
         nameOf?.id ?? null,
       ],
+      { prepare: true },
     );
     const known =
       row && row.source_sequence !== null

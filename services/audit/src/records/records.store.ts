@@ -114,6 +114,7 @@ export class PgAuditRecordStore implements AuditRecordStore {
         col((r) => r.authMethod),
         col((r) => r.reason),
       ],
+      { prepare: true },
     );
     return rows.map((r) => String(r.event_id));
   }

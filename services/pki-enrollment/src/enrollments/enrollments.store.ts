@@ -227,7 +227,7 @@ export class PgEnrollmentStore implements EnrollmentStore {
   }
 
   async insert(e: Enrollment): Promise<void> {
-    await queryRows(this.db, insertEnrollment, this.params(e)).catch((err) => this.unique(err, e));
+    await queryRows(this.db, insertEnrollment, this.params(e), { prepare: true }).catch((err) => this.unique(err, e));
     await this.emitted(enrollmentEventTypes.enrollmentCreated, [enrollmentState(e)]);
   }
 
