@@ -65,8 +65,9 @@ export function isStreamingHandler(handler: GatewayHandler): handler is Streamin
 }
 
 /**
- * The gateway answers on Node's own request and response: no web framework sits between the socket
- * and the pipeline (routing is the operation table's, bodies are read per operation below).
+ * The gateway answers on Node's own request and response types: express sits in front with one
+ * middleware (ADR 0019), and the pipeline routes by the operation table and reads bodies per
+ * operation itself (below).
  */
 export type Request = IncomingMessage;
 export type Response = ServerResponse;

@@ -29,8 +29,8 @@ export function clientEdgeRouterOperations(deps: () => ClientEdgeRouterDeps) {
         currentIdentityEdgeRouterDetail,
       ),
     'client.listServiceEdgeRouters': async (req) => {
-      // Checked as ServiceAccessTokens says. The gateway does not pass this header on yet (its
-      // pipeline forwards only `authorization` and `mfa-validation-code`), so it is absent for now.
+      // Checked as ServiceAccessTokens says; the gateway's pipeline forwards this header with
+      // `authorization` and `mfa-validation-code` (test/e2e/policy-advice.test.ts).
       const page = await deps().clientEdgeRouters.serviceEdgeRouters(
         clientCallerOf(req),
         pathId(req),
