@@ -161,6 +161,11 @@ export function callerOf(request: OperationRequest): Caller {
   return request.caller;
 }
 
+/** The `{id}` of an operation's path (empty when the path has none). */
+export function pathIdOf(request: OperationRequest): string {
+  return request.params.id ?? '';
+}
+
 /** The list parameters of a request (`filter`, `limit`, `offset`, `sort`), as ZitiQL lists take them. */
 export function listInputOf(request: OperationRequest): {
   filter?: string;

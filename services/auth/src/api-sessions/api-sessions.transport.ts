@@ -1,6 +1,13 @@
 import type { OperationRequest, OperationRequestOf } from '@ziti/contracts';
-import { type OperationHandlers, callerOf, firstQueryValue, listInputOf, pageReply, reply } from '@ziti/platform';
-import { idOf } from '../shared/requests.transport.ts';
+import {
+  type OperationHandlers,
+  callerOf,
+  firstQueryValue,
+  listInputOf,
+  pageReply,
+  pathIdOf,
+  reply,
+} from '@ziti/platform';
 import { apiSessionDetail, currentApiSessionDetail } from './api-sessions.mapper.ts';
 import type { AuthenticationService } from './authentication.domain.ts';
 
@@ -61,12 +68,12 @@ export function apiSessionOperations(deps: ApiSessionOperationDeps) {
       return pageReply(p, (s) => apiSessionDetail(s, owners.get(s.identityId)));
     },
     'management.detailAPISessions': async (req) => {
-      const s = await authentication.get(idOf(req));
+      const s = await authentication.get(pathIdOf(req));
       const owners = await authentication.identityNames([s.identityId]);
       return reply.ok(apiSessionDetail(s, owners.get(s.identityId)));
     },
     'management.deleteAPISessions': async (req) => {
-      await authentication.delete(idOf(req));
+      await authentication.delete(pathIdOf(req));
       return reply.empty();
     },
   } satisfies Partial<OperationHandlers<'auth'>>;

@@ -1,8 +1,7 @@
 import type { OperationRequest } from '@ziti/contracts';
-import { type OperationHandlers, callerOf, listInputOf, pageReply, reply } from '@ziti/platform';
+import { type OperationHandlers, callerOf, listInputOf, pageReply, pathIdOf, reply } from '@ziti/platform';
 import type { AuthenticationService } from '../api-sessions/authentication.domain.ts';
 import type { Authenticator } from '../shared/model.domain.ts';
-import { idOf } from '../shared/requests.transport.ts';
 import type { AuthenticatorInput, AuthenticatorService } from './authenticators.domain.ts';
 import { authenticatorDetail } from './authenticators.mapper.ts';
 
@@ -31,14 +30,14 @@ export function authenticatorOperations(deps: AuthenticatorOperationDeps) {
     },
     detailCurrentIdentityAuthenticator: async (req: OperationRequest) =>
       reply.ok(
-        (await authenticatorDetails([await deps.authenticators.getOwn(callerOf(req).identityId, idOf(req))]))[0],
+        (await authenticatorDetails([await deps.authenticators.getOwn(callerOf(req).identityId, pathIdOf(req))]))[0],
       ),
     updateCurrentIdentityAuthenticator: async (req: WithBody<AuthenticatorInput>) => {
-      await deps.authenticators.updateOwn(callerOf(req).identityId, idOf(req), req.body, 'replace');
+      await deps.authenticators.updateOwn(callerOf(req).identityId, pathIdOf(req), req.body, 'replace');
       return reply.empty();
     },
     patchCurrentIdentityAuthenticator: async (req: WithBody<AuthenticatorInput>) => {
-      await deps.authenticators.updateOwn(callerOf(req).identityId, idOf(req), req.body, 'patch');
+      await deps.authenticators.updateOwn(callerOf(req).identityId, pathIdOf(req), req.body, 'patch');
       return reply.empty();
     },
   };
@@ -54,7 +53,7 @@ export function authenticatorOperations(deps: AuthenticatorOperationDeps) {
     'management.patchCurrentIdentityAuthenticator': own.patchCurrentIdentityAuthenticator,
 
     'management.getIdentityAuthenticators': async (req) => {
-      const page = await authenticators.list(listInputOf(req), idOf(req));
+      const page = await authenticators.list(listInputOf(req), pathIdOf(req));
       return pageReply({ ...page, items: await authenticatorDetails(page.items) });
     },
 
@@ -67,17 +66,17 @@ export function authenticatorOperations(deps: AuthenticatorOperationDeps) {
       return reply.created(created.id, 'authenticators');
     },
     'management.detailAuthenticator': async (req) =>
-      reply.ok((await authenticatorDetails([await authenticators.get(idOf(req))]))[0]),
+      reply.ok((await authenticatorDetails([await authenticators.get(pathIdOf(req))]))[0]),
     'management.updateAuthenticator': async (req) => {
-      await authenticators.update(idOf(req), req.body, 'replace');
+      await authenticators.update(pathIdOf(req), req.body, 'replace');
       return reply.empty();
     },
     'management.patchAuthenticator': async (req) => {
-      await authenticators.update(idOf(req), req.body, 'patch');
+      await authenticators.update(pathIdOf(req), req.body, 'patch');
       return reply.empty();
     },
     'management.deleteAuthenticator': async (req) => {
-      await authenticators.delete(idOf(req));
+      await authenticators.delete(pathIdOf(req));
       return reply.empty();
     },
   } satisfies Partial<OperationHandlers<'auth'>>;

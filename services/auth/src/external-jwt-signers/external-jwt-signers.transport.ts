@@ -1,5 +1,4 @@
-import { type OperationHandlers, listInputOf, pageReply, reply } from '@ziti/platform';
-import { idOf } from '../shared/requests.transport.ts';
+import { type OperationHandlers, listInputOf, pageReply, pathIdOf, reply } from '@ziti/platform';
 import type { ExternalJwtSignerService } from './external-jwt-signers.domain.ts';
 import { clientExternalJwtSignerDetail, externalJwtSignerDetail } from './external-jwt-signers.mapper.ts';
 
@@ -19,17 +18,17 @@ export function externalJwtSignerOperations(deps: ExternalJwtSignerOperationDeps
     'management.createExternalJwtSigner': async (req) =>
       reply.created((await deps.signers.create(req.body)).id, 'external-jwt-signers'),
     'management.detailExternalJwtSigner': async (req) =>
-      reply.ok(externalJwtSignerDetail(await deps.signers.get(idOf(req)))),
+      reply.ok(externalJwtSignerDetail(await deps.signers.get(pathIdOf(req)))),
     'management.updateExternalJwtSigner': async (req) => {
-      await deps.signers.update(idOf(req), req.body, 'replace');
+      await deps.signers.update(pathIdOf(req), req.body, 'replace');
       return reply.empty();
     },
     'management.patchExternalJwtSigner': async (req) => {
-      await deps.signers.update(idOf(req), req.body, 'patch');
+      await deps.signers.update(pathIdOf(req), req.body, 'patch');
       return reply.empty();
     },
     'management.deleteExternalJwtSigner': async (req) => {
-      await deps.signers.delete(idOf(req));
+      await deps.signers.delete(pathIdOf(req));
       return reply.empty();
     },
   } satisfies Partial<OperationHandlers<'auth'>>;

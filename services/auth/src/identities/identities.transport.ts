@@ -1,9 +1,16 @@
 import type { OperationRequest, PendingEnrollment } from '@ziti/contracts';
-import { type OperationHandlers, callerOf, listInputOf, pageReply, reply, roleFilterOf } from '@ziti/platform';
+import {
+  type OperationHandlers,
+  callerOf,
+  listInputOf,
+  pageReply,
+  pathIdOf,
+  reply,
+  roleFilterOf,
+} from '@ziti/platform';
 import type { AuthenticationService } from '../api-sessions/authentication.domain.ts';
 import type { EnrollmentPort } from '../credentials/credentials.domain.ts';
 import type { IdentityView } from '../shared/model.domain.ts';
-import { idOf } from '../shared/requests.transport.ts';
 import type { IdentityService } from './identities.domain.ts';
 import { identityDetail } from './identities.mapper.ts';
 
@@ -95,27 +102,27 @@ export function identityOperations(deps: IdentityOperationDeps) {
       const created = await identities.create(req.body);
       return reply.created(created.id, 'identities');
     },
-    'management.detailIdentity': async (req) => reply.ok((await detailsOf([await identities.view(idOf(req))]))[0]),
+    'management.detailIdentity': async (req) => reply.ok((await detailsOf([await identities.view(pathIdOf(req))]))[0]),
     'management.updateIdentity': async (req) => {
-      await identities.update(idOf(req), req.body, 'replace');
+      await identities.update(pathIdOf(req), req.body, 'replace');
       return reply.empty();
     },
     'management.patchIdentity': async (req) => {
-      await identities.update(idOf(req), req.body, 'patch');
+      await identities.update(pathIdOf(req), req.body, 'patch');
       return reply.empty();
     },
     'management.deleteIdentity': async (req) => {
-      await identities.delete(idOf(req));
+      await identities.delete(pathIdOf(req));
       return reply.empty();
     },
     'management.disableIdentity': async (req) => {
-      await identities.disable(idOf(req), req.body.durationMinutes ?? 0);
+      await identities.disable(pathIdOf(req), req.body.durationMinutes ?? 0);
       // The reference writes nothing on success; the spec declares the empty envelope, which
       // generated clients require, so we send that.
       return reply.empty();
     },
     'management.enableIdentity': async (req) => {
-      await identities.enable(idOf(req));
+      await identities.enable(pathIdOf(req));
       return reply.empty();
     },
   } satisfies Partial<OperationHandlers<'auth'>>;

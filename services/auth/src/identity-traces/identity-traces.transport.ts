@@ -1,5 +1,4 @@
-import { type OperationHandlers, reply } from '@ziti/platform';
-import { idOf } from '../shared/requests.transport.ts';
+import { type OperationHandlers, pathIdOf, reply } from '@ziti/platform';
 import type { IdentityTraceService } from './identity-traces.domain.ts';
 import { traceDetail } from './identity-traces.mapper.ts';
 
@@ -11,6 +10,6 @@ export interface IdentityTraceOperationDeps {
 export function identityTraceOperations(deps: IdentityTraceOperationDeps) {
   return {
     'management.updateIdentityTracing': async (req) =>
-      reply.ok(traceDetail(await deps.traces.set(idOf(req), req.body))),
+      reply.ok(traceDetail(await deps.traces.set(pathIdOf(req), req.body))),
   } satisfies Partial<OperationHandlers<'auth'>>;
 }

@@ -1,5 +1,4 @@
-import { type OperationHandlers, listInputOf, pageReply, reply } from '@ziti/platform';
-import { idOf } from '../shared/requests.transport.ts';
+import { type OperationHandlers, listInputOf, pageReply, pathIdOf, reply } from '@ziti/platform';
 import type { IdentityTypeService } from './identity-types.domain.ts';
 import { identityTypeDetail } from './identity-types.mapper.ts';
 
@@ -13,6 +12,7 @@ export function identityTypeOperations(deps: IdentityTypeOperationDeps) {
   return {
     'management.listIdentityTypes': async (req) =>
       pageReply(await identityTypes.list(listInputOf(req)), identityTypeDetail),
-    'management.detailIdentityType': async (req) => reply.ok(identityTypeDetail(await identityTypes.get(idOf(req)))),
+    'management.detailIdentityType': async (req) =>
+      reply.ok(identityTypeDetail(await identityTypes.get(pathIdOf(req)))),
   } satisfies Partial<OperationHandlers<'auth'>>;
 }

@@ -1,7 +1,6 @@
 import type { OperationRequest } from '@ziti/contracts';
-import { type OperationHandlers, callerOf, reply } from '@ziti/platform';
+import { type OperationHandlers, callerOf, pathIdOf, reply } from '@ziti/platform';
 import type { IdentityService } from '../identities/identities.domain.ts';
-import { idOf } from '../shared/requests.transport.ts';
 import type { MfaService } from './mfas.domain.ts';
 import { mfaDetail, mfaRecoveryCodesDetail } from './mfas.mapper.ts';
 
@@ -83,7 +82,7 @@ export function mfaOperations(deps: MfaOperationDeps) {
     'management.authenticateMfa': own.authenticateMfa,
 
     'management.removeIdentityMfa': async (req) => {
-      await deps.mfa.removeForIdentity(idOf(req));
+      await deps.mfa.removeForIdentity(pathIdOf(req));
       return reply.empty();
     },
   } satisfies Partial<OperationHandlers<'auth'>>;

@@ -1,6 +1,5 @@
-import { type OperationHandlers, listInputOf, pageReply, reply } from '@ziti/platform';
+import { type OperationHandlers, listInputOf, pageReply, pathIdOf, reply } from '@ziti/platform';
 import type { InventoryCallHandlers } from '../shared/calls.transport.ts';
-import { id } from '../shared/requests.transport.ts';
 import type { ConfigTypeService } from './config-types.domain.ts';
 import { configTypeDetail } from './config-types.mapper.ts';
 
@@ -18,17 +17,17 @@ export function configTypeOperations(deps: { configTypes: ConfigTypeService }) {
     'management.listConfigTypes': async (req) => pageReply(await configTypes.list(listInputOf(req)), configTypeDetail),
     'management.createConfigType': async (req) =>
       reply.created((await configTypes.create(req.body)).id, 'config-types'),
-    'management.detailConfigType': async (req) => reply.ok(configTypeDetail(await configTypes.get(id(req)))),
+    'management.detailConfigType': async (req) => reply.ok(configTypeDetail(await configTypes.get(pathIdOf(req)))),
     'management.updateConfigType': async (req) => {
-      await configTypes.update(id(req), req.body, 'replace');
+      await configTypes.update(pathIdOf(req), req.body, 'replace');
       return reply.empty();
     },
     'management.patchConfigType': async (req) => {
-      await configTypes.update(id(req), req.body, 'patch');
+      await configTypes.update(pathIdOf(req), req.body, 'patch');
       return reply.empty();
     },
     'management.deleteConfigType': async (req) => {
-      await configTypes.delete(id(req));
+      await configTypes.delete(pathIdOf(req));
       return reply.empty();
     },
   } satisfies Partial<OperationHandlers<'inventory'>>;

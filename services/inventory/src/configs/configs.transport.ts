@@ -1,7 +1,6 @@
-import { type OperationHandlers, listInputOf, pageReply, reply } from '@ziti/platform';
+import { type OperationHandlers, listInputOf, pageReply, pathIdOf, reply } from '@ziti/platform';
 import type { ServiceCatalog } from '../services/services.domain.ts';
 import type { Config } from '../shared/model.domain.ts';
-import { id } from '../shared/requests.transport.ts';
 import type { ConfigService } from './configs.domain.ts';
 import { configDetail } from './configs.mapper.ts';
 
@@ -16,7 +15,7 @@ export function configOperations(deps: { configs: ConfigService; services: Servi
 
   return {
     'management.listConfigsForConfigType': async (req) => {
-      const page = await configs.listForType(id(req), listInputOf(req));
+      const page = await configs.listForType(pathIdOf(req), listInputOf(req));
       return pageReply({ ...page, items: await configDetails(page.items) });
     },
     'management.listConfigs': async (req) => {
@@ -24,22 +23,22 @@ export function configOperations(deps: { configs: ConfigService; services: Servi
       return pageReply({ ...page, items: await configDetails(page.items) });
     },
     'management.createConfig': async (req) => reply.created((await configs.create(req.body)).id, 'configs'),
-    'management.detailConfig': async (req) => reply.ok((await configDetails([await configs.get(id(req))]))[0]),
+    'management.detailConfig': async (req) => reply.ok((await configDetails([await configs.get(pathIdOf(req))]))[0]),
     'management.updateConfig': async (req) => {
-      await configs.update(id(req), req.body, 'replace');
+      await configs.update(pathIdOf(req), req.body, 'replace');
       return reply.empty();
     },
     'management.patchConfig': async (req) => {
-      await configs.update(id(req), req.body, 'patch');
+      await configs.update(pathIdOf(req), req.body, 'patch');
       return reply.empty();
     },
     'management.deleteConfig': async (req) => {
-      await configs.delete(id(req));
+      await configs.delete(pathIdOf(req));
       return reply.empty();
     },
     'management.listServiceConfig': async (req) => {
-      await services.get(id(req));
-      const page = await configs.list(listInputOf(req), { serviceId: id(req) });
+      await services.get(pathIdOf(req));
+      const page = await configs.list(listInputOf(req), { serviceId: pathIdOf(req) });
       return pageReply({ ...page, items: await configDetails(page.items) });
     },
   } satisfies Partial<OperationHandlers<'inventory'>>;

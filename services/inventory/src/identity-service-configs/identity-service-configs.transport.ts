@@ -1,5 +1,4 @@
-import { type OperationHandlers, pageReply, reply } from '@ziti/platform';
-import { id } from '../shared/requests.transport.ts';
+import { type OperationHandlers, pageReply, pathIdOf, reply } from '@ziti/platform';
 import type { IdentityServiceConfigService } from './identity-service-configs.domain.ts';
 import { serviceConfigDetail } from './identity-service-configs.mapper.ts';
 
@@ -8,17 +7,17 @@ export function identityServiceConfigOperations(deps: { identityServiceConfigs: 
   const { identityServiceConfigs } = deps;
   return {
     'management.listIdentitysServiceConfigs': async (req) => {
-      const list = await identityServiceConfigs.list(id(req));
+      const list = await identityServiceConfigs.list(pathIdOf(req));
       const data = list.map((l) => serviceConfigDetail(l, { service: l.service?.name, config: l.config?.name }));
       // Not paged: every pair at once.
       return pageReply({ items: data, totalCount: data.length, pagination: { limit: data.length, offset: 0 } });
     },
     'management.associateIdentitysServiceConfigs': async (req) => {
-      await identityServiceConfigs.associate(id(req), req.body);
+      await identityServiceConfigs.associate(pathIdOf(req), req.body);
       return reply.empty();
     },
     'management.disassociateIdentitysServiceConfigs': async (req) => {
-      await identityServiceConfigs.disassociate(id(req), req.body ?? []);
+      await identityServiceConfigs.disassociate(pathIdOf(req), req.body ?? []);
       return reply.empty();
     },
   } satisfies Partial<OperationHandlers<'inventory'>>;

@@ -1,9 +1,9 @@
 import { type OperationRequest, type RouterPresenceView, presenceShown } from '@ziti/contracts';
-import { type OperationHandlers, listInputOf, pageReply, reply, roleFilterOf } from '@ziti/platform';
+import { type OperationHandlers, listInputOf, pageReply, pathIdOf, reply, roleFilterOf } from '@ziti/platform';
 import type { RouterPresenceService } from '../router-presence/router-presence.domain.ts';
 import type { InventoryCallHandlers } from '../shared/calls.transport.ts';
 import type { Router, RouterEnrollment, RouterKind } from '../shared/model.domain.ts';
-import { type WithBody, id } from '../shared/requests.transport.ts';
+import type { WithBody } from '../shared/requests.transport.ts';
 import type { RouterInput, RouterService } from './routers.domain.ts';
 import { edgeRouterDetail, routerDetail } from './routers.mapper.ts';
 
@@ -53,17 +53,17 @@ export function routerOperations(deps: { routers: RouterService; presence: Route
       create: async (req: WithBody<RouterInput>) =>
         reply.created((await routers.create(kind, req.body)).id, collection),
       detail: async (req: OperationRequest) =>
-        reply.ok((await routerDetails([await routers.get(any, id(req))], show))[0]),
+        reply.ok((await routerDetails([await routers.get(any, pathIdOf(req))], show))[0]),
       update: async (req: WithBody<RouterInput>) => {
-        await routers.update(any, id(req), req.body, 'replace');
+        await routers.update(any, pathIdOf(req), req.body, 'replace');
         return reply.empty();
       },
       patch: async (req: WithBody<RouterInput>) => {
-        await routers.update(any, id(req), req.body, 'patch');
+        await routers.update(any, pathIdOf(req), req.body, 'patch');
         return reply.empty();
       },
       delete: async (req: OperationRequest) => {
-        await routers.delete(any, id(req));
+        await routers.delete(any, pathIdOf(req));
         return reply.empty();
       },
     };
@@ -84,7 +84,7 @@ export function routerOperations(deps: { routers: RouterService; presence: Route
     'management.patchEdgeRouter': edgeRouters.patch,
     'management.deleteEdgeRouter': edgeRouters.delete,
     'management.reEnrollEdgeRouter': async (req) => {
-      await routers.reEnroll(id(req));
+      await routers.reEnroll(pathIdOf(req));
       return reply.empty();
     },
     'management.listRouters': transitRouters.list,

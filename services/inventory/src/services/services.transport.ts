@@ -1,6 +1,6 @@
 import type { OperationReply, OperationRequest } from '@ziti/contracts';
-import { type OperationHandlers, reply } from '@ziti/platform';
-import { type WithBody, id } from '../shared/requests.transport.ts';
+import { type OperationHandlers, pathIdOf, reply } from '@ziti/platform';
+import type { WithBody } from '../shared/requests.transport.ts';
 import type { InventoryCallHandlers } from '../shared/calls.transport.ts';
 import type { ServiceCatalog, ServiceInput } from './services.domain.ts';
 
@@ -21,11 +21,11 @@ export function serviceOperations(deps: { services: ServiceCatalog }) {
   const updateService =
     (mode: 'replace' | 'patch') =>
     async (req: WithBody<ServiceInput>): Promise<OperationReply> => {
-      await services.update(id(req), req.body, mode);
+      await services.update(pathIdOf(req), req.body, mode);
       return reply.empty();
     };
   const deleteService = async (req: OperationRequest): Promise<OperationReply> => {
-    await services.delete(id(req));
+    await services.delete(pathIdOf(req));
     return reply.empty();
   };
 

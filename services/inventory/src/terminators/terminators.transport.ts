@@ -1,8 +1,7 @@
-import { type OperationHandlers, listInputOf, pageEnvelope, pageReply, reply } from '@ziti/platform';
+import { type OperationHandlers, listInputOf, pageEnvelope, pageReply, pathIdOf, reply } from '@ziti/platform';
 import type { ServiceCatalog } from '../services/services.domain.ts';
 import type { InventoryCallHandlers, InventoryFabricCallHandlers } from '../shared/calls.transport.ts';
 import type { Terminator } from '../shared/model.domain.ts';
-import { id } from '../shared/requests.transport.ts';
 import type { TerminatorService } from './terminators.domain.ts';
 import { dialTargetsReply, dialTerminator, terminatorClientDetail, terminatorDetail } from './terminators.mapper.ts';
 
@@ -28,21 +27,21 @@ export function terminatorOperations(deps: { terminators: TerminatorService }) {
     },
     'management.createTerminator': async (req) => reply.created((await terminators.create(req.body)).id, 'terminators'),
     'management.detailTerminator': async (req) =>
-      reply.ok((await terminatorDetails([await terminators.get(id(req))]))[0]),
+      reply.ok((await terminatorDetails([await terminators.get(pathIdOf(req))]))[0]),
     'management.updateTerminator': async (req) => {
-      await terminators.update(id(req), req.body, 'replace');
+      await terminators.update(pathIdOf(req), req.body, 'replace');
       return reply.empty();
     },
     'management.patchTerminator': async (req) => {
-      await terminators.update(id(req), req.body, 'patch');
+      await terminators.update(pathIdOf(req), req.body, 'patch');
       return reply.empty();
     },
     'management.deleteTerminator': async (req) => {
-      await terminators.delete(id(req));
+      await terminators.delete(pathIdOf(req));
       return reply.empty();
     },
     'management.listServiceTerminators': async (req) => {
-      const page = await terminators.listForService(id(req), listInputOf(req));
+      const page = await terminators.listForService(pathIdOf(req), listInputOf(req));
       return pageReply({ ...page, items: await terminatorDetails(page.items) });
     },
   } satisfies Partial<OperationHandlers<'inventory'>>;

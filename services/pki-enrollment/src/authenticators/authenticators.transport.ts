@@ -1,6 +1,6 @@
 import type { OperationRequestOf } from '@ziti/contracts';
-import { type OperationHandlers, reply } from '@ziti/platform';
-import { id, owner } from '../shared/request.transport.ts';
+import { type OperationHandlers, pathIdOf, reply } from '@ziti/platform';
+import { owner } from '../shared/request.transport.ts';
 import type { ExtensionService } from './extensions.domain.ts';
 
 /** The operations on the caller's certificate authenticators (extension) and any authenticator (re-enroll). */
@@ -15,7 +15,7 @@ export function authenticatorOperations(deps: { extensions: ExtensionService }) 
     const caller = owner(req);
     const result = await extensions.extend({
       identityId: caller.identityId,
-      authenticatorId: id(req),
+      authenticatorId: pathIdOf(req),
       clientCertChain: req.clientCertChain ?? [],
       csrPem: req.body.clientCertCsr,
     });
@@ -29,7 +29,7 @@ export function authenticatorOperations(deps: { extensions: ExtensionService }) 
     const caller = owner(req);
     await extensions.verifyExtension({
       identityId: caller.identityId,
-      authenticatorId: id(req),
+      authenticatorId: pathIdOf(req),
       clientCertPem: req.body.clientCert,
     });
     return reply.empty();
@@ -41,7 +41,7 @@ export function authenticatorOperations(deps: { extensions: ExtensionService }) 
     'client.extendVerifyCurrentIdentityAuthenticator': extendVerify,
     'management.extendVerifyCurrentIdentityAuthenticator': extendVerify,
     'management.reEnrollAuthenticator': async (req) => {
-      const enrollment = await extensions.reEnroll(id(req), req.body.expiresAt);
+      const enrollment = await extensions.reEnroll(pathIdOf(req), req.body.expiresAt);
       return reply.created(enrollment.id, 'enrollments');
     },
   } satisfies Partial<OperationHandlers<'pki-enrollment'>>;

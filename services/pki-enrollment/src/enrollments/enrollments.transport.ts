@@ -1,7 +1,6 @@
-import { type OperationHandlers, listInputOf, pageReply, reply } from '@ziti/platform';
+import { type OperationHandlers, listInputOf, pageReply, pathIdOf, reply } from '@ziti/platform';
 import type { CredentialPort } from '../shared/credentials.ports.ts';
 import type { Enrollment } from '../shared/model.domain.ts';
-import { id } from '../shared/request.transport.ts';
 import type { EnrollmentService } from './enrollments.domain.ts';
 import { enrollmentDetail } from './enrollments.mapper.ts';
 
@@ -23,18 +22,18 @@ export function enrollmentOperations(deps: {
       return pageReply({ ...page, items: await enrollmentDetails(page.items) });
     },
     'management.getIdentityEnrollments': async (req) => {
-      const page = await enrollments.list(listInputOf(req), id(req));
+      const page = await enrollments.list(listInputOf(req), pathIdOf(req));
       return pageReply({ ...page, items: await enrollmentDetails(page.items) });
     },
     'management.createEnrollment': async (req) => reply.created((await enrollments.create(req.body)).id, 'enrollments'),
     'management.detailEnrollment': async (req) =>
-      reply.ok((await enrollmentDetails([await enrollments.get(id(req))]))[0]),
+      reply.ok((await enrollmentDetails([await enrollments.get(pathIdOf(req))]))[0]),
     'management.deleteEnrollment': async (req) => {
-      await enrollments.delete(id(req));
+      await enrollments.delete(pathIdOf(req));
       return reply.empty();
     },
     'management.refreshEnrollment': async (req) => {
-      const refreshed = await enrollments.refresh(id(req), req.body.expiresAt);
+      const refreshed = await enrollments.refresh(pathIdOf(req), req.body.expiresAt);
       // The spec declares a create envelope (the reference sends an empty one): the id and link fit both.
       return reply.json({
         data: { id: refreshed.id, _links: { self: { href: `./enrollments/${refreshed.id}` } } },

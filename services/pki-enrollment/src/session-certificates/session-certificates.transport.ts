@@ -1,5 +1,5 @@
-import { type OperationHandlers, listInputOf, pageReply, reply } from '@ziti/platform';
-import { id, owner } from '../shared/request.transport.ts';
+import { type OperationHandlers, listInputOf, pageReply, pathIdOf, reply } from '@ziti/platform';
+import { owner } from '../shared/request.transport.ts';
 import type { SessionCertificateService } from './session-certificates.domain.ts';
 import { sessionCertificateDetail } from './session-certificates.mapper.ts';
 
@@ -25,9 +25,9 @@ export function sessionCertificateOperations(deps: { sessionCertificates: Sessio
       );
     },
     'client.detailCurrentApiSessionCertificate': async (req) =>
-      reply.ok(sessionCertificateDetail(await sessionCertificates.get(owner(req), id(req)))),
+      reply.ok(sessionCertificateDetail(await sessionCertificates.get(owner(req), pathIdOf(req)))),
     'client.deleteCurrentApiSessionCertificate': async (req) => {
-      await sessionCertificates.delete(owner(req), id(req));
+      await sessionCertificates.delete(owner(req), pathIdOf(req));
       return reply.empty();
     },
   } satisfies Partial<OperationHandlers<'pki-enrollment'>>;

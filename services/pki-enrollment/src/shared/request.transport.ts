@@ -9,6 +9,3 @@ export function owner(req: OperationRequest): SessionOwner {
   const { identityId, apiSessionId } = callerOf(req);
   return { identityId, apiSessionId };
 }
-
-/** The `{id}` of the operation's path. */
-export const id = (req: OperationRequest) => req.params.id ?? '';

@@ -1,6 +1,13 @@
 import type { OperationRequest } from '@ziti/contracts';
-import { type OperationHandlersPart, callerOf, pageEnvelope, pageReply, reply } from '@ziti/platform';
-import { listInput, pathId } from '../shared/request-params.transport.ts';
+import {
+  type OperationHandlersPart,
+  callerOf,
+  listInputOf,
+  pageEnvelope,
+  pageReply,
+  pathIdOf,
+  reply,
+} from '@ziti/platform';
 import type { ClientCaller, ClientEdgeRouterService } from './client-edge-routers.domain.ts';
 import { currentIdentityEdgeRouterDetail, serviceEdgeRouterDetail } from './client-edge-routers.mapper.ts';
 
@@ -25,7 +32,7 @@ export function clientEdgeRouterOperations(deps: () => ClientEdgeRouterDeps) {
   return {
     'client.getCurrentIdentityEdgeRouters': async (req) =>
       pageReply(
-        await deps().clientEdgeRouters.currentIdentityEdgeRouters(clientCallerOf(req), listInput(req)),
+        await deps().clientEdgeRouters.currentIdentityEdgeRouters(clientCallerOf(req), listInputOf(req)),
         currentIdentityEdgeRouterDetail,
       ),
     'client.listServiceEdgeRouters': async (req) => {
@@ -33,9 +40,9 @@ export function clientEdgeRouterOperations(deps: () => ClientEdgeRouterDeps) {
       // `authorization` and `mfa-validation-code` (test/e2e/policy-advice.test.ts).
       const page = await deps().clientEdgeRouters.serviceEdgeRouters(
         clientCallerOf(req),
-        pathId(req),
+        pathIdOf(req),
         req.headers['session-token'],
-        listInput(req),
+        listInputOf(req),
       );
       const { data, meta } = pageEnvelope(page, serviceEdgeRouterDetail);
       return reply.json({ data: { edgeRouters: data }, meta });

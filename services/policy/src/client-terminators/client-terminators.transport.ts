@@ -1,5 +1,4 @@
-import { type OperationHandlersPart, callerOf, listInputOf, reply } from '@ziti/platform';
-import { pathId } from '../shared/request-params.transport.ts';
+import { type OperationHandlersPart, callerOf, listInputOf, pathIdOf, reply } from '@ziti/platform';
 import type { ClientTerminators } from './client-terminators.domain.ts';
 
 /** Client `GET /services/{id}/terminators`: a service's terminators, if the caller may see the service. */
@@ -7,7 +6,7 @@ export function clientTerminatorOperations(deps: () => { clientTerminators: Clie
   return {
     'client.listServiceTerminators': async (req) => {
       const { identityId, isAdmin } = callerOf(req);
-      return reply.json(await deps().clientTerminators.list({ identityId, isAdmin }, pathId(req), listInputOf(req)));
+      return reply.json(await deps().clientTerminators.list({ identityId, isAdmin }, pathIdOf(req), listInputOf(req)));
     },
   } satisfies OperationHandlersPart<'policy'>;
 }

@@ -1,8 +1,7 @@
-import { type OperationHandlersPart, pageReply } from '@ziti/platform';
+import { type OperationHandlersPart, listInputOf, pageReply, pathIdOf } from '@ziti/platform';
 import type { RelationDeps } from '../relations/relations.transport.ts';
 import type { PolicyService } from '../shared/policies.domain.ts';
 import { policyHandlers } from '../shared/policies.transport.ts';
-import { listInput, pathId } from '../shared/request-params.transport.ts';
 import { edgeRouterPolicyResource } from './edge-router-policies.mapper.ts';
 
 export function edgeRouterPolicyOperations(policies: () => PolicyService) {
@@ -22,8 +21,8 @@ export function edgeRouterPolicyRelationOperations(deps: () => RelationDeps) {
   const edgeRouterPolicy = (id: string) => ({ from: 'edgeRouterPolicy' as const, id });
   return {
     'management.listEdgeRouterPolicyIdentities': async (req) =>
-      pageReply(await deps().relations.identityDetails(edgeRouterPolicy(pathId(req)), listInput(req))),
+      pageReply(await deps().relations.identityDetails(edgeRouterPolicy(pathIdOf(req)), listInputOf(req))),
     'management.listEdgeRouterPolicyEdgeRouters': async (req) =>
-      pageReply(await deps().relations.edgeRouterDetails(edgeRouterPolicy(pathId(req)), listInput(req))),
+      pageReply(await deps().relations.edgeRouterDetails(edgeRouterPolicy(pathIdOf(req)), listInputOf(req))),
   } satisfies OperationHandlersPart<'policy'>;
 }

@@ -1,6 +1,5 @@
 import type { OperationHandlersPart } from '@ziti/platform';
-import { reply } from '@ziti/platform';
-import { pathId } from '../shared/request-params.transport.ts';
+import { pathIdOf, reply } from '@ziti/platform';
 import type { PolicyAdvisor } from './policy-advice.domain.ts';
 import { policyAdviceDetail } from './policy-advice.mapper.ts';
 
@@ -13,6 +12,6 @@ export interface PolicyAdviceDeps {
 export function policyAdviceOperations(deps: () => PolicyAdviceDeps) {
   return {
     'management.getIdentityPolicyAdvice': async (req) =>
-      reply.ok(policyAdviceDetail(await deps().advice.analyze(pathId(req), req.params.serviceId ?? ''))),
+      reply.ok(policyAdviceDetail(await deps().advice.analyze(pathIdOf(req), req.params.serviceId ?? ''))),
   } satisfies OperationHandlersPart<'policy'>;
 }

@@ -1,5 +1,4 @@
-import { type OperationHandlersPart, listInputOf, pageReply, reply, roleFilterOf } from '@ziti/platform';
-import { pathId } from '../shared/request-params.transport.ts';
+import { type OperationHandlersPart, listInputOf, pageReply, pathIdOf, reply, roleFilterOf } from '@ziti/platform';
 import type { PostureCheckService } from './posture-checks.domain.ts';
 import { postureCheckDetail, postureCheckTypeDetail } from './posture-checks.mapper.ts';
 
@@ -15,23 +14,23 @@ export function postureCheckOperations(checks: () => PostureCheckService) {
     },
     'management.createPostureCheck': async (req) =>
       reply.created((await checks().create(req.body)).id, 'posture-checks'),
-    'management.detailPostureCheck': async (req) => reply.ok(postureCheckDetail(await checks().get(pathId(req)))),
+    'management.detailPostureCheck': async (req) => reply.ok(postureCheckDetail(await checks().get(pathIdOf(req)))),
     'management.updatePostureCheck': async (req) => {
-      await checks().update(pathId(req), req.body, 'replace');
+      await checks().update(pathIdOf(req), req.body, 'replace');
       return reply.empty();
     },
     'management.patchPostureCheck': async (req) => {
-      await checks().update(pathId(req), req.body, 'patch');
+      await checks().update(pathIdOf(req), req.body, 'patch');
       return reply.empty();
     },
     'management.deletePostureCheck': async (req) => {
-      await checks().delete(pathId(req));
+      await checks().delete(pathIdOf(req));
       return reply.empty();
     },
     'management.listPostureCheckTypes': async (req) =>
       pageReply(await checks().listTypes(listInputOf(req)), postureCheckTypeDetail),
     'management.detailPostureCheckType': async (req) =>
-      reply.ok(postureCheckTypeDetail(await checks().getType(pathId(req)))),
+      reply.ok(postureCheckTypeDetail(await checks().getType(pathIdOf(req)))),
     'management.listPostureCheckRoleAttributes': async (req) => {
       const { filter } = listInputOf(req);
       const page = await checks().roleAttributes(filter === undefined ? {} : { filter });

@@ -1,7 +1,6 @@
 import type { OperationRequest } from '@ziti/contracts';
-import { type OperationHandlersPart, callerOf, reply } from '@ziti/platform';
+import { type OperationHandlersPart, callerOf, pathIdOf, reply } from '@ziti/platform';
 import type { PostureCaller } from '../posture-checks/posture-evaluation.ports.ts';
-import { pathId } from '../shared/request-params.transport.ts';
 import type { PostureDataService } from './posture-data.domain.ts';
 import { promptedServices } from './posture-responses.mapper.ts';
 
@@ -21,6 +20,6 @@ export function postureResponseOperations(data: () => PostureDataService) {
       reply.ok(promptedServices(await data().respond(postureCallerOf(req), [req.body])), 201),
     'client.createPostureResponseBulk': async (req) =>
       reply.ok(promptedServices(await data().respond(postureCallerOf(req), req.body))),
-    'management.getIdentityPostureData': async (req) => reply.ok(await data().postureData(pathId(req))),
+    'management.getIdentityPostureData': async (req) => reply.ok(await data().postureData(pathIdOf(req))),
   } satisfies OperationHandlersPart<'policy'>;
 }

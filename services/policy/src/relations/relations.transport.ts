@@ -1,5 +1,5 @@
 import type { OperationRequest } from '@ziti/contracts';
-import { type OperationHandlersPart, pageReply } from '@ziti/platform';
+import { type OperationHandlersPart, listInputOf, pageReply, pathIdOf } from '@ziti/platform';
 import { edgeRouterPolicyResource } from '../edge-router-policies/edge-router-policies.mapper.ts';
 import { serviceEdgeRouterPolicyResource } from '../service-edge-router-policies/service-edge-router-policies.mapper.ts';
 import { servicePolicyResource } from '../service-policies/service-policies.mapper.ts';
@@ -7,7 +7,6 @@ import type { ServiceViewService } from '../services/service-view.domain.ts';
 import { servicePageReply } from '../services/services.mapper.ts';
 import type { PolicyService } from '../shared/policies.domain.ts';
 import { policyPageReply } from '../shared/policies.mapper.ts';
-import { listInput, pathId } from '../shared/request-params.transport.ts';
 import type { RelationService } from './relations.domain.ts';
 
 /**
@@ -41,22 +40,22 @@ export function identityRelationOperations(deps: () => RelationDeps) {
     'management.listIdentityServices': async (req) => {
       const accessType = accessTypeOf(req);
       const page = await deps().relations.services(
-        { ...of(pathId(req)), ...(accessType ? { accessType } : {}) },
-        listInput(req),
+        { ...of(pathIdOf(req)), ...(accessType ? { accessType } : {}) },
+        listInputOf(req),
       );
       return servicePageReply(deps().serviceViews, req, page);
     },
     'management.listIdentityEdgeRouters': async (req) =>
-      pageReply(await deps().relations.edgeRouterDetails(of(pathId(req)), listInput(req))),
+      pageReply(await deps().relations.edgeRouterDetails(of(pathIdOf(req)), listInputOf(req))),
     'management.listIdentityServicePolicies': async (req) => {
       const d = deps();
-      const page = await d.relations.policies('service', of(pathId(req)), listInput(req));
+      const page = await d.relations.policies('service', of(pathIdOf(req)), listInputOf(req));
       return policyPageReply(servicePolicyResource, d.servicePolicies, page);
     },
     // The spec's operation id is spelt `listIdentitysEdgeRouterPolicies`.
     'management.listIdentitysEdgeRouterPolicies': async (req) => {
       const d = deps();
-      const page = await d.relations.policies('edgeRouter', of(pathId(req)), listInput(req));
+      const page = await d.relations.policies('edgeRouter', of(pathIdOf(req)), listInputOf(req));
       return policyPageReply(edgeRouterPolicyResource, d.edgeRouterPolicies, page);
     },
   } satisfies OperationHandlersPart<'policy'>;
@@ -73,21 +72,21 @@ export function serviceRelationOperations(deps: () => RelationDeps) {
     'management.listServiceIdentities': async (req) => {
       const accessType = accessTypeOf(req);
       const page = await deps().relations.identityDetails(
-        { ...of(pathId(req)), ...(accessType ? { accessType } : {}) },
-        listInput(req),
+        { ...of(pathIdOf(req)), ...(accessType ? { accessType } : {}) },
+        listInputOf(req),
       );
       return pageReply(page);
     },
     'management.listServiceEdgeRouters': async (req) =>
-      pageReply(await deps().relations.edgeRouterDetails(of(pathId(req)), listInput(req))),
+      pageReply(await deps().relations.edgeRouterDetails(of(pathIdOf(req)), listInputOf(req))),
     'management.listServiceServicePolicies': async (req) => {
       const d = deps();
-      const page = await d.relations.policies('service', of(pathId(req)), listInput(req));
+      const page = await d.relations.policies('service', of(pathIdOf(req)), listInputOf(req));
       return policyPageReply(servicePolicyResource, d.servicePolicies, page);
     },
     'management.listServiceServiceEdgeRouterPolicies': async (req) => {
       const d = deps();
-      const page = await d.relations.policies('serviceEdgeRouter', of(pathId(req)), listInput(req));
+      const page = await d.relations.policies('serviceEdgeRouter', of(pathIdOf(req)), listInputOf(req));
       return policyPageReply(serviceEdgeRouterPolicyResource, d.serviceEdgeRouterPolicies, page);
     },
   } satisfies OperationHandlersPart<'policy'>;
@@ -98,12 +97,12 @@ export function edgeRouterRelationOperations(deps: () => RelationDeps) {
   const of = (id: string) => ({ from: 'edgeRouter' as const, id });
   return {
     'management.listEdgeRouterIdentities': async (req) =>
-      pageReply(await deps().relations.identityDetails(of(pathId(req)), listInput(req))),
+      pageReply(await deps().relations.identityDetails(of(pathIdOf(req)), listInputOf(req))),
     'management.listEdgeRouterServices': async (req) =>
-      servicePageReply(deps().serviceViews, req, await deps().relations.services(of(pathId(req)), listInput(req))),
+      servicePageReply(deps().serviceViews, req, await deps().relations.services(of(pathIdOf(req)), listInputOf(req))),
     'management.listEdgeRouterEdgeRouterPolicies': async (req) => {
       const d = deps();
-      const page = await d.relations.policies('edgeRouter', of(pathId(req)), listInput(req));
+      const page = await d.relations.policies('edgeRouter', of(pathIdOf(req)), listInputOf(req));
       return policyPageReply(edgeRouterPolicyResource, d.edgeRouterPolicies, page);
     },
     // The 0.26.25 spec declares a service-policy list here, but the reference answers the router's
@@ -112,7 +111,7 @@ export function edgeRouterRelationOperations(deps: () => RelationDeps) {
     // fields (`type`, identity and posture-check roles) are invented for them.
     'management.listEdgeRouterServiceEdgeRouterPolicies': async (req) => {
       const d = deps();
-      const page = await d.relations.policies('serviceEdgeRouter', of(pathId(req)), listInput(req));
+      const page = await d.relations.policies('serviceEdgeRouter', of(pathIdOf(req)), listInputOf(req));
       return policyPageReply(serviceEdgeRouterPolicyResource, d.serviceEdgeRouterPolicies, page);
     },
   } satisfies OperationHandlersPart<'policy'>;

@@ -1,9 +1,8 @@
-import { type OperationHandlersPart, pageReply } from '@ziti/platform';
+import { type OperationHandlersPart, listInputOf, pageReply, pathIdOf } from '@ziti/platform';
 import type { RelationDeps } from '../relations/relations.transport.ts';
 import { servicePageReply } from '../services/services.mapper.ts';
 import type { PolicyService } from '../shared/policies.domain.ts';
 import { policyHandlers } from '../shared/policies.transport.ts';
-import { listInput, pathId } from '../shared/request-params.transport.ts';
 import { serviceEdgeRouterPolicyResource } from './service-edge-router-policies.mapper.ts';
 
 export function serviceEdgeRouterPolicyOperations(policies: () => PolicyService) {
@@ -29,9 +28,9 @@ export function serviceEdgeRouterPolicyRelationOperations(deps: () => RelationDe
       servicePageReply(
         deps().serviceViews,
         req,
-        await deps().relations.services(serviceEdgeRouterPolicy(pathId(req)), listInput(req)),
+        await deps().relations.services(serviceEdgeRouterPolicy(pathIdOf(req)), listInputOf(req)),
       ),
     'management.listServiceEdgeRouterPolicyEdgeRouters': async (req) =>
-      pageReply(await deps().relations.edgeRouterDetails(serviceEdgeRouterPolicy(pathId(req)), listInput(req))),
+      pageReply(await deps().relations.edgeRouterDetails(serviceEdgeRouterPolicy(pathIdOf(req)), listInputOf(req))),
   } satisfies OperationHandlersPart<'policy'>;
 }

@@ -1,10 +1,9 @@
-import { type OperationHandlersPart, pageReply } from '@ziti/platform';
+import { type OperationHandlersPart, listInputOf, pageReply, pathIdOf } from '@ziti/platform';
 import { postureCheckDetail } from '../posture-checks/posture-checks.mapper.ts';
 import type { RelationDeps } from '../relations/relations.transport.ts';
 import { servicePageReply } from '../services/services.mapper.ts';
 import type { PolicyService } from '../shared/policies.domain.ts';
 import { policyHandlers } from '../shared/policies.transport.ts';
-import { listInput, pathId } from '../shared/request-params.transport.ts';
 import { servicePolicyResource } from './service-policies.mapper.ts';
 
 export function servicePolicyOperations(policies: () => PolicyService) {
@@ -24,14 +23,17 @@ export function servicePolicyRelationOperations(deps: () => RelationDeps) {
   const servicePolicy = (id: string) => ({ from: 'servicePolicy' as const, id });
   return {
     'management.listServicePolicyIdentities': async (req) =>
-      pageReply(await deps().relations.identityDetails(servicePolicy(pathId(req)), listInput(req))),
+      pageReply(await deps().relations.identityDetails(servicePolicy(pathIdOf(req)), listInputOf(req))),
     'management.listServicePolicyServices': async (req) =>
       servicePageReply(
         deps().serviceViews,
         req,
-        await deps().relations.services(servicePolicy(pathId(req)), listInput(req)),
+        await deps().relations.services(servicePolicy(pathIdOf(req)), listInputOf(req)),
       ),
     'management.listServicePolicyPostureChecks': async (req) =>
-      pageReply(await deps().relations.postureChecks(servicePolicy(pathId(req)), listInput(req)), postureCheckDetail),
+      pageReply(
+        await deps().relations.postureChecks(servicePolicy(pathIdOf(req)), listInputOf(req)),
+        postureCheckDetail,
+      ),
   } satisfies OperationHandlersPart<'policy'>;
 }

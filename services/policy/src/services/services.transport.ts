@@ -5,10 +5,10 @@ import {
   firstQueryValue,
   listInputOf,
   pageReply,
+  pathIdOf,
   reply,
   roleFilterOf,
 } from '@ziti/platform';
-import { pathId } from '../shared/request-params.transport.ts';
 import type { ServiceViewService, Viewer } from './service-view.domain.ts';
 import { serviceViewDetail } from './services.mapper.ts';
 
@@ -51,14 +51,14 @@ export function serviceOperations(views: () => ServiceViewService) {
     return pageReply(page, serviceViewDetail);
   };
   const detail = async (req: OperationRequest) =>
-    reply.ok(serviceViewDetail(await views().get(viewerOf(req), pathId(req), configTypesOf(req))));
+    reply.ok(serviceViewDetail(await views().get(viewerOf(req), pathIdOf(req), configTypesOf(req))));
   return {
     'client.listServices': list,
     'client.detailService': detail,
     'management.listServices': list,
     'management.detailService': detail,
     'management.listConfigServices': async (req) =>
-      pageReply(await views().listForConfig(viewerOf(req), pathId(req), listInputOf(req)), serviceViewDetail),
+      pageReply(await views().listForConfig(viewerOf(req), pathIdOf(req), listInputOf(req)), serviceViewDetail),
     'client.listServiceUpdates': async (req) =>
       reply.ok({ lastChangeAt: (await views().lastChangeAt(viewerOf(req))).toISOString() }),
   } satisfies OperationHandlersPart<'policy'>;

@@ -2,14 +2,14 @@ import { type OperationRequest, fabricCallContracts } from '@ziti/contracts';
 import {
   type CallTable,
   type OperationHandlersPart,
-  callHandlers,
   callerOf,
+  callHandlers,
   listInputOf,
   pageReply,
+  pathIdOf,
   reply,
 } from '@ziti/platform';
 import { viewerOf } from '../services/services.transport.ts';
-import { pathId } from '../shared/request-params.transport.ts';
 import type { SessionUseAuthority } from './session-use.domain.ts';
 import type { SessionService } from './sessions.domain.ts';
 import { failedRequestDetail, sessionDetail } from './sessions.mapper.ts';
@@ -22,7 +22,7 @@ export function sessionOperations(sessions: () => SessionService) {
   const list = async (req: OperationRequest) =>
     pageReply(await sessions().list(viewerOf(req), listInputOf(req)), sessionDetail);
   const remove = async (req: OperationRequest) => {
-    await sessions().delete(viewerOf(req), pathId(req));
+    await sessions().delete(viewerOf(req), pathIdOf(req));
     return reply.empty();
   };
   return {
@@ -32,16 +32,16 @@ export function sessionOperations(sessions: () => SessionService) {
       return reply.ok(sessionDetail(view), 201);
     },
     'client.listSessions': list,
-    'client.detailSession': async (req) => reply.ok(sessionDetail(await sessions().get(viewerOf(req), pathId(req)))),
+    'client.detailSession': async (req) => reply.ok(sessionDetail(await sessions().get(viewerOf(req), pathIdOf(req)))),
     'client.deleteSession': remove,
     'management.listSessions': list,
     'management.detailSession': async (req) =>
-      reply.ok(sessionDetail(await sessions().get(viewerOf(req), pathId(req), true))),
+      reply.ok(sessionDetail(await sessions().get(viewerOf(req), pathIdOf(req), true))),
     'management.deleteSession': remove,
     'management.detailSessionRoutePath': async (req) =>
-      reply.ok({ routePath: await sessions().routePath(viewerOf(req), pathId(req)) }),
+      reply.ok({ routePath: await sessions().routePath(viewerOf(req), pathIdOf(req)) }),
     'management.getIdentityFailedServiceRequests': async (req) =>
-      reply.ok((await sessions().failedRequests(pathId(req))).map(failedRequestDetail)),
+      reply.ok((await sessions().failedRequests(pathIdOf(req))).map(failedRequestDetail)),
   } satisfies OperationHandlersPart<'policy'>;
 }
 
