@@ -14,7 +14,6 @@
  * test tools). The local cluster (`npm run cluster`, deploy/local-cluster.ts) runs the same bundles
  * from node_modules/.cache/ziti-cluster, made again whenever a file they were made from changed.
  */
-import { createHash } from 'node:crypto';
 import {
   copyFileSync,
   cpSync,
@@ -29,7 +28,7 @@ import {
 } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { toPosix, workspacePlugin } from '../tools/esbuild-workspace-plugin.mjs';
+import { fingerprint, toPosix, workspacePlugin } from '../tools/esbuild-workspace-plugin.mjs';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -138,24 +137,6 @@ function manifestFiles(): string[] {
   return files;
 }
 
-/** sha256 over each file's path and content; undefined when one of them is gone. */
-function fingerprint(
-  files: Iterable<string>,
-  contentOf: (f: string) => Buffer = (f) => readFileSync(join(root, f)),
-): string | undefined {
-  const hash = createHash('sha256');
-  for (const f of [...new Set(files)].sort()) {
-    let content: Buffer;
-    try {
-      content = contentOf(f);
-    } catch {
-      return undefined;
-    }
-    hash.update(`\0${f}\0${content.length}\0`).update(content);
-  }
-  return hash.digest('hex');
-}
-
 /** Every file under `dir` (repository paths). */
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -233,7 +214,7 @@ export async function buildBundles(outDir: string, options: { sourcemap?: boolea
     else read.set(asset, readFileSync(path));
   }
   const files = [...read.keys()].sort();
-  const hash = fingerprint(files, (f) => read.get(f)!)!;
+  const hash = fingerprint(files, (f) => read.get(f))!;
   const manifest: BundleManifest = { hash, files, packages: [...packages].sort() };
 
   const tmp = `${outDir}.tmp-${process.pid}`;
@@ -323,7 +304,9 @@ function freshClusterBundles(): string | undefined {
   }
   const dir = join(cacheDir, stamp.dir);
   if (!existsSync(join(dir, 'bundles.json'))) return undefined;
-  return fingerprint([...stamp.files, ...manifestFiles()]) === stamp.hash ? dir : undefined;
+  return fingerprint([...stamp.files, ...manifestFiles()], (f) => readFileSync(join(root, f))) === stamp.hash
+    ? dir
+    : undefined;
 }
 
 /**

@@ -21,6 +21,16 @@ export interface WorkspacePluginOptions {
   setup?: (build: PluginBuild) => void;
 }
 
+/**
+ * sha256 over each file's path and content (each path once, in order), after `seed`: what a bundle is
+ * made from. `undefined` when a file is gone (`contentOf` throws or gives undefined).
+ */
+export declare function fingerprint(
+  files: Iterable<string>,
+  contentOf: (file: string) => Buffer | undefined,
+  seed?: string,
+): string | undefined;
+
 /** The loader of each source by its ending (`js` for any other). */
 export declare const loaders: Readonly<Record<string, 'ts' | 'js' | 'json'>>;
 

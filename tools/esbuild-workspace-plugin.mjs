@@ -10,9 +10,29 @@
 // - Each module keeps its own `import.meta.url` (what it finds beside itself, the migrations, is
 //   found relative to it): its URL in the tree (`'source'`) or, for a folder of bundles that mirrors
 //   the repository beside them, its repository path relative to the bundle that holds it (`'bundle'`).
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { extname, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
+
+/**
+ * sha256 over each file's path and content (each path once, in order), after `seed`: what a bundle is
+ * made from, so a bundle whose files are the same is reused. `undefined` when a file is gone.
+ */
+export function fingerprint(files, contentOf, seed = '') {
+  const hash = createHash('sha256').update(seed);
+  for (const f of [...new Set(files)].sort()) {
+    let content;
+    try {
+      content = contentOf(f);
+    } catch {
+      return undefined;
+    }
+    if (content === undefined) return undefined;
+    hash.update(`\0${f}\0${content.length}\0`).update(content);
+  }
+  return hash.digest('hex');
+}
 
 /** The loader of each source by its ending (`js` for any other). */
 export const loaders = { '.ts': 'ts', '.mts': 'ts', '.js': 'js', '.mjs': 'js', '.json': 'json' };

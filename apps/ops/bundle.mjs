@@ -5,13 +5,12 @@
 // (services/<svc>/migrations) as the services read them. The production image runs
 // `node apps/ops/bundle.mjs` at build time; the launcher (bin/ziti-edge-ops.mjs) runs the bundle.
 // `--out <dir>` writes elsewhere (default apps/ops/dist).
-import { createHash } from 'node:crypto';
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import process from 'node:process';
 import { URL, fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { workspacePlugin } from '../../tools/esbuild-workspace-plugin.mjs';
+import { fingerprint, workspacePlugin } from '../../tools/esbuild-workspace-plugin.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const at = process.argv.indexOf('--out');
@@ -35,11 +34,6 @@ const result = await build({
 });
 
 const files = [...read.keys()].sort();
-const hash = createHash('sha256');
-for (const f of files) {
-  const content = read.get(f);
-  hash.update(`\0${f}\0${content.length}\0`).update(content);
-}
 const tmp = `${out}.tmp-${process.pid}`;
 rmSync(tmp, { recursive: true, force: true });
 mkdirSync(tmp, { recursive: true });
@@ -48,7 +42,7 @@ for (const file of result.outputFiles) {
   mkdirSync(join(path, '..'), { recursive: true });
   writeFileSync(path, file.contents);
 }
-writeFileSync(join(tmp, 'stamp.json'), JSON.stringify({ root, files, hash: hash.digest('hex') }));
+writeFileSync(join(tmp, 'stamp.json'), JSON.stringify({ root, files, hash: fingerprint(files, (f) => read.get(f)) }));
 rmSync(out, { recursive: true, force: true });
 renameSync(tmp, out);
 process.stdout.write(`ziti-edge-ops bundle: ${relative(root, out)}/main.js (${files.length} sources)\n`);

@@ -6,11 +6,11 @@
 // is never run stale. Workspace packages (@ziti/*) are bundled, everything in node_modules is loaded
 // from there as before. `--prepare` (the postinstall step) makes the bundle and the template database
 // cluster and exits, so that the first `npm start` after `npm ci` has nothing left to make.
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import process from 'node:process';
 import { URL, fileURLToPath, pathToFileURL } from 'node:url';
+import { fingerprint } from '../../tools/esbuild-workspace-plugin.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const cacheDir = join(root, 'node_modules', '.cache', 'ziti-standalone');
@@ -33,20 +33,8 @@ function manifests() {
   return files;
 }
 
-/** sha256 over each file's path and content; `undefined` when one of them is gone. */
-function fingerprint(files, contentOf = (f) => readFileSync(join(root, f))) {
-  const hash = createHash('sha256').update(root);
-  for (const f of [...files].sort()) {
-    let content;
-    try {
-      content = contentOf(f);
-    } catch {
-      return undefined;
-    }
-    hash.update(`\0${f}\0${content.length}\0`).update(content);
-  }
-  return hash.digest('hex');
-}
+/** What the bundle is made from (tools/esbuild-workspace-plugin.mjs), under this checkout's root. */
+const fingerprintOf = (files, contentOf = (f) => readFileSync(join(root, f))) => fingerprint(files, contentOf, root);
 
 /** The bundle directory if the recorded bundle was made from exactly the files there are now. */
 function freshBundle() {
@@ -57,7 +45,7 @@ function freshBundle() {
     return undefined;
   }
   if (stamp.root !== root || !existsSync(join(cacheDir, stamp.dir, 'main.js'))) return undefined;
-  if (fingerprint([...new Set([...stamp.files, ...manifests()])]) !== stamp.hash) return undefined;
+  if (fingerprintOf([...stamp.files, ...manifests()]) !== stamp.hash) return undefined;
   return join(cacheDir, stamp.dir);
 }
 
@@ -87,7 +75,7 @@ async function build() {
     plugins: [workspacePlugin({ name: 'ziti-standalone', root, read, moduleUrl: 'source' })],
   });
   const files = [...read.keys()];
-  const hash = fingerprint(files, (f) => read.get(f));
+  const hash = fingerprintOf(files, (f) => read.get(f));
   const dir = `bundle-${hash.slice(0, 16)}`;
   // A bundle directory is never changed once in place: one made from the same files (by another
   // start at the same time) is kept as it is, since a process may be loading from it.
