@@ -244,11 +244,18 @@ export function createPipeline(deps: PipelineDeps) {
         answerCacheMetrics.lookup(label, deps.answers.following ? 'miss' : 'bypass');
         ticket = deps.answers.ticket();
       }
+      // The positions of the events this request's writes produced come back beside the answer,
+      // not in it: `settleProduced` (platform causality.ts) opens an AsyncLocalStorage context
+      // around the dispatch; on the owner, a commit calls `recordProduced` (db/outbox.ts,
+      // `inEventTransaction`) into the handler's own context, `toBusReply` (bus/reply.ts) puts what
+      // it collected in the bus reply's `positions`, and `fromBusReply` on this side records them
+      // into this context. So `settled.produced` holds every position any owner's commit produced.
       const settled = await settleProduced(() => dispatch(op, request, deps, busOptions(op)));
       if (session && hasPositions(settled.produced)) {
         // Read-your-writes (docs/adr/0008): the session's next request, on any gateway replica,
-        // carries these positions, and the services that consume them wait until applied. A
-        // request that failed after a write committed counts too.
+        // carries these positions (edge-auth's `touch` returns them as `after`), and the services
+        // that consume them wait until applied. A request that failed after a write committed
+        // counts too.
         await deps.sessions
           .recordPositions(session.id, settled.produced, deps.sessionTimeoutSeconds)
           .catch((err) => log().warn({ err }, 'could not record the positions of a write'));
