@@ -11,7 +11,7 @@ import { PolicyAdvisor } from '../src/policy-advice/policy-advice.domain.ts';
 import { policyAdviceDetail } from '../src/policy-advice/policy-advice.mapper.ts';
 import { PostureEvaluation } from '../src/posture-checks/posture-evaluation.domain.ts';
 import { PgPostureData } from '../src/posture-data/posture-data.store.ts';
-import { routerPresenceShown } from '../src/read-models/entity-details.mapper.ts';
+import { presenceShown } from '@ziti/contracts';
 import { RelationService } from '../src/relations/relations.domain.ts';
 import { PgRelations } from '../src/relations/relations.store.ts';
 import { SessionCreationBatcher } from '../src/sessions/session-creation-batcher.store.ts';
@@ -168,7 +168,7 @@ describe('router presence in the reads that show routers', () => {
       await relations.edgeRouters({ from: 'serviceEdgeRouterPolicy', id: serpId }, { sort: 'id' }),
     ];
     for (const page of lists) {
-      const shown = page.items.map((r) => ({ id: r.id, ...routerPresenceShown(r.presence) }));
+      const shown = page.items.map((r) => ({ id: r.id, ...presenceShown(r.presence) }));
       expect(shown.map((r) => r.id)).toEqual([never.id, off.id, on.id]);
       expect(shown[2]).toMatchObject({
         hostname: `${on.id}.example`,

@@ -1,16 +1,17 @@
-import { edgeRouterBase, routerPresenceShown } from '../read-models/entity-details.mapper.ts';
+import { edgeRouterBase } from '../read-models/entity-details.mapper.ts';
+import { presenceShown } from '@ziti/contracts';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 
 /**
  * A `currentIdentityEdgeRouterDetail` as the reference writes it (`current_identity_api_model.go
  * MapCurrentIdentityEdgeRouterToRestModel`): base fields, `hostname` always "" (the reference sets a
- * local `hostname := ""`, never the router's), and from the router's state (`routerPresenceShown`)
+ * local `hostname := ""`, never the router's), and from the router's state (`presenceShown`)
  * `isOnline`, `supportedProtocols` and `syncStatus`. The reference leaves `cost`, `noTraversal` and
  * `disabled` unset, i.e. null: the spec lets the first two be null; `disabled` must be a boolean, so
  * it is the router's own. No `appData` (omitempty).
  */
 export function currentIdentityEdgeRouterDetail(r: EdgeRouterWithPresence) {
-  const presence = routerPresenceShown(r.presence);
+  const presence = presenceShown(r.presence);
   return {
     ...edgeRouterBase(r),
     hostname: '',
@@ -27,11 +28,11 @@ export function currentIdentityEdgeRouterDetail(r: EdgeRouterWithPresence) {
 /**
  * One of the client's `serviceEdgeRouters.edgeRouters` (`commonEdgeRouterProperties`, reference
  * `service_router.go getServiceEdgeRouters`): no id, no base fields; `hostname`, `isOnline`,
- * `supportedProtocols` and `syncStatus` from the router's state (`routerPresenceShown`: what an
+ * `supportedProtocols` and `syncStatus` from the router's state (`presenceShown`: what an
  * online router announced; an offline one shows none).
  */
 export function serviceEdgeRouterDetail(r: EdgeRouterWithPresence) {
-  const presence = routerPresenceShown(r.presence);
+  const presence = presenceShown(r.presence);
   return {
     hostname: presence.hostname,
     isOnline: presence.isOnline,

@@ -1,4 +1,4 @@
-import { routerPresenceShown } from '../read-models/entity-details.mapper.ts';
+import { presenceShown } from '@ziti/contracts';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { FailedServiceRequest, SessionView } from './sessions.domain.ts';
 
@@ -12,11 +12,11 @@ const ref = (entity: string, id: string, name?: string) => ({
 /**
  * A session's edge router (spec `sessionEdgeRouter`, ZITI-FACTS §10.1; reference `session_api_model.go
  * getSessionEdgeRouters`): every shared router, online or not, with `hostname`, `isOnline`,
- * `syncStatus` and `supportedProtocols` from the router's state (`routerPresenceShown`: what an
+ * `syncStatus` and `supportedProtocols` from the router's state (`presenceShown`: what an
  * online router announced; an offline one shows none); `urls` repeats `supportedProtocols` for old SDKs.
  */
 function sessionEdgeRouter(r: EdgeRouterWithPresence) {
-  const presence = routerPresenceShown(r.presence);
+  const presence = presenceShown(r.presence);
   return {
     name: r.name,
     hostname: presence.hostname,
