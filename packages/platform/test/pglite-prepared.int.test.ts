@@ -77,6 +77,16 @@ describe('PGlite prepared statements', () => {
     expect(updated.affectedRows).toBe(awkward.length - 3);
     expect(await names(prepared)).toHaveLength(3);
     expect(await names(plain)).toHaveLength(0);
+    // A value cannot end its literal, whatever the session says of backslashes.
+    for (const db of [plain, prepared]) await db.exec('set standard_conforming_strings = off');
+    try {
+      const note = `it\\'s'); drop table t; --`;
+      const probe = `select $1::text as v, (select count(*)::int from t) as rows`;
+      for (let i = 0; i < 3; i++)
+        expect((await both((db) => db.query(probe, [note]))).rows).toEqual([{ v: note, rows: awkward.length }]);
+    } finally {
+      for (const db of [plain, prepared]) await db.exec('set standard_conforming_strings = on');
+    }
   });
 
   it('reports the same errors, and a refused prepare inside a transaction leaves it usable', async () => {

@@ -9,8 +9,8 @@
  * So a statement text that comes a second time is prepared (`PREPARE zp_<n> AS
  * <text>`), its parameter types read back from `pg_prepared_statements`, and from then on it runs
  * as `EXECUTE zp_<n>('<v1>', …)`: each value serialized exactly as PGlite's own `query` serializes
- * it for that parameter type (the instance's serializers, or the call's), then quoted as a string
- * literal (`'` doubled; `standard_conforming_strings` is on, so nothing else is special), which
+ * it for that parameter type (the instance's serializers, or the call's), then quoted as an escape
+ * string literal (`E'…'`, `\` and `'` doubled: safe whatever `standard_conforming_strings` says), which
  * Postgres hands to the parameter type's input function as it does a bound text value. Results
  * come back through PGlite's own result parsing (`exec` with the call's options), so rows, fields
  * and `affectedRows` are what `query` gives, and an error names the statement and its parameters as
@@ -114,7 +114,9 @@ export function usePreparedStatements(client: PGlite, limits: PreparedLimits = d
       const serialize = options?.serializers?.[oids[i]!] ?? client.serializers[oids[i]!];
       const text: unknown = serialize ? serialize(value) : (value as { toString(): string }).toString();
       if (typeof text !== 'string' || text.includes('\0')) return undefined;
-      out.push(`'${text.replaceAll("'", "''")}'`);
+      // An escape string (`E'…'`): backslash is its escape whatever `standard_conforming_strings`
+      // says, so doubling `\` and `'` leaves nothing of the value that could end the literal.
+      out.push(`E'${text.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`);
     }
     return out.join(', ');
   };
