@@ -189,7 +189,8 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
   const engine = policyEngine(deps.database, relay);
   const { identities, services, edgeRouters, routerPresence, access, links, derive, postureChecks } = engine;
   // Posture checks, posture data and their evaluation (ZITI-FACTS §6.3, §7.3, §10.1).
-  const posture: PostureEvaluator = new PostureEvaluation(createReader(deps.database, (db) => new PgPostureData(db)));
+  const postureReads = createReader(deps.database, (db) => new PgPostureData(db));
+  const posture: PostureEvaluator = new PostureEvaluation(postureReads);
   const postureDataStores = (tx: Db): PostureDataStores => ({ data: new PgPostureData(tx), links: links(tx) });
   const postureData = new PostureDataService(
     createUnitOfWork(deps.database, relay, 'policy', postureDataStores),
@@ -201,6 +202,7 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
     createReader(deps.database, (db) => new PgSessions(db, new SessionCreationBatcher(db))),
     posture,
     new FabricCircuitPaths(deps.bus),
+    postureReads,
   );
   // Asked by the router edge on every dial and bind: one statement on the pool.
   const sessionUse = new SessionUseAuthority(createReader(deps.database, (db) => new PgSessions(db)));

@@ -128,6 +128,7 @@ describe('router presence in the reads that show routers', () => {
       createReader(database, (db) => new PgSessions(db, new SessionCreationBatcher(db))),
       new PostureEvaluation(createReader(database, (db) => new PgPostureData(db))),
       { routePaths: async () => undefined },
+      createReader(database, (db) => new PgPostureData(db)),
     );
     const expectRouters = (routers: ReturnType<typeof sessionDetail>['edgeRouters']) => {
       expect(routers.map((r) => r.name)).toEqual([on.name, never.name, off.name]);

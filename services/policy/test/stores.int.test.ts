@@ -33,7 +33,7 @@ import type { RelationStore } from '../src/relations/relations.ports.ts';
 import type { RoleTargets } from '../src/shared/roles.ports.ts';
 import type { ServiceViewStore } from '../src/services/service-view.ports.ts';
 import type { ApiSessionRecords } from '../src/api-sessions/api-sessions.ports.ts';
-import type { Session } from '../src/sessions/sessions.domain.ts';
+import { type Session, decideCreation } from '../src/sessions/sessions.domain.ts';
 import type { SessionStore } from '../src/sessions/sessions.ports.ts';
 import { PgAccessLinks } from '../src/access/access-links.store.ts';
 import { PgAccessReads } from '../src/access/access-reads.store.ts';
@@ -197,19 +197,6 @@ const mfaCheck = (id: string, o: Partial<PostureCheck> = {}): PostureCheck => ({
   createdAt: at(),
   updatedAt: at(),
   ...o,
-});
-
-/** A Dial session a creation would insert (the candidate `createIfClear` takes). */
-const sessionFixture = (id: string, apiSessionId: string, identityId: string, serviceId: string): Session => ({
-  id,
-  token: `token-${id}`,
-  apiSessionId,
-  identityId,
-  serviceId,
-  type: 'Dial',
-  tags: {},
-  createdAt: at(),
-  updatedAt: at(),
 });
 
 const verifiedRouter = (id: string, roleAttributes: string[], isVerified = true): EdgeRouterState => ({
@@ -1055,7 +1042,7 @@ describe.each(storeTargets)('policy stores on %s', (target) => {
     expect(await read((s) => s.view.apiSessionConfigTypes('as1'))).toEqual([]);
   });
 
-  it('sessions: one per API session, service and type, none for an ended API session; get, find, list, delete; creation context and createIfClear; granting policies; failures', async () => {
+  it('sessions: one per API session, service and type, none for an ended API session; get, find, list, delete; creation facts and the decisions on them; failures', async () => {
     const { work, read } = b!;
     await work(async (s) => {
       await putIdentity(s, identityFixture('ci', ['clear']));
@@ -1147,25 +1134,16 @@ describe.each(storeTargets)('policy stores on %s', (target) => {
     expect(await read((s) => s.sessions.sharedEdgeRouters('ci', 'c-norouter', 25))).toEqual([]);
     expect(await read((s) => s.sessions.identityExists('ci'))).toBe(true);
     expect(await read((s) => s.sessions.identityExists('nope'))).toBe(false);
-    expect(await read((s) => s.sessions.grantingPolicies('ci', 'c-s1', 'Dial'))).toEqual([
-      { policyId: 'cp-dial', name: 'cp-dial' },
-    ]);
-    expect(await read((s) => s.sessions.grantingPolicies('ci', 'c-s1', 'Bind'))).toEqual([]);
+    const granting = (type: 'Dial' | 'Bind') =>
+      read(async (s) => (await s.postureData.grantingPolicies('ci', ['c-s1'], type)).map((g) => g.policyId));
+    expect(await granting('Dial')).toEqual(['cp-dial']);
+    expect(await granting('Bind')).toEqual([]);
 
-    // What a creation decides on, read at once; the insert when nothing stands in its way.
+    // What a creation decides on, read at once; the domain's decision on it.
     const viewer = { identityId: 'ci', isAdmin: false };
     const reuse = (apiSessionId: string) => ({ apiSessionId, type: 'Dial' as const });
     const contextOf = (serviceId: string, apiSessionId: string) =>
-      read(async (s) => {
-        const { context } = await s.sessions.createIfClear(
-          viewer,
-          serviceId,
-          reuse(apiSessionId),
-          25,
-          session(`ctx-${serviceId}`, apiSessionId, serviceId),
-        );
-        return context;
-      });
+      read((s) => s.sessions.creationFacts(viewer, serviceId, reuse(apiSessionId), 25));
     expect(await contextOf('c-s1', 'as1')).toEqual({
       access: { service: serviceFixture('c-s1', ['clear']), dial: true, bind: false },
       existing: x1,
@@ -1176,31 +1154,27 @@ describe.each(storeTargets)('policy stores on %s', (target) => {
       postureChecked: true,
     });
     expect(await contextOf('c-hidden', 'as1')).toBeUndefined();
-    const clear = await read((s) =>
-      s.sessions.createIfClear(viewer, 'c-s2', reuse('as5'), 25, session('y1', 'as5', 'c-s2')),
+    const clear = await contextOf('c-s2', 'as5');
+    expect(clear?.existing).toBeUndefined();
+    expect(decideCreation(clear, 'Dial', 'unknown')).toEqual({ outcome: 'insert' });
+    expect(await read((s) => s.sessions.createIfLive(session('y1', 'as5', 'c-s2')))).toEqual(
+      session('y1', 'as5', 'c-s2'),
     );
-    expect(clear.created).toEqual(session('y1', 'as5', 'c-s2'));
-    expect(clear.context?.existing).toBeUndefined();
-    for (const [serviceId, why] of [
-      ['c-posture', 'a posture check applies'],
-      ['c-norouter', 'no router is shared'],
-      ['c-hidden', 'the service is not visible'],
-    ]) {
-      const none = await read((s) =>
-        s.sessions.createIfClear(viewer, serviceId!, reuse('as6'), 25, session(`z-${serviceId}`, 'as6', serviceId!)),
-      );
-      expect(none.created, why).toBeUndefined();
-      expect(await read((s) => s.sessions.get(`z-${serviceId}`)), why).toBeUndefined();
-    }
+    expect(decideCreation(await contextOf('c-s2', 'as5'), 'Dial', 'unknown')).toEqual({
+      outcome: 'existing',
+      session: session('y1', 'as5', 'c-s2'),
+    });
+    for (const [serviceId, outcome] of [
+      ['c-posture', 'evaluatePosture'],
+      ['c-norouter', 'noEdgeRouters'],
+      ['c-hidden', 'notVisible'],
+    ])
+      expect(decideCreation(await contextOf(serviceId!, 'as6'), 'Dial', 'unknown'), serviceId).toEqual({ outcome });
 
     // An API session that ended takes its sessions, and no new one is made for it.
     expect(await work((s) => s.apiSessions.ended('as1', 'ci', new Date().toISOString()))).toBe(2);
     expect(await read((s) => s.sessions.get('x1'))).toBeUndefined();
     expect(await read((s) => s.sessions.createIfLive(session('x5', 'as1', 'c-s2')))).toBe('ended');
-    expect(
-      (await read((s) => s.sessions.createIfClear(viewer, 'c-s2', reuse('as1'), 25, session('x6', 'as1', 'c-s2'))))
-        .created,
-    ).toBe('ended');
     expect(await read((s) => s.sessions.delete('x3'))).toBe(true);
     expect(await read((s) => s.sessions.delete('x3'))).toBe(false);
 
@@ -1460,15 +1434,9 @@ describe.each(storeTargets)('policy stores on %s', (target) => {
     expect((await read((s) => s.sessions.sharedEdgeRouters('i1', 's1', 2))).map((r) => r.id)).toEqual(
       byName.slice(0, 2),
     );
-    // A creation's context (a posture check applies: nothing is inserted).
-    const { context } = await read((s) =>
-      s.sessions.createIfClear(
-        { identityId: 'i1', isAdmin: false },
-        's1',
-        { apiSessionId: 'as1', type: 'Dial' },
-        2,
-        sessionFixture('ctx-1', 'as1', 'i1', 's1'),
-      ),
+    // A creation's facts: its first routers.
+    const context = await read((s) =>
+      s.sessions.creationFacts({ identityId: 'i1', isAdmin: false }, 's1', { apiSessionId: 'as1', type: 'Dial' }, 2),
     );
     expect(context!.edgeRouters.map((r) => r.id)).toEqual(byName.slice(0, 2));
     expect((await read((s) => s.advice.reachability('i1', 's1'))).commonRouters.map((r) => r.id)).toEqual(byName);
@@ -1528,14 +1496,13 @@ describe.each(storeTargets)('policy stores on %s', (target) => {
     const rc = { ...named('rc', 'gamma'), presence: presenceFixture('rc') };
     // A session's routers and the client's routers of a service: connected first, then by name.
     expect(await read((s) => s.sessions.sharedEdgeRouters('i1', 's1', 25))).toEqual([rc, ra]);
-    // A creation's context (of another API session: the session it inserts is not the one below).
-    const { context } = await read((s) =>
-      s.sessions.createIfClear(
+    // A creation's facts: its routers.
+    const context = await read((s) =>
+      s.sessions.creationFacts(
         { identityId: 'i1', isAdmin: false },
         's1',
         { apiSessionId: 'as-ctx', type: 'Dial' },
         25,
-        sessionFixture('ctx-2', 'as-ctx', 'i1', 's1'),
       ),
     );
     expect(context!.edgeRouters).toEqual([rc, ra]);

@@ -4,18 +4,16 @@ import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import type { ClientEdgeRouterStore } from '../client-edge-routers/client-edge-routers.ports.ts';
 import type { Reachability } from '../policy-advice/policy-advice.domain.ts';
 import type { AdviceStore } from '../policy-advice/policy-advice.ports.ts';
-import { edgeRouterQuery, edgeRouterWithPresenceOf, routerOnlineOf } from '../read-models/read-model-queries.store.ts';
+import {
+  edgeRouterQuery,
+  edgeRouterWithPresenceOf,
+  identityRoutersOf as identityRouters,
+  serviceRoutersOf as serviceRouters,
+} from '../read-models/read-model-queries.store.ts';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 
 type Row = { state: unknown };
 const stateOf = <S>(r: Row): S => json<S>(r.state);
-
-/** Ids of the live edge routers an identity reaches through its edge-router policies. */
-const identityRouters = (param: string) =>
-  `select x.edge_router_id from identity_edge_routers x where x.identity_id = ${param}`;
-/** Ids of the live edge routers a service reaches through its service-edge-router policies. */
-const serviceRouters = (param: string) =>
-  `select x.edge_router_id from service_edge_routers x where x.service_id = ${param}`;
 
 /**
  * Reads of the access tables (docs/adr/0009) for the policy advice and the client's edge-router
@@ -95,26 +93,6 @@ export class PgAccessReads implements AdviceStore, ClientEdgeRouterStore {
       { prepare: true },
     );
     return rows.length > 0;
-  }
-
-  /**
-   * The first `limit` shared routers, connected first (the reference's `SORT BY connected DESC LIMIT
-   * 25`), then by name; without a count (a session's routers: one statement).
-   */
-  async firstSharedEdgeRouters(
-    identityId: string,
-    serviceId: string,
-    limit: number,
-  ): Promise<EdgeRouterWithPresence[]> {
-    const rows = await queryRows<Row>(
-      this.db,
-      `select ${edgeRouterWithPresenceOf('r')} as state from edge_routers r
-        where not r.deleted and r.id in (${identityRouters('$1')}) and r.id in (${serviceRouters('$2')})
-        order by ${routerOnlineOf('r')} desc, r.name collate "C", r.id collate "C" limit $3`,
-      [identityId, serviceId, limit],
-      { prepare: true },
-    );
-    return rows.map((r) => stateOf<EdgeRouterWithPresence>(r));
   }
 
   sharedEdgeRouters(

@@ -55,6 +55,26 @@ export const routerOnlineOf = (alias: string) =>
 export const edgeRouterWithPresenceOf = (alias: string) =>
   `(${alias}.state || jsonb_build_object('presence', ${routerPresenceOf(alias)}))`;
 
+/** Ids of the live edge routers an identity (the SQL expression `identity`) reaches through its edge-router policies. */
+export const identityRoutersOf = (identity: string) =>
+  `select x.edge_router_id from identity_edge_routers x where x.identity_id = ${identity}`;
+
+/** Ids of the live edge routers a service (the SQL expression `service`) reaches through its service-edge-router policies. */
+export const serviceRoutersOf = (service: string) =>
+  `select x.edge_router_id from service_edge_routers x where x.service_id = ${service}`;
+
+/**
+ * A session's edge routers: the first `limit` live routers both the identity and the service
+ * reach, connected first (the reference's `SORT BY connected DESC LIMIT 25`), then by name and id;
+ * each row's `state` is `EdgeRouterWithPresence`, `rank` its place (1 first).
+ */
+export const firstSharedRoutersOf = (identity: string, service: string, limit: string) =>
+  `select ${edgeRouterWithPresenceOf('sr')} as state,
+          row_number() over (order by ${routerOnlineOf('sr')} desc, sr.name collate "C", sr.id collate "C") as rank
+     from edge_routers sr
+    where not sr.deleted and sr.id in (${identityRoutersOf(identity)}) and sr.id in (${serviceRoutersOf(service)})
+    order by rank limit ${limit}`;
+
 export const edgeRouterQuery: QueryEntity = defineQueryEntity({
   table: 'edge_routers',
   alias: 'e',

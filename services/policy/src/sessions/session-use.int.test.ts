@@ -75,6 +75,7 @@ beforeAll(async () => {
     createReader(database, (db) => new PgSessions(db)),
     new PostureEvaluation(createReader(database, (db) => new PgPostureData(db))),
     { routePaths: async () => undefined },
+    createReader(database, (db) => new PgPostureData(db)),
   );
   const made = async (name: string, identityId: string, serviceId: string, type: 'Dial' | 'Bind', isAdmin = false) => {
     const { view } = await sessions.create(

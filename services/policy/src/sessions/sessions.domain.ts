@@ -2,10 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { ApiError } from '@ziti/contracts';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import { base62Uuid } from '@ziti/platform/ids';
-import type { PolicyPostureFailure, PostureEvaluator } from '../posture-checks/posture-evaluation.ports.ts';
+import type {
+  PolicyPostureFailure,
+  PostureEvaluationReader,
+  PostureEvaluator,
+} from '../posture-checks/posture-evaluation.ports.ts';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { Viewer } from '../services/service-view.domain.ts';
-import type { CircuitPaths, SessionWork } from './sessions.ports.ts';
+import type { CircuitPaths, CreationFacts, SessionWork } from './sessions.ports.ts';
 
 export type SessionType = 'Dial' | 'Bind';
 
@@ -65,6 +69,8 @@ export class SessionService {
     private readonly posture: PostureEvaluator,
     /** The router edge's circuits (`route-path`). */
     private readonly circuits: CircuitPaths,
+    /** The service policies granting an identity a service (a session's management detail). */
+    private readonly grants: PostureEvaluationReader,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -74,65 +80,73 @@ export class SessionService {
   ): Promise<{ view: SessionView }> {
     const serviceId = input.serviceId ?? '';
     const type: SessionType = input.type === 'Bind' ? 'Bind' : 'Dial';
-    const at = this.now();
-    const candidate: Session = {
-      id: base62Uuid(),
-      token: randomUUID(),
-      apiSessionId: caller.apiSessionId,
-      identityId: caller.identityId,
-      serviceId,
-      type,
-      tags: input.tags ?? {},
-      createdAt: at,
-      updatedAt: at,
-    };
-    // Visible and permitted (read models, outside any transaction), an existing session to reuse,
-    // the shared routers and whether posture applies — and, when none of them stands in the way,
-    // the insert: one statement (its own transaction) on the common path.
-    const { context, created: inserted } = await this.read((s) =>
-      s.createIfClear(
-        caller,
-        serviceId,
-        { apiSessionId: caller.apiSessionId, type },
-        sessionEdgeRouterLimit,
-        candidate,
-      ),
+    // The facts, read in one statement outside any transaction (grouped with concurrent creations).
+    const facts = await this.read((s) =>
+      s.creationFacts(caller, serviceId, { apiSessionId: caller.apiSessionId, type }, sessionEdgeRouterLimit),
     );
-    if (!context) throw ApiError.notFound('service', serviceId);
-    const { access, existing: reused, edgeRouters: routers } = context;
-    if (!(type === 'Dial' ? access.dial : access.bind))
-      throw new ApiError('COULD_NOT_VALIDATE', { field: 'ServiceId', reason: 'service not found', value: serviceId });
-    if (reused) return { view: { session: reused, serviceName: access.service.name, edgeRouters: routers } };
-    if (inserted === 'ended') throw new ApiError('UNAUTHORIZED');
-    if (inserted) return { view: { session: inserted, serviceName: access.service.name, edgeRouters: routers } };
-    // A granting policy that names no check passes; the checks are evaluated only when one names some.
-    const evaluated = context.postureChecked
-      ? await this.posture.evaluate(caller, [serviceId], type)
-      : new Map<string, { isPassing: boolean }[]>();
-    const results = evaluated.get(serviceId) ?? [];
-    if (results.length > 0 && !results.some((r) => r.isPassing)) {
-      const failures = await this.posture.failures(caller, serviceId, type);
-      await this.work((s) =>
-        s.recordFailure(
-          caller.identityId,
-          {
+    let decision = decideCreation(facts, type, 'unknown');
+    if (decision.outcome === 'evaluatePosture')
+      decision = decideCreation(facts, type, await this.postureOf(caller, serviceId, type));
+    const viewOf = (session: Session): { view: SessionView } => ({
+      view: { session, serviceName: facts!.access.service.name, edgeRouters: facts!.edgeRouters },
+    });
+    switch (decision.outcome) {
+      case 'notVisible':
+        throw ApiError.notFound('service', serviceId);
+      case 'typeNotPermitted':
+        throw new ApiError('COULD_NOT_VALIDATE', { field: 'ServiceId', reason: 'service not found', value: serviceId });
+      case 'existing':
+        return viewOf(decision.session);
+      case 'postureFailed': {
+        const failures = await this.posture.failures(caller, serviceId, type);
+        await this.work((s) =>
+          s.recordFailure(
+            caller.identityId,
+            {
+              apiSessionId: caller.apiSessionId,
+              serviceId,
+              serviceName: facts!.access.service.name,
+              sessionType: type,
+              policyFailures: failures,
+              when: this.now(),
+            },
+            failedRequestHistory,
+          ),
+        );
+        throw new ApiError('INVALID_POSTURE', postureRefusalCause(failures));
+      }
+      case 'noEdgeRouters':
+        throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE');
+      case 'insert': {
+        const at = this.now();
+        // One statement (its own transaction, grouped with concurrent inserts): the session of
+        // another request of the same API session when that one came first; 'ended' when the API
+        // session ended before it.
+        const session = await this.read((s) =>
+          s.createIfLive({
+            id: base62Uuid(),
+            token: randomUUID(),
             apiSessionId: caller.apiSessionId,
+            identityId: caller.identityId,
             serviceId,
-            serviceName: access.service.name,
-            sessionType: type,
-            policyFailures: failures,
-            when: this.now(),
-          },
-          failedRequestHistory,
-        ),
-      );
-      throw new ApiError('INVALID_POSTURE', postureRefusalCause(failures));
+            type,
+            tags: input.tags ?? {},
+            createdAt: at,
+            updatedAt: at,
+          }),
+        );
+        if (session === 'ended') throw new ApiError('UNAUTHORIZED');
+        return viewOf(session);
+      }
+      case 'evaluatePosture':
+        throw new Error('posture evaluated, yet decideCreation asks for it again');
     }
-    if (routers.length === 0) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE');
-    // Posture passed: one statement (its own transaction), no BEGIN/COMMIT round trips.
-    const session = await this.read((s) => s.createIfLive(candidate));
-    if (session === 'ended') throw new ApiError('UNAUTHORIZED');
-    return { view: { session, serviceName: access.service.name, edgeRouters: routers } };
+  }
+
+  /** Whether the caller's posture passes a policy of `type` granting the service (one passing policy is enough). */
+  private async postureOf(caller: SessionCaller, serviceId: string, type: SessionType): Promise<'passed' | 'failed'> {
+    const results = (await this.posture.evaluate(caller, [serviceId], type)).get(serviceId) ?? [];
+    return results.length > 0 && !results.some((r) => r.isPassing) ? 'failed' : 'passed';
   }
 
   /** Administrators see every session; others only those of their own API sessions (404 otherwise). */
@@ -157,8 +171,10 @@ export class SessionService {
       throw ApiError.notFound('session', id);
     const view = await this.viewOf(session);
     if (!withPolicies) return view;
-    const policies = await this.read((s) => s.grantingPolicies(session.identityId, session.serviceId, session.type));
-    return { ...view, servicePolicies: policies.map((p) => ({ id: p.policyId, name: p.name })) };
+    const policies = await this.grants((s) =>
+      s.grantingPolicies(session.identityId, [session.serviceId], session.type),
+    );
+    return { ...view, servicePolicies: policies.map((p) => ({ id: p.policyId, name: p.policyName })) };
   }
 
   async delete(caller: Viewer, id: string): Promise<void> {
@@ -193,6 +209,37 @@ export class SessionService {
       edgeRouters: await s.sharedEdgeRouters(session.identityId, session.serviceId, sessionEdgeRouterLimit),
     }));
   }
+}
+
+/**
+ * What a session creation comes to, decided in one place over the facts the store read
+ * (ZITI-FACTS §6.3, §10.1), in the reference's order: the service must be visible (404), the type
+ * permitted by a service policy (COULD_NOT_VALIDATE); the session the API session already has for
+ * the service and type is answered again; a granting policy that names posture checks needs the
+ * caller's posture evaluated (`evaluatePosture`, then decided again with the result), and one
+ * that names none passes; a session needs an edge router both reach; then it is inserted.
+ */
+export type CreationDecision =
+  | { outcome: 'notVisible' }
+  | { outcome: 'typeNotPermitted' }
+  | { outcome: 'existing'; session: Session }
+  | { outcome: 'evaluatePosture' }
+  | { outcome: 'postureFailed' }
+  | { outcome: 'noEdgeRouters' }
+  | { outcome: 'insert' };
+
+export function decideCreation(
+  facts: CreationFacts | undefined,
+  type: SessionType,
+  posture: 'unknown' | 'passed' | 'failed',
+): CreationDecision {
+  if (!facts) return { outcome: 'notVisible' };
+  if (!(type === 'Dial' ? facts.access.dial : facts.access.bind)) return { outcome: 'typeNotPermitted' };
+  if (facts.existing) return { outcome: 'existing', session: facts.existing };
+  if (facts.postureChecked && posture === 'unknown') return { outcome: 'evaluatePosture' };
+  if (facts.postureChecked && posture === 'failed') return { outcome: 'postureFailed' };
+  if (facts.edgeRouters.length === 0) return { outcome: 'noEdgeRouters' };
+  return { outcome: 'insert' };
 }
 
 /**

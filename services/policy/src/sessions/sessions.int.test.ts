@@ -3,7 +3,7 @@ import { migrations } from '../app.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessDerivation } from '../access/access.domain.ts';
 import type { ApiSessionStart } from '../api-sessions/api-sessions.domain.ts';
-import type { Session } from './sessions.domain.ts';
+import { type Session, type SessionType, decideCreation } from './sessions.domain.ts';
 import { PgAccessLinks } from '../access/access-links.store.ts';
 import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from '../read-models/read-models.store.ts';
 import { SessionCreationBatcher } from './session-creation-batcher.store.ts';
@@ -87,7 +87,25 @@ describe('sessions and their API session', () => {
   });
 });
 
-describe('creation in one statement (createIfClear)', () => {
+/**
+ * A creation as the domain makes it over the store: its facts, the decision on them, and the insert
+ * when that is the decision (a posture check is not evaluated here: nothing is inserted then).
+ */
+async function createIfClear(
+  sessions: PgSessions,
+  viewer: { identityId: string; isAdmin: boolean },
+  serviceId: string,
+  reuse: { apiSessionId: string; type: SessionType },
+  routerLimit: number,
+  candidate: Session,
+) {
+  const context = await sessions.creationFacts(viewer, serviceId, reuse, routerLimit);
+  if (!context) return {};
+  const decision = decideCreation(context, reuse.type, 'unknown');
+  return decision.outcome === 'insert' ? { context, created: await sessions.createIfLive(candidate) } : { context };
+}
+
+describe('creation: the facts in one statement, the insert in another (grouped under load)', () => {
   const access = new AccessDerivation();
   const events: EventSink = { emit: async () => undefined };
   const viewer = { identityId: 'ci', isAdmin: false };
@@ -142,20 +160,21 @@ describe('creation in one statement (createIfClear)', () => {
 
   it('inserts when nothing stands in the way, and answers the existing session afterwards', async () => {
     const sessions = new PgSessions(database.db);
-    const first = await sessions.createIfClear(viewer, 'c-s1', reuse('ca1'), 25, candidate('ca1', 'c-s1'));
+    const first = await createIfClear(sessions, viewer, 'c-s1', reuse('ca1'), 25, candidate('ca1', 'c-s1'));
     expect(first.created).toMatchObject({ id: 'c-ca1-c-s1-0', identityId: 'ci', serviceId: 'c-s1' });
     expect(first.context?.edgeRouters.map((r) => r.id)).toEqual(['cr']);
-    const again = await sessions.createIfClear(viewer, 'c-s1', reuse('ca1'), 25, candidate('ca1', 'c-s1', 1));
+    const again = await createIfClear(sessions, viewer, 'c-s1', reuse('ca1'), 25, candidate('ca1', 'c-s1', 1));
     expect(again.created).toBeUndefined();
     expect(again.context?.existing?.id).toBe('c-ca1-c-s1-0');
   });
 
   it('inserts nothing when a posture check applies, no router is shared or the service is not visible', async () => {
     const sessions = new PgSessions(database.db);
-    const posture = await sessions.createIfClear(viewer, 'c-posture', reuse('ca2'), 25, candidate('ca2', 'c-posture'));
+    const posture = await createIfClear(sessions, viewer, 'c-posture', reuse('ca2'), 25, candidate('ca2', 'c-posture'));
     expect(posture).toMatchObject({ context: { postureChecked: true } });
     expect(posture.created).toBeUndefined();
-    const noRouter = await sessions.createIfClear(
+    const noRouter = await createIfClear(
+      sessions,
       viewer,
       'c-norouter',
       reuse('ca2'),
@@ -165,7 +184,7 @@ describe('creation in one statement (createIfClear)', () => {
     expect(noRouter.context?.edgeRouters).toEqual([]);
     expect(noRouter.created).toBeUndefined();
     const stranger = { identityId: 'nobody', isAdmin: false };
-    expect(await sessions.createIfClear(stranger, 'c-s1', reuse('ca2'), 25, candidate('ca2', 'c-s1'))).toEqual({});
+    expect(await createIfClear(sessions, stranger, 'c-s1', reuse('ca2'), 25, candidate('ca2', 'c-s1'))).toEqual({});
     expect(await count('ca2')).toBe(0);
   });
 
@@ -173,7 +192,7 @@ describe('creation in one statement (createIfClear)', () => {
     const sessions = new PgSessions(database.db);
     const answers = await Promise.all(
       Array.from({ length: 50 }, (_, n) =>
-        sessions.createIfClear(viewer, 'c-s2', reuse('ca3'), 25, candidate('ca3', 'c-s2', n)),
+        createIfClear(sessions, viewer, 'c-s2', reuse('ca3'), 25, candidate('ca3', 'c-s2', n)),
       ),
     );
     const ids = new Set(answers.map((a) => (a.created as Session | undefined)?.id ?? a.context?.existing?.id));
@@ -187,7 +206,8 @@ describe('creation in one statement (createIfClear)', () => {
     await started('ca5');
     const answers = await Promise.all(
       Array.from({ length: 50 }, (_, n) =>
-        sessions.createIfClear(
+        createIfClear(
+          sessions,
           viewer,
           n % 2 ? 'c-s1' : 'c-s2',
           reuse('ca5'),
@@ -205,7 +225,7 @@ describe('creation in one statement (createIfClear)', () => {
   it('refuses a creation for an ended API session, and never leaves one behind when the end races it', async () => {
     const sessions = new PgSessions(database.db);
     await database.transaction((tx) => new PgApiSessions(tx).ended('ca4', 'ci', new Date().toISOString()));
-    expect((await sessions.createIfClear(viewer, 'c-s1', reuse('ca4'), 25, candidate('ca4', 'c-s1'))).created).toBe(
+    expect((await createIfClear(sessions, viewer, 'c-s1', reuse('ca4'), 25, candidate('ca4', 'c-s1'))).created).toBe(
       'ended',
     );
     for (let i = 0; i < 200; i++) {
@@ -213,15 +233,15 @@ describe('creation in one statement (createIfClear)', () => {
       // Half of the API sessions are known before the race (their row is locked for share), half are not.
       if (i % 2) await started(id);
       await Promise.all([
-        sessions.createIfClear(viewer, 'c-s1', reuse(id), 25, candidate(id, 'c-s1')),
+        createIfClear(sessions, viewer, 'c-s1', reuse(id), 25, candidate(id, 'c-s1')),
         database.transaction((tx) => new PgApiSessions(tx).ended(id, 'ci', new Date().toISOString())),
-        sessions.createIfClear(viewer, 'c-s2', reuse(id), 25, candidate(id, 'c-s2')),
+        createIfClear(sessions, viewer, 'c-s2', reuse(id), 25, candidate(id, 'c-s2')),
       ]);
       expect(await count(id), id).toBe(0);
     }
   });
 
-  describe('grouped into one statement (SessionCreationBatcher)', () => {
+  describe('grouped into few statements (SessionCreationBatcher)', () => {
     it('answers each of many concurrent requests as one statement each would, in fewer statements', async () => {
       const batcher = new SessionCreationBatcher(database.db, { concurrency: 2, maxBatch: 16 });
       const sessions = new PgSessions(database.db, batcher);
@@ -232,10 +252,13 @@ describe('creation in one statement (createIfClear)', () => {
         ['c-s1', 'c-s2'].flatMap((svcId) => Array.from({ length: 4 }, (_, n) => ({ id, svcId, n }))),
       );
       const answers = await Promise.all([
-        ...requests.map((q) => sessions.createIfClear(viewer, q.svcId, reuse(q.id), 25, candidate(q.id, q.svcId, q.n))),
-        sessions.createIfClear(viewer, 'c-posture', reuse('cb-0'), 25, candidate('cb-0', 'c-posture')),
-        sessions.createIfClear(viewer, 'c-norouter', reuse('cb-0'), 25, candidate('cb-0', 'c-norouter')),
-        sessions.createIfClear(
+        ...requests.map((q) =>
+          createIfClear(sessions, viewer, q.svcId, reuse(q.id), 25, candidate(q.id, q.svcId, q.n)),
+        ),
+        createIfClear(sessions, viewer, 'c-posture', reuse('cb-0'), 25, candidate('cb-0', 'c-posture')),
+        createIfClear(sessions, viewer, 'c-norouter', reuse('cb-0'), 25, candidate('cb-0', 'c-norouter')),
+        createIfClear(
+          sessions,
           { identityId: 'nobody', isAdmin: false },
           'c-s1',
           reuse('cb-x'),
@@ -263,8 +286,8 @@ describe('creation in one statement (createIfClear)', () => {
       }
       for (const id of apiSessions) expect(await count(id), id).toBe(2);
       expect(await count('cb-x')).toBe(0);
-      expect(batcher.counts.requests).toBe(answers.length);
-      expect(batcher.counts.statements).toBeLessThan(answers.length / 4);
+      expect(batcher.counts.facts.requests).toBe(answers.length);
+      expect(batcher.counts.facts.statements + batcher.counts.inserts.statements).toBeLessThan(answers.length / 4);
     });
 
     it('a creation racing the end of its API session never leaves a session behind (200 races, grouped)', async () => {
@@ -274,9 +297,9 @@ describe('creation in one statement (createIfClear)', () => {
       for (const id of ids.filter((_, i) => i % 2)) await started(id);
       await Promise.all(
         ids.flatMap((id) => [
-          sessions.createIfClear(viewer, 'c-s1', reuse(id), 25, candidate(id, 'c-s1')),
+          createIfClear(sessions, viewer, 'c-s1', reuse(id), 25, candidate(id, 'c-s1')),
           database.transaction((tx) => new PgApiSessions(tx).ended(id, 'ci', new Date().toISOString())),
-          sessions.createIfClear(viewer, 'c-s2', reuse(id), 25, candidate(id, 'c-s2')),
+          createIfClear(sessions, viewer, 'c-s2', reuse(id), 25, candidate(id, 'c-s2')),
         ]),
       );
       for (const id of ids) expect(await count(id), id).toBe(0);
@@ -293,14 +316,15 @@ describe('creation in one statement (createIfClear)', () => {
           ['c-s1', 'c-s2'].flatMap((svcId) => [0, 1, 2].map((n) => ({ id, svcId, n }))),
         );
         const answers = await Promise.all(
-          requests.map((q) => sessions.createIfClear(viewer, q.svcId, reuse(q.id), 25, candidate(q.id, q.svcId, q.n))),
+          requests.map((q) => createIfClear(sessions, viewer, q.svcId, reuse(q.id), 25, candidate(q.id, q.svcId, q.n))),
         );
         const ids = answers.map((a) => (a.created as Session | undefined)?.id ?? a.context?.existing?.id);
         expect(ids.every(Boolean)).toBe(true);
         expect(new Set(ids).size).toBe(6);
         const [row] = await queryRows<{ n: number }>(lite.db, 'select count(*)::int as n from sessions');
         expect(Number(row!.n)).toBe(6);
-        expect(batcher.counts.statements).toBeLessThan(requests.length);
+        expect(batcher.counts.facts.statements).toBeLessThan(requests.length);
+        expect(batcher.counts.inserts.statements).toBeLessThan(requests.length);
       } finally {
         await lite.close();
       }
@@ -328,8 +352,8 @@ describe('creation in one statement (createIfClear)', () => {
         await queryRows(tx, "set local deadlock_timeout = '50ms'");
         await new PgApiSessions(tx).ended('cbd-2', 'ci', new Date().toISOString());
         creations = Promise.all([
-          sessions.createIfClear(viewer, 'c-s1', reuse('cbd-1'), 25, candidate('cbd-1', 'c-s1')),
-          sessions.createIfClear(viewer, 'c-s1', reuse('cbd-2'), 25, candidate('cbd-2', 'c-s1')),
+          createIfClear(sessions, viewer, 'c-s1', reuse('cbd-1'), 25, candidate('cbd-1', 'c-s1')),
+          createIfClear(sessions, viewer, 'c-s1', reuse('cbd-2'), 25, candidate('cbd-2', 'c-s1')),
         ]);
         // Something now waits for this transaction's lock on cbd-2.
         const deadline = Date.now() + 10_000;
@@ -352,9 +376,9 @@ describe('creation in one statement (createIfClear)', () => {
       // jsonb refuses the NUL escape: the statement of all three fails, then each is tried alone.
       const bad = { ...candidate('cbf-1', 'c-s1'), tags: { nul: '\u0000' } };
       const [first, failed, last] = await Promise.allSettled([
-        sessions.createIfClear(viewer, 'c-s1', reuse('cbf-0'), 25, candidate('cbf-0', 'c-s1')),
-        sessions.createIfClear(viewer, 'c-s1', reuse('cbf-1'), 25, bad),
-        sessions.createIfClear(viewer, 'c-s2', reuse('cbf-0'), 25, candidate('cbf-0', 'c-s2')),
+        createIfClear(sessions, viewer, 'c-s1', reuse('cbf-0'), 25, candidate('cbf-0', 'c-s1')),
+        createIfClear(sessions, viewer, 'c-s1', reuse('cbf-1'), 25, bad),
+        createIfClear(sessions, viewer, 'c-s2', reuse('cbf-0'), 25, candidate('cbf-0', 'c-s2')),
       ]);
       expect(first.status).toBe('fulfilled');
       expect(last.status).toBe('fulfilled');

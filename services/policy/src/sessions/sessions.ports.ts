@@ -22,28 +22,17 @@ export interface SessionStore {
    */
   sharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterWithPresence[]>;
   /**
-   * Everything a creation decides on, read at once (`context`, absent when the service is not
-   * visible to the viewer): the viewer's access to the service, the session it already has for it
-   * (`reuse`), the first `routerLimit` shared edge routers, and whether a granting policy of the type
-   * names posture checks. With it, the insert of `candidate` when nothing stands in its way: the
-   * service visible and the type permitted, no session of the API session for it yet, no posture
-   * check named by a granting policy of the type, a shared edge router. `created` is the session
-   * (inserted, or made meanwhile by another request of the same API session) or 'ended' (its API
-   * session has ended); absent when the store did not insert (the caller decides on the context).
+   * What a creation decides on (`decideCreation`), read at once; undefined when the service is not
+   * visible to the viewer: the viewer's access to the service, the session its API session already
+   * has for the service and type (`reuse`), the first `routerLimit` shared edge routers, and whether
+   * a granting policy of the type names posture checks. Reads only.
    */
-  createIfClear(
+  creationFacts(
     viewer: Viewer,
     serviceId: string,
     reuse: { apiSessionId: string; type: SessionType },
     routerLimit: number,
-    candidate: Session,
-  ): Promise<{ context?: CreationContext; created?: Session | 'ended' }>;
-  /** The service policies of `type` that grant the identity the service. */
-  grantingPolicies(
-    identityId: string,
-    serviceId: string,
-    type: SessionType,
-  ): Promise<{ policyId: string; name: string }[]>;
+  ): Promise<CreationFacts | undefined>;
   /**
    * What `authorizeSessionUse` decides on, read in one statement: the session with `token` and the
    * current facts of its identity, service and the router it is presented through; undefined when no
@@ -55,7 +44,8 @@ export interface SessionStore {
   identityExists(identityId: string): Promise<boolean>;
 }
 
-export interface CreationContext {
+/** What a session creation decides on, as the store read it (see `SessionStore.creationFacts`). */
+export interface CreationFacts {
   access: ServiceAccessRow;
   existing?: Session;
   edgeRouters: EdgeRouterWithPresence[];

@@ -2,14 +2,12 @@ import type { ServiceState } from '@ziti/contracts';
 import { type Db, date, json, listRows, queryRows, toListPage } from '@ziti/platform';
 import { defineQueryEntity, map, scalar } from '@ziti/zitiql';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
-import { PgAccessReads } from '../access/access-reads.store.ts';
-import { PgPostureData } from '../posture-data/posture-data.store.ts';
-import { edgeRouterWithPresenceOf, routerOnlineOf } from '../read-models/read-model-queries.store.ts';
+import { firstSharedRoutersOf } from '../read-models/read-model-queries.store.ts';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { Viewer } from '../services/service-view.domain.ts';
 import type { SessionCreationBatcher } from './session-creation-batcher.store.ts';
 import type { FailedServiceRequest, Session, SessionType } from './sessions.domain.ts';
-import type { CreationContext, SessionStore, SessionUseFacts } from './sessions.ports.ts';
+import type { CreationFacts, SessionStore, SessionUseFacts } from './sessions.ports.ts';
 
 /** Filterable fields of sessions (ZITI-FACTS §3.5: `token`, `apiSession`, `service`, `type`; plus `identity`). */
 export const sessionQuery = defineQueryEntity({
@@ -60,13 +58,28 @@ const sessionOf = (r: SessionRow): Session => ({
 });
 
 export class PgSessions implements SessionStore {
-  /** `batcher`: creations on the pool go through it (several in one statement under load). */
+  /**
+   * `batcher`: creations on the pool go through it: under load, the facts of several creations are
+   * read in one statement and their inserts made in another.
+   */
   constructor(
     private readonly db: Db,
     private readonly batcher?: SessionCreationBatcher,
   ) {}
 
   async createIfLive(session: Session): Promise<Session | 'ended'> {
+    if (this.batcher) {
+      const row = await this.batcher.insert(session);
+      if (row.ended) return 'ended';
+      if (row.created) return sessionOf(json<SessionRow>(row.created));
+      // Not inserted by the grouped statement: its API session's row was unknown to a statement of
+      // several or was being written, or another request made the session first.
+    }
+    return this.createAlone(session);
+  }
+
+  /** `createIfLive` in a statement of its own, which may wait for the API session's row. */
+  private async createAlone(session: Session): Promise<Session | 'ended'> {
     // Another request of the same API session created it first: answer that one. Gone again by the
     // time it is read (deleted, or its API session ended), the insert is tried once more.
     for (let attempt = 0; ; attempt++) {
@@ -152,46 +165,32 @@ export class PgSessions implements SessionStore {
   }
 
   async sharedEdgeRouters(identityId: string, serviceId: string, limit: number): Promise<EdgeRouterWithPresence[]> {
-    return new PgAccessReads(this.db).firstSharedEdgeRouters(identityId, serviceId, limit);
+    const rows = await queryRows<{ state: unknown }>(
+      this.db,
+      firstSharedRoutersOf('$1', '$2', '$3'),
+      [identityId, serviceId, limit],
+      { prepare: true },
+    );
+    return rows.map((r) => json<EdgeRouterWithPresence>(r.state));
   }
 
-  async createIfClear(
+  async creationFacts(
     viewer: Viewer,
     serviceId: string,
     reuse: { apiSessionId: string; type: SessionType },
     routerLimit: number,
-    candidate: Session,
-  ): Promise<{ context?: CreationContext; created?: Session | 'ended' }> {
-    const request: CreationRequest = { viewer, serviceId, reuse, candidate };
+  ): Promise<CreationFacts | undefined> {
+    const request: FactsRequest = { viewer, serviceId, reuse };
     const row = this.batcher
-      ? await this.batcher.submit(request, routerLimit)
-      : (await creationRows(this.db, [request], routerLimit))[0];
-    if (!row) return {};
-    const context: CreationContext = {
+      ? await this.batcher.facts(request, routerLimit)
+      : (await factsRows(this.db, [request], routerLimit))[0];
+    if (!row) return undefined;
+    return {
       access: { service: json<ServiceState>(row.state), dial: row.dial === true, bind: row.bind === true },
       ...(row.session ? { existing: sessionOf(json<SessionRow>(row.session)) } : {}),
       edgeRouters: json<EdgeRouterWithPresence[]>(row.routers),
       postureChecked: row.posture_checked,
     };
-    if (row.ended) return { context, created: 'ended' };
-    if (row.created) return { context, created: sessionOf(json<SessionRow>(row.created)) };
-    // Clear, but the API session's row was being inserted by another request: insert after it.
-    if (row.clear && row.ended === null) return { context, created: await this.createIfLive(candidate) };
-    // Inserted by nobody: not clear, or another request of the same API session created it first.
-    if (row.ended === false) {
-      const existing = await this.findFor(candidate.apiSessionId, candidate.serviceId, candidate.type);
-      if (existing) return { context, created: existing };
-    }
-    return { context };
-  }
-
-  async grantingPolicies(
-    identityId: string,
-    serviceId: string,
-    type: SessionType,
-  ): Promise<{ policyId: string; name: string }[]> {
-    const granting = await new PgPostureData(this.db).grantingPolicies(identityId, [serviceId], type);
-    return granting.map((g) => ({ policyId: g.policyId, name: g.policyName }));
   }
 
   async useFacts(token: string, routerId: string): Promise<SessionUseFacts | undefined> {
@@ -310,16 +309,15 @@ export class PgSessions implements SessionStore {
   }
 }
 
-/** One creation of `createIfClear`: the context of `candidate`'s pair, and its insert when clear. */
-export interface CreationRequest {
+/** The facts one creation asks for: the viewer's access to the service and its session of the pair. */
+export interface FactsRequest {
   viewer: Viewer;
   serviceId: string;
   reuse: { apiSessionId: string; type: SessionType };
-  candidate: Session;
 }
 
-/** What the statement answers per request (none when the service is not visible). */
-export interface CreationRow {
+/** What the facts statement answers per request (none when the service is not visible). */
+export interface FactsRow {
   ord: string | number;
   state: unknown;
   dial: boolean | null;
@@ -327,113 +325,127 @@ export interface CreationRow {
   session: unknown;
   routers: unknown;
   posture_checked: boolean;
-  created: unknown;
-  ended: boolean | null;
-  clear: boolean;
 }
 
 /**
- * The creation context of each request and, for those with nothing in their candidate's way
- * (visible, the type permitted, no session of the pair yet, no posture check named by a granting
- * policy of the type, a shared router), the insert: one statement, so one commit, for all of them.
- *
- * An API session's row is created when unknown (locked by its insert; only by a statement of that
- * one API session) or locked `for share` when known: an end (which updates the row) waits for these
- * inserts and then removes their sessions too, and an end committed first is seen (a locked row is
- * read at its latest version). The share lock writes nothing, unlike `createIfLive`'s upsert. A row
- * unknown to a statement of several API sessions, or being written by another transaction right
- * now, is neither: nothing is inserted for it (`clear` without `ended`), and the caller inserts it
- * with `createIfLive`. The statement never waits on an API session's row while holding another, and
- * inserts sessions in key order, so it cannot deadlock with the consumer's transactions or with
- * other statements.
+ * The facts of each creation (`CreationFacts`), read in one statement for all of them: the service
+ * when the viewer may see it, which types the viewer's service policies permit, the session the
+ * API session already has for the service and type, the first `routerLimit` shared edge routers,
+ * and whether a granting policy of the type names posture checks. It reads only (no lock, no
+ * write); the domain decides on what it answers (`decideCreation`).
  */
-export async function creationRows(
+export async function factsRows(
   db: Db,
-  requests: CreationRequest[],
+  requests: FactsRequest[],
   routerLimit: number,
-): Promise<(CreationRow | undefined)[]> {
-  const rows = await queryRows<CreationRow>(
+): Promise<(FactsRow | undefined)[]> {
+  const rows = await queryRows<FactsRow>(
     db,
     `with r as (
-       select * from unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::text[],
-                            $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[])
-         with ordinality as r(service_id, identity_id, is_admin, api_session_id, type,
-                              cand_id, cand_identity, token, tags, created_at, ord)),
-     c as (
-       select r.*, s.state, x.dial, x.bind,
-              (select to_jsonb(ss) from sessions ss
-                where ss.api_session_id = r.api_session_id and ss.service_id = r.service_id and ss.type = r.type) as session,
-              -- Connected first, as the reference (SORT BY connected DESC LIMIT 25), each with its presence.
-              (select coalesce(jsonb_agg(e.state order by e.online desc, e.name collate "C", e.id collate "C"), '[]'::jsonb) from (
-                 select ${edgeRouterWithPresenceOf('e')} as state, ${routerOnlineOf('e')} as online, e.name, e.id
-                   from edge_routers e
-                  where not e.deleted
-                    and e.id in (select ir.edge_router_id from identity_edge_routers ir where ir.identity_id = r.identity_id)
-                    and e.id in (select sr.edge_router_id from service_edge_routers sr where sr.service_id = r.service_id)
-                  order by ${routerOnlineOf('e')} desc, e.name collate "C", e.id collate "C" limit $11) e) as routers,
-              exists (select 1 from service_policy_identities pi
-                        join service_policy_services ps on ps.policy_id = pi.policy_id and ps.service_id = r.service_id
-                        join service_policies p on p.id = pi.policy_id and p.type = r.type
-                        join service_policy_posture_checks pc on pc.policy_id = p.id
-                       where pi.identity_id = r.identity_id) as posture_checked
-         from r
-         join services s on s.id = r.service_id and not s.deleted
-         -- A lateral that is not flattened (offset 0): the view's grouping is computed for this pair
-         -- only; a join, or a flattened lateral, groups the whole view (every identity × service).
-         left join lateral (select v.identity_id, v.dial, v.bind from identity_services v
-                             where v.service_id = r.service_id and v.identity_id = r.identity_id offset 0) x on true
-        where r.is_admin or x.identity_id is not null),
-     clear as (
-       select * from c
-        where c.cand_id is not null and c.session is null and not c.posture_checked
-          and case when c.type = 'Bind' then c.bind else c.dial end
-          and jsonb_array_length(c.routers) > 0),
-     -- A statement waits on an API session's row only when it touches no other: policy's consumer
-     -- writes several in one transaction, in event order, so a statement holding one row while
-     -- waiting for another could close a cycle with it. Only a statement of one API session inserts
-     -- an unknown one (the insert waits for a concurrent writer of the row), and a row being
-     -- written is skipped, not waited for: its request then has no row here and the caller inserts
-     -- it with createIfLive, which may wait, holding nothing else.
-     fresh as (
-       insert into api_sessions (id, identity_id, created_at)
-         select distinct on (api_session_id) api_session_id, cand_identity, now() from clear
-          where (select count(distinct api_session_id) from clear) = 1
-          order by api_session_id
-       on conflict (id) do nothing
-       returning id, ended_at),
-     known as (select id, ended_at from api_sessions where id in (select api_session_id from clear)
-                order by id for share skip locked),
-     a as (select id, ended_at from fresh union all select id, ended_at from known),
-     n as (
-       insert into sessions (id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at)
-         select cl.cand_id, cl.token, cl.api_session_id, cl.cand_identity, cl.service_id, cl.type, cl.tags::jsonb,
-                cl.created_at, cl.created_at
-           from clear cl join a on a.id = cl.api_session_id
-          where a.ended_at is null
-          order by cl.api_session_id, cl.service_id, cl.type
-       on conflict (api_session_id, service_id, type) do nothing
-       returning ${sessionColumns})
-     select c.ord, c.state, c.dial, c.bind, c.session, c.routers, c.posture_checked,
-            (select to_jsonb(n) from n where n.id = c.cand_id) as created,
-            (select a.ended_at is not null from a where a.id = c.api_session_id) as ended,
-            exists (select 1 from clear where clear.ord = c.ord) as clear
-       from c`,
+       select * from unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::text[])
+         with ordinality as r(service_id, identity_id, is_admin, api_session_id, type, ord))
+     select r.ord, s.state, x.dial, x.bind,
+            (select to_jsonb(ss) from sessions ss
+              where ss.api_session_id = r.api_session_id and ss.service_id = r.service_id and ss.type = r.type) as session,
+            (select coalesce(jsonb_agg(e.state order by e.rank), '[]'::jsonb)
+               from (${firstSharedRoutersOf('r.identity_id', 'r.service_id', '$6')}) e) as routers,
+            exists (select 1 from service_policy_identities pi
+                      join service_policy_services ps on ps.policy_id = pi.policy_id and ps.service_id = r.service_id
+                      join service_policies p on p.id = pi.policy_id and p.type = r.type
+                      join service_policy_posture_checks pc on pc.policy_id = p.id
+                     where pi.identity_id = r.identity_id) as posture_checked
+       from r
+       join services s on s.id = r.service_id and not s.deleted
+       -- A lateral that is not flattened (offset 0): the view's grouping is computed for this pair
+       -- only; a join, or a flattened lateral, groups the whole view (every identity × service).
+       left join lateral (select v.identity_id, v.dial, v.bind from identity_services v
+                           where v.service_id = r.service_id and v.identity_id = r.identity_id offset 0) x on true
+      where r.is_admin or x.identity_id is not null`,
     [
       requests.map((q) => q.serviceId),
       requests.map((q) => q.viewer.identityId),
       requests.map((q) => q.viewer.isAdmin),
       requests.map((q) => q.reuse.apiSessionId),
       requests.map((q) => q.reuse.type),
-      requests.map((q) => q.candidate.id),
-      requests.map((q) => q.candidate.identityId),
-      requests.map((q) => q.candidate.token),
-      requests.map((q) => JSON.stringify(q.candidate.tags)),
-      requests.map((q) => q.candidate.createdAt),
       routerLimit,
     ],
     { prepare: true },
   );
-  const byOrd: (CreationRow | undefined)[] = new Array(requests.length);
+  const byOrd: (FactsRow | undefined)[] = new Array(requests.length);
   for (const row of rows) byOrd[Number(row.ord) - 1] ??= row;
+  return byOrd;
+}
+
+/** What the grouped insert answers per session: the row inserted, and whether its API session ended. */
+export interface InsertRow {
+  /** The session's row when this statement inserted it. */
+  created?: unknown;
+  /** Its API session has ended (true), is live (false), or was not reached by this statement (null). */
+  ended: boolean | null;
+}
+
+/**
+ * The inserts of several sessions the domain decided to create, in one statement (one commit).
+ *
+ * An API session's row is created when unknown (locked by its insert; only by a statement of that
+ * one API session) or locked `for share` when known: an end (which updates the row) waits for these
+ * inserts and then removes their sessions too, and an end committed first is seen (a locked row is
+ * read at its latest version). The share lock writes nothing, unlike `createIfLive`'s upsert. A row
+ * unknown to a statement of several API sessions, or being written by another transaction right
+ * now, is neither: nothing is inserted for it (`ended` null), and the caller inserts it on its own.
+ * The statement never waits on an API session's row while holding another, and inserts sessions in
+ * key order, so it cannot deadlock with the consumer's transactions or with other statements.
+ */
+export async function insertRows(db: Db, sessions: Session[]): Promise<InsertRow[]> {
+  const rows = await queryRows<{ ord: string | number; created: unknown; ended: boolean | null }>(
+    db,
+    `with c as (
+       select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                            $7::text[], $8::timestamptz[], $9::timestamptz[])
+         with ordinality as c(id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at, ord)),
+     -- A statement waits on an API session's row only when it touches no other: policy's consumer
+     -- writes several in one transaction, in event order, so a statement holding one row while
+     -- waiting for another could close a cycle with it. Only a statement of one API session inserts
+     -- an unknown one (the insert waits for a concurrent writer of the row), and a row being
+     -- written is skipped, not waited for: its session then has no row here and the caller inserts
+     -- it on its own, which may wait, holding nothing else.
+     fresh as (
+       insert into api_sessions (id, identity_id, created_at)
+         select distinct on (api_session_id) api_session_id, identity_id, now() from c
+          where (select count(distinct api_session_id) from c) = 1
+          order by api_session_id
+       on conflict (id) do nothing
+       returning id, ended_at),
+     known as (select id, ended_at from api_sessions where id in (select api_session_id from c)
+                order by id for share skip locked),
+     a as (select id, ended_at from fresh union all select id, ended_at from known),
+     n as (
+       insert into sessions (id, token, api_session_id, identity_id, service_id, type, tags, created_at, updated_at)
+         select c.id, c.token, c.api_session_id, c.identity_id, c.service_id, c.type, c.tags::jsonb,
+                c.created_at, c.updated_at
+           from c join a on a.id = c.api_session_id
+          where a.ended_at is null
+          order by c.api_session_id, c.service_id, c.type
+       on conflict (api_session_id, service_id, type) do nothing
+       returning ${sessionColumns})
+     select c.ord, (select to_jsonb(n) from n where n.id = c.id) as created,
+            (select a.ended_at is not null from a where a.id = c.api_session_id) as ended
+       from c`,
+    [
+      sessions.map((x) => x.id),
+      sessions.map((x) => x.token),
+      sessions.map((x) => x.apiSessionId),
+      sessions.map((x) => x.identityId),
+      sessions.map((x) => x.serviceId),
+      sessions.map((x) => x.type),
+      sessions.map((x) => JSON.stringify(x.tags)),
+      sessions.map((x) => x.createdAt),
+      sessions.map((x) => x.updatedAt),
+    ],
+    { prepare: true },
+  );
+  const byOrd: InsertRow[] = sessions.map(() => ({ ended: null }));
+  for (const row of rows)
+    byOrd[Number(row.ord) - 1] = { ...(row.created ? { created: row.created } : {}), ended: row.ended };
   return byOrd;
 }

@@ -1,7 +1,7 @@
 import { ApiError, subjects } from '@ziti/contracts';
 import { type Bus, InProcessBus, NoRespondersError, RequestTimeoutError } from '@ziti/platform';
 import { describe, expect, it } from 'vitest';
-import type { PostureEvaluator } from '../posture-checks/posture-evaluation.ports.ts';
+import type { PostureEvaluationReader, PostureEvaluator } from '../posture-checks/posture-evaluation.ports.ts';
 import { FabricCircuitPaths } from './fabric-route-paths.adapter.ts';
 import { sessionUseVerdict } from './session-use.domain.ts';
 import { type Session, SessionService } from './sessions.domain.ts';
@@ -27,7 +27,7 @@ function service(circuits: CircuitPaths) {
     sharedEdgeRouters: async () => [],
   } as unknown as SessionStore;
   const work = <T>(fn: (s: SessionStore) => Promise<T>) => fn(store);
-  return new SessionService(work, work, {} as PostureEvaluator, circuits);
+  return new SessionService(work, work, {} as PostureEvaluator, circuits, work as unknown as PostureEvaluationReader);
 }
 
 /** A router edge that answers `paths`, recording what it was asked. */
