@@ -182,7 +182,10 @@ describe('lint floors', () => {
   );
 
   it.each([
-    ['services/policy/src/sessions/probe.store.ts', "import { PgAccessReads } from '../access/access-reads.store.ts';"],
+    [
+      'services/policy/src/sessions/probe.store.ts',
+      "import { PgClientEdgeRouters } from '../client-edge-routers/client-edge-routers.store.ts';",
+    ],
     [
       'services/policy/src/posture-data/probe.store.ts',
       "import { PgPostureCheckStore } from '../posture-checks/posture-checks.store';",
@@ -202,12 +205,12 @@ describe('lint floors', () => {
     // An exception covers only the imports it names: the same store building yet another fails.
     [
       'services/policy/src/relations/relations.store.ts',
-      "import { PgAccessReads } from '../access/access-reads.store.ts';",
+      "import { PgAccessLinks } from '../access/access-links.store.ts';",
     ],
     // Session creation reads its own facts: its store builds no other resource's store (issue 33).
     [
       'services/policy/src/sessions/sessions.store.ts',
-      "import { PgAccessReads } from '../access/access-reads.store.ts';",
+      "import { PgClientEdgeRouters } from '../client-edge-routers/client-edge-routers.store.ts';",
     ],
     [
       'services/policy/src/sessions/sessions.store.ts',
@@ -230,7 +233,8 @@ describe('lint floors', () => {
     ].join('\n');
     expect(await problems('services/policy/src/sessions/probe.store.ts', code)).toEqual([]);
     // The composition root builds every store.
-    const root = "import { PgAccessReads } from './access/access-reads.store.ts';\nexport const v = PgAccessReads;";
+    const root =
+      "import { PgClientEdgeRouters } from './client-edge-routers/client-edge-routers.store.ts';\nexport const v = PgClientEdgeRouters;";
     expect(await problems('services/policy/src/app.ts', root)).toEqual([]);
   });
 });

@@ -10,7 +10,6 @@ import {
   readMigrations,
 } from '@ziti/platform';
 import { PgAccessLinks } from './access/access-links.store.ts';
-import { PgAccessReads } from './access/access-reads.store.ts';
 import { AccessDerivation } from './access/access.domain.ts';
 import type { PolicyKind } from './access/access.ports.ts';
 import { apiSessionHandlers } from './api-sessions/api-session-events.transport.ts';
@@ -18,7 +17,9 @@ import { ApiSessionLifecycle } from './api-sessions/api-sessions.domain.ts';
 import type { ApiSessionRecords } from './api-sessions/api-sessions.ports.ts';
 import { PgApiSessions } from './api-sessions/api-sessions.store.ts';
 import { ClientEdgeRouterService } from './client-edge-routers/client-edge-routers.domain.ts';
+import { PgClientEdgeRouters } from './client-edge-routers/client-edge-routers.store.ts';
 import { ClientTerminators } from './client-terminators/client-terminators.domain.ts';
+import { PgServiceVisibility } from './client-terminators/client-terminators.store.ts';
 import { BusTerminatorCatalog } from './client-terminators/inventory-terminators.adapter.ts';
 import { edgeRouterPolicyKind } from './edge-router-policies/edge-router-policies.domain.ts';
 import { pgEdgeRouterPolicies } from './edge-router-policies/edge-router-policies.store.ts';
@@ -28,6 +29,7 @@ import { maintenanceCalls } from './maintenance/maintenance.transport.ts';
 import { PolicyIntegrity } from './maintenance/policy-integrity.domain.ts';
 import { policyOperations } from './operations.transport.ts';
 import { PolicyAdvisor } from './policy-advice/policy-advice.domain.ts';
+import { PgAdvice } from './policy-advice/policy-advice.store.ts';
 import { PostureCheckService } from './posture-checks/posture-checks.domain.ts';
 import type { PostureCheckStores } from './posture-checks/posture-checks.ports.ts';
 import { PgPostureCheckStore, PgPostureCheckTypeStore } from './posture-checks/posture-checks.store.ts';
@@ -268,11 +270,11 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
         createReader<RelationStore>(deps.database, (db) => new PgRelations(db)),
         new BusRelatedEntityDetails(deps.bus),
       ),
-      advice: new PolicyAdvisor(createReader(deps.database, (db) => new PgAccessReads(db))),
-      clientEdgeRouters: new ClientEdgeRouterService(createReader(deps.database, (db) => new PgAccessReads(db))),
+      advice: new PolicyAdvisor(createReader(deps.database, (db) => new PgAdvice(db))),
+      clientEdgeRouters: new ClientEdgeRouterService(createReader(deps.database, (db) => new PgClientEdgeRouters(db))),
       whatIf: engine.whatIf,
       clientTerminators: new ClientTerminators(
-        createReader(deps.database, (db) => new PgAccessReads(db)),
+        createReader(deps.database, (db) => new PgServiceVisibility(db)),
         new BusTerminatorCatalog(deps.bus),
       ),
     }),

@@ -1,7 +1,8 @@
 import { eventTypes, inventoryEventTypes, routerPresenceEventTypes } from '@ziti/contracts';
 import { type Database, createReader, createUnitOfWork } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgAccessReads } from '../src/access/access-reads.store.ts';
+import { PgClientEdgeRouters } from '../src/client-edge-routers/client-edge-routers.store.ts';
+import { PgAdvice } from '../src/policy-advice/policy-advice.store.ts';
 import { ClientEdgeRouterService } from '../src/client-edge-routers/client-edge-routers.domain.ts';
 import {
   currentIdentityEdgeRouterDetail,
@@ -91,7 +92,7 @@ const noConnection = { isOnline: false, hostname: '', supportedProtocols: {}, sy
 
 describe('router presence in the reads that show routers', () => {
   it('client /current-identity/edge-routers: hostname always "", online state and URLs from the presence', async () => {
-    const svc = new ClientEdgeRouterService(createReader(database, (db) => new PgAccessReads(db)));
+    const svc = new ClientEdgeRouterService(createReader(database, (db) => new PgClientEdgeRouters(db)));
     const page = await svc.currentIdentityEdgeRouters(caller, { sort: 'id' });
     const shown = page.items.map(currentIdentityEdgeRouterDetail);
     expect(shown.map((r) => r.id)).toEqual([never.id, off.id, on.id]);
@@ -105,7 +106,7 @@ describe('router presence in the reads that show routers', () => {
   });
 
   it('client /services/{id}/edge-routers: connected first, with the hostname and URLs an online router announced', async () => {
-    const svc = new ClientEdgeRouterService(createReader(database, (db) => new PgAccessReads(db)));
+    const svc = new ClientEdgeRouterService(createReader(database, (db) => new PgClientEdgeRouters(db)));
     const page = await svc.serviceEdgeRouters(caller, 'ps-1', undefined, {});
     const shown = page.items.map(serviceEdgeRouterDetail);
     expect(shown.map((r) => r.name)).toEqual([on.name, never.name, off.name]);
@@ -196,7 +197,7 @@ describe('router presence in the reads that show routers', () => {
 
   it('policy advice: each common router’s isOnline (what `ziti edge policy-advisor` counts as online)', async () => {
     const advice = policyAdviceDetail(
-      await new PolicyAdvisor(createReader(database, (db) => new PgAccessReads(db))).analyze('pi-1', 'ps-1'),
+      await new PolicyAdvisor(createReader(database, (db) => new PgAdvice(db))).analyze('pi-1', 'ps-1'),
     );
     expect(advice.commonRouters.map((r) => [r.name, r.isOnline])).toEqual([
       [never.name, false],

@@ -36,7 +36,8 @@ import type { ApiSessionRecords } from '../src/api-sessions/api-sessions.ports.t
 import { type Session, decideCreation } from '../src/sessions/sessions.domain.ts';
 import type { SessionStore } from '../src/sessions/sessions.ports.ts';
 import { PgAccessLinks } from '../src/access/access-links.store.ts';
-import { PgAccessReads } from '../src/access/access-reads.store.ts';
+import { PgClientEdgeRouters } from '../src/client-edge-routers/client-edge-routers.store.ts';
+import { PgAdvice } from '../src/policy-advice/policy-advice.store.ts';
 import {
   PgConfigReadModel,
   PgConfigTypeReadModel,
@@ -114,7 +115,6 @@ interface Stores {
 /** The stores bound to `db` (a transaction, or the pool) as app.ts binds them. */
 function bind(db: Db): Stores {
   const apiSessions = new PgApiSessions(db);
-  const reads = new PgAccessReads(db);
   return {
     servicePolicies: pgServicePolicies(db),
     edgeRouterPolicies: pgEdgeRouterPolicies(db),
@@ -141,8 +141,8 @@ function bind(db: Db): Stores {
     },
     view: new PgServiceView(db),
     relations: new PgRelations(db),
-    advice: reads,
-    clientRouters: reads,
+    advice: new PgAdvice(db),
+    clientRouters: new PgClientEdgeRouters(db),
   };
 }
 

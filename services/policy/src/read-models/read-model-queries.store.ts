@@ -1,4 +1,5 @@
 import { type QueryEntity, arraySet, defineQueryEntity, map, scalar } from '@ziti/zitiql';
+import { type Db, queryRows } from '@ziti/platform';
 
 /**
  * Filterable fields (ZITI-FACTS §3.5) of the read models' live rows, for the association lists.
@@ -74,6 +75,22 @@ export const firstSharedRoutersOf = (identity: string, service: string, limit: s
      from edge_routers sr
     where not sr.deleted and sr.id in (${identityRoutersOf(identity)}) and sr.id in (${serviceRoutersOf(service)})
     order by rank limit ${limit}`;
+
+/**
+ * Whether a live service is visible to an identity: to an admin any live service, else one it may
+ * dial or bind (`identity_services`). One indexed probe; the client's edge routers and terminators of
+ * a service ask it before they list.
+ */
+export async function serviceVisible(db: Db, serviceId: string, identityId: string, isAdmin: boolean) {
+  const rows = await queryRows(
+    db,
+    `select 1 from services s where s.id = $1 and not s.deleted
+        and ($3::boolean or exists (select 1 from identity_services x where x.service_id = $1 and x.identity_id = $2))`,
+    [serviceId, identityId, isAdmin],
+    { prepare: true },
+  );
+  return rows.length > 0;
+}
 
 export const edgeRouterQuery: QueryEntity = defineQueryEntity({
   table: 'edge_routers',
