@@ -149,18 +149,13 @@ export default tseslint.config(
             // Only the query entities and SQL fragments of policy's derived tables, which every
             // reader of them shares: no store.
             'services/policy/src/read-models/read-model-queries.store.ts': '*',
-          },
-          // Stores that still build another resource's store, each until the rework under way ends it
-          // (issue 33). Only the imports listed pass; any other still fails.
-          pending: {
-            // The policy link tables' one copy (issue 33, item 5) is being made: the relation lists
-            // build the policy kinds' stores, what-if the access links.
-            'services/policy/src/relations/relations.store.ts': [
-              'services/policy/src/edge-router-policies/edge-router-policies.store.ts',
-              'services/policy/src/service-edge-router-policies/service-edge-router-policies.store.ts',
-              'services/policy/src/service-policies/service-policies.store.ts',
+            // A policy kind's table definition (columns, roles, query entity), which the relation
+            // lists read with the shared decoder (`policyFromRow`).
+            'services/policy/src/service-policies/service-policies.store.ts': ['servicePolicyTable'],
+            'services/policy/src/edge-router-policies/edge-router-policies.store.ts': ['edgeRouterPolicyTable'],
+            'services/policy/src/service-edge-router-policies/service-edge-router-policies.store.ts': [
+              'serviceEdgeRouterPolicyTable',
             ],
-            'services/policy/src/what-if/what-if.store.ts': ['services/policy/src/access/access-links.store.ts'],
           },
         },
       ],

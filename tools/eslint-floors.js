@@ -121,8 +121,8 @@ const appEntryPoints = {
  * A store (`*.store.ts`) does not import another resource folder's store module (`shared/` excepted):
  * the composition root builds the stores, and a store that needs another's reads gets them there.
  * Options: `sqlPieces` (module → the names other stores may take from it: column lists, row
- * decoders, query entities, which build no store; `*` for a module that holds nothing else) and
- * `pending` (store → the store modules it still imports, each with the reason in eslint.config.js).
+ * decoders, query entities, which build no store; `*` for a module that holds nothing else). There
+ * are no other exceptions.
  */
 const storeOwnership = {
   meta: {
@@ -130,7 +130,7 @@ const storeOwnership = {
     schema: [
       {
         type: 'object',
-        properties: { sqlPieces: { type: 'object' }, pending: { type: 'object' } },
+        properties: { sqlPieces: { type: 'object' } },
         additionalProperties: false,
       },
     ],
@@ -141,7 +141,7 @@ const storeOwnership = {
     },
   },
   create(context) {
-    const { sqlPieces = {}, pending = {} } = context.options[0] ?? {};
+    const { sqlPieces = {} } = context.options[0] ?? {};
     const file = place(context.filename);
     return eachImport((node, specifier, names) => {
       const target = resolved(context, specifier);
@@ -150,7 +150,6 @@ const storeOwnership = {
       const targetPath = target.path.endsWith('.ts') ? target.path : `${target.path}.ts`;
       const pieces = sqlPieces[targetPath];
       if (pieces === '*' || (Array.isArray(pieces) && names.every((n) => pieces.includes(n)))) return;
-      if ((pending[file.path] ?? []).includes(targetPath)) return;
       context.report({
         node,
         messageId: 'foreign',

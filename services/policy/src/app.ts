@@ -151,19 +151,23 @@ export function policyEngine(database: Database, relay: OutboxRelay | undefined)
     <T>(fn: (stores: S) => Promise<T>) =>
       fn(stores);
   const whatIf = new WhatIfAnalysis(
-    whatIfSandbox(database, (tx, events) => {
-      const policyWork = inTransaction(bind(tx, events));
-      const checkWork = inTransaction(postureCheckStores(tx, events));
-      return {
-        policies: policyServices(policyWork, policyWork),
-        postureChecks: new PostureCheckService(checkWork, checkWork, access, entities),
-        // The path an owner's event takes (read-model-events.transport.ts): the read model, then the derivation.
-        identities: { model: identities(tx), changed: (id) => derive.identityChanged(tx, id, events) },
-        services: { model: services(tx), changed: (id) => derive.serviceChanged(tx, id, events) },
-        edgeRouters: { model: edgeRouters(tx), changed: (id) => derive.edgeRouterChanged(tx, id, events) },
-        probe: new PgWhatIfProbe(tx),
-      };
-    }),
+    whatIfSandbox(
+      database,
+      (tx) => links(tx).lock(),
+      (tx, events) => {
+        const policyWork = inTransaction(bind(tx, events));
+        const checkWork = inTransaction(postureCheckStores(tx, events));
+        return {
+          policies: policyServices(policyWork, policyWork),
+          postureChecks: new PostureCheckService(checkWork, checkWork, access, entities),
+          // The path an owner's event takes (read-model-events.transport.ts): the read model, then the derivation.
+          identities: { model: identities(tx), changed: (id) => derive.identityChanged(tx, id, events) },
+          services: { model: services(tx), changed: (id) => derive.serviceChanged(tx, id, events) },
+          edgeRouters: { model: edgeRouters(tx), changed: (id) => derive.edgeRouterChanged(tx, id, events) },
+          probe: new PgWhatIfProbe(tx),
+        };
+      },
+    ),
   );
   return {
     identities,

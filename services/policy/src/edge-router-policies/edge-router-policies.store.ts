@@ -17,7 +17,8 @@ export const edgeRouterPolicyQuery: QueryEntity = defineQueryEntity({
   },
 });
 
-const edgeRouterPolicyTable: PolicyTable = {
+/** The kind's table, as the relation lists read it too. */
+export const edgeRouterPolicyTable: PolicyTable = {
   table: 'edge_router_policies',
   store: 'edgeRouterPolicies',
   roles: { identityRoles: 'identity_roles', edgeRouterRoles: 'edge_router_roles' },

@@ -3,7 +3,7 @@ import { type Db, json, listRows, queryRows, toListPage } from '@ziti/platform';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import type { QueryEntity } from '@ziti/zitiql';
 import type { PolicyKind } from '../access/access.ports.ts';
-import { pgEdgeRouterPolicies } from '../edge-router-policies/edge-router-policies.store.ts';
+import { edgeRouterPolicyTable } from '../edge-router-policies/edge-router-policies.store.ts';
 import type { PostureCheck } from '../posture-checks/posture-checks.domain.ts';
 import { postureCheckFromRow, postureCheckQuery } from '../posture-checks/posture-checks.store.ts';
 import {
@@ -13,10 +13,11 @@ import {
   serviceQuery,
 } from '../read-models/read-model-queries.store.ts';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
-import { pgServiceEdgeRouterPolicies } from '../service-edge-router-policies/service-edge-router-policies.store.ts';
-import { pgServicePolicies } from '../service-policies/service-policies.store.ts';
+import { serviceEdgeRouterPolicyTable } from '../service-edge-router-policies/service-edge-router-policies.store.ts';
+import { servicePolicyTable } from '../service-policies/service-policies.store.ts';
 import { type LinkedEntities, linkTableOf } from '../shared/link-tables.store.ts';
 import type { Policy } from '../shared/policies.domain.ts';
+import { policyFromRow } from '../shared/policies.store.ts';
 import type { Relation, RelationSource } from './relations.domain.ts';
 import type { RelationStore } from './relations.ports.ts';
 
@@ -142,13 +143,16 @@ export class PgRelations implements RelationStore {
     return this.entities('edgeRouters', edgeRouterQuery, of, input, edgeRouterWithPresenceOf(edgeRouterQuery.alias));
   }
 
-  policies(kind: PolicyKind, of: Relation, input: ListInput): Promise<ListPage<Policy>> {
-    const store = {
-      service: pgServicePolicies,
-      edgeRouter: pgEdgeRouterPolicies,
-      serviceEdgeRouter: pgServiceEdgeRouterPolicies,
-    }[kind](this.db);
-    return store.list(input, this.scope(kind, of, 'p'));
+  async policies(kind: PolicyKind, of: Relation, input: ListInput): Promise<ListPage<Policy>> {
+    const table = {
+      service: servicePolicyTable,
+      edgeRouter: edgeRouterPolicyTable,
+      serviceEdgeRouter: serviceEdgeRouterPolicyTable,
+    }[kind];
+    const listed = await listRows<Record<string, unknown>>(this.db, table.query, input, {
+      scope: this.scope(kind, of, table.query.alias),
+    });
+    return toListPage(listed, policyFromRow(table));
   }
 
   async postureChecks(of: Relation, input: ListInput): Promise<ListPage<PostureCheck>> {

@@ -16,7 +16,8 @@ export const serviceEdgeRouterPolicyQuery: QueryEntity = defineQueryEntity({
   },
 });
 
-const serviceEdgeRouterPolicyTable: PolicyTable = {
+/** The kind's table, as the relation lists read it too. */
+export const serviceEdgeRouterPolicyTable: PolicyTable = {
   table: 'service_edge_router_policies',
   store: 'serviceEdgeRouterPolicies',
   roles: { serviceRoles: 'service_roles', edgeRouterRoles: 'edge_router_roles' },

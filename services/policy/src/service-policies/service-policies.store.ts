@@ -21,7 +21,8 @@ export const servicePolicyQuery: QueryEntity = defineQueryEntity({
   },
 });
 
-const servicePolicyTable: PolicyTable = {
+/** The kind's table, as the relation lists read it too. */
+export const servicePolicyTable: PolicyTable = {
   table: 'service_policies',
   store: 'servicePolicies',
   roles: {

@@ -56,6 +56,22 @@ export interface PolicyTable {
   query: QueryEntity;
 }
 
+/** A policy of the table `def` from its row (any reader of the policy tables decodes them so). */
+export function policyFromRow(def: PolicyTable): (r: Row) => Policy {
+  const roleEntries = Object.entries(def.roles) as [RoleField, string][];
+  return (r) => ({
+    id: String(r.id),
+    name: String(r.name),
+    semantic: r.semantic as Semantic,
+    type: def.hasType ? (r.type as ServicePolicyType) : null,
+    isSystem: def.hasIsSystem ? Boolean(r.is_system) : false,
+    roles: Object.fromEntries(roleEntries.map(([field, column]) => [field, (r[column] as string[] | null) ?? []])),
+    tags: json(r.tags, {}),
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
+  });
+}
+
 /** Policies of one kind in their table; role arrays are written as the domain sorted them. */
 export class PgPolicyStore implements PolicyStore {
   private readonly roleEntries: [RoleField, string][];
@@ -65,19 +81,10 @@ export class PgPolicyStore implements PolicyStore {
     private readonly def: PolicyTable,
   ) {
     this.roleEntries = Object.entries(def.roles) as [RoleField, string][];
+    this.fromRow = policyFromRow(def);
   }
 
-  private fromRow = (r: Row): Policy => ({
-    id: String(r.id),
-    name: String(r.name),
-    semantic: r.semantic as Semantic,
-    type: this.def.hasType ? (r.type as ServicePolicyType) : null,
-    isSystem: this.def.hasIsSystem ? Boolean(r.is_system) : false,
-    roles: Object.fromEntries(this.roleEntries.map(([field, column]) => [field, (r[column] as string[] | null) ?? []])),
-    tags: json(r.tags, {}),
-    createdAt: date(r.created_at),
-    updatedAt: date(r.updated_at),
-  });
+  private readonly fromRow: (r: Row) => Policy;
 
   /** Column → value of every column a write sets (besides `id` and `created_at`). */
   private values(p: Policy): [string, unknown, string?][] {

@@ -1,6 +1,5 @@
 import { ApiError } from '@ziti/contracts';
 import { type Database, type Db, type EventSink, queryRows } from '@ziti/platform';
-import { PgAccessLinks } from '../access/access-links.store.ts';
 import type { PolicyKind, Touched } from '../access/access.ports.ts';
 import { policyLinkTables, touchedKey } from '../shared/link-tables.store.ts';
 import type {
@@ -172,6 +171,8 @@ function oneAtATime(): <T>(fn: () => Promise<T>) => Promise<T> {
  */
 export function whatIfSandbox(
   database: Database,
+  /** Takes the access derivation's lock in the transaction (`AccessLinks.lock`). */
+  lockDerivation: (tx: Db) => Promise<void>,
   bind: (tx: Db, events: EventSink) => Omit<WhatIfEngine, 'rewind'>,
 ): WhatIfSandbox {
   const queue = oneAtATime();
@@ -180,7 +181,7 @@ export function whatIfSandbox(
     try {
       await database.transaction(async (tx) => {
         await queryRows(tx, `set local statement_timeout = ${statementTimeoutMs}`);
-        await new PgAccessLinks(tx).lock();
+        await lockDerivation(tx);
         await queryRows(tx, 'savepoint what_if');
         const engine: WhatIfEngine = {
           ...bind(tx, discarded),
