@@ -14,6 +14,11 @@ export interface IdentityStore {
   /** Those of `ids` that exist, in no particular order. */
   getMany(ids: string[]): Promise<Identity[]>;
   list(input: ListInput, roleFilter?: RoleFilter): Promise<ListPage<Identity>>;
+  /**
+   * One page of the identities auth publishes (docs/adr/0008), in bytewise id order: those of `ids`,
+   * or at most `limit` after `after` (from the first when undefined).
+   */
+  page(after: string | undefined, limit: number, ids?: string[]): Promise<Identity[]>;
   /** An identity with what its detail shows, in one read. */
   getView(id: string): Promise<IdentityView | null>;
   /** Those of `ids` that exist, each with what its detail shows, in one read, in no particular order. */

@@ -3,11 +3,13 @@ import {
   type LockOption,
   date,
   dateOrNull,
+  entityStatesPage,
   json,
   listRows,
   lockClause,
   queryRows,
   roleFilterScope,
+  statesPageRows,
   withForeignKeys,
   withUniqueFields,
   toListPage,
@@ -154,6 +156,13 @@ export class PgIdentityStore implements IdentityStore {
     if (ids.length === 0) return [];
     const rows = await queryRows<Row>(this.db, viewsByIds, [[...new Set(ids)]], { prepare: true });
     return rows.map(viewFromRow);
+  }
+
+  async page(after: string | undefined, limit: number, ids?: string[]): Promise<Identity[]> {
+    const page = entityStatesPage({ type: 'identity', after, limit, ids }, 'i.id');
+    return (
+      await statesPageRows<Row>(this.db, { columns: identityColumns, from: 'identities i', key: 'i.id' }, page)
+    ).map(identityFromRow);
   }
 
   /** A page of identities (role filter, ZitiQL) with what their details show, and the total (`listRows`' `detail`). */

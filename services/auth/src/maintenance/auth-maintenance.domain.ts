@@ -1,18 +1,14 @@
-import { zitiqlString } from '@ziti/zitiql/literal';
 import type { EntityStatesRequest, IdentityState, IntegrityResult } from '@ziti/contracts';
 import { identityState } from '../identities/identities.domain.ts';
-import type { Identity } from '../shared/model.domain.ts';
 import type { OutstandingEnrollmentIntegrity } from '../enrollments/outstanding-enrollments.domain.ts';
 import type { IdentityStore } from '../identities/identities.ports.ts';
 import type { SessionStore } from '../shared/stores.ports.ts';
 import type { RouterIdentityIntegrity } from '../router-identities/router-identity-integrity.domain.ts';
 
-/** A ZitiQL string literal. */
-
 /** What auth's maintenance calls read; `Tx` is a transaction the caller opened, opaque here. */
 export interface AuthMaintenancePorts<Tx> {
   /** The identity store bound to `tx`. */
-  identities: (tx: Tx) => Pick<IdentityStore, 'list'>;
+  identities: (tx: Tx) => Pick<IdentityStore, 'page'>;
   /** Live API sessions (in Redis), which `/summary` counts as `apiSessions`. */
   sessions?: Pick<SessionStore, 'countLive'>;
   /** Router identities against inventory's edge routers. */
@@ -46,20 +42,7 @@ export class AuthMaintenance<Tx> {
    * event position) by the identity store, so states match the events.
    */
   async identityStates(request: EntityStatesRequest, tx: Tx): Promise<IdentityState[]> {
-    return (await this.identityPage(this.ports.identities(tx), request)).map((i) => identityState(i));
-  }
-
-  private async identityPage(
-    identities: Pick<IdentityStore, 'list'>,
-    request: EntityStatesRequest,
-  ): Promise<Identity[]> {
-    if (request.ids) {
-      if (request.ids.length === 0) return [];
-      return (
-        await identities.list({ filter: `id in [${request.ids.map(zitiqlString).join(', ')}] sort by id limit none` })
-      ).items;
-    }
-    const where = request.after === undefined ? 'true' : `id > ${zitiqlString(request.after)}`;
-    return (await identities.list({ filter: `${where} sort by id limit ${request.limit ?? 500}` })).items;
+    const page = await this.ports.identities(tx).page(request.after, request.limit ?? 500, request.ids);
+    return page.map((i) => identityState(i));
   }
 }

@@ -362,6 +362,18 @@ for (const [name, open] of Object.entries(targets)) {
         'v1',
         'v3',
       ]);
+      // The states auth publishes, page by page in bytewise id order (the seeded admin is one too).
+      const all = (await work((s) => s.identities.list({ filter: 'true limit none' }))).items.map((i) => i.id);
+      const bytewise = [...all].sort((a, b) => (Buffer.from(a) < Buffer.from(b) ? -1 : 1));
+      const pageIds = (after: string | undefined, limit: number, ids?: string[]) =>
+        work((s) => s.identities.page(after, limit, ids)).then((p) => p.map((i) => i.id));
+      expect(await pageIds(undefined, 2)).toEqual(bytewise.slice(0, 2));
+      expect(await pageIds(bytewise[1], 500)).toEqual(bytewise.slice(2));
+      expect((await pageIds(undefined, 500, ['v3', 'nobody', 'v1'])).sort()).toEqual(['v1', 'v3']);
+      expect(await pageIds(undefined, 500, [])).toEqual([]);
+      expect((await work((s) => s.identities.page(undefined, 500, ['v1'])))[0]).toEqual(
+        await work((s) => s.identities.get('v1')),
+      );
 
       const list = (filter: string, roles?: string[]) =>
         work((s) => s.identities.listViews({ filter }, roles ? { roles, semantic: 'AnyOf' } : undefined)).then((p) => ({
