@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { join, resolve } from 'node:path';
 import {
   ApiError,
+  type EntityStatesReply,
   type EntityStatesRequest,
   type IntegrityResult,
   type EntityOwner,
@@ -130,20 +131,46 @@ export async function snapshotDatabase(
   return target;
 }
 
+/** What a service's maintenance calls answer (see `maintenanceCallContracts`), one method per call. */
+export interface ServiceMaintenance {
+  summaryCounts(): Promise<Record<string, number>>;
+  integrityCheck(fix: boolean): Promise<IntegrityResult[]>;
+  /** Writes a snapshot of the service's database under `label`; answers its path. */
+  snapshot(label: string): Promise<string>;
+  eventPosition(): Promise<number>;
+  entityStates(request: EntityStatesRequest): Promise<EntityStatesReply>;
+}
+
 /**
  * The maintenance calls a service serves (see `maintenanceCallContracts`): summary counts, its
- * integrity check, a snapshot of its database, and the states of the entities it owns.
+ * integrity check, a snapshot of its database, and the states of the entities it owns, each
+ * answered by `maintenance` (usually `databaseMaintenance`, built in the service's composition root).
  */
-export function maintenanceHandlers(o: MaintenanceOptions): CallTable {
-  const dir = o.snapshotDir ?? snapshotDirFromEnv();
+export function maintenanceHandlers(maintenance: ServiceMaintenance): CallTable {
   return callHandlers(maintenanceCallContracts, {
+    summaryCounts: () => maintenance.summaryCounts(),
+    integrityCheck: async ({ fix }) => ({ results: await maintenance.integrityCheck(fix) }),
+    snapshot: async ({ label }) => ({ path: await maintenance.snapshot(label) }),
+    eventPosition: async () => ({ position: await maintenance.eventPosition() }),
+    entityStates: (request) => maintenance.entityStates(request),
+  });
+}
+
+/**
+ * A service's maintenance over its database: the rows of `summaryTables` counted, the service's own
+ * checks, a snapshot, its event position, and one page of the states it owns read in a read-only
+ * REPEATABLE READ transaction together with the event position they are the state after.
+ */
+export function databaseMaintenance(o: MaintenanceOptions): ServiceMaintenance {
+  const dir = o.snapshotDir ?? snapshotDirFromEnv();
+  return {
     summaryCounts: async () => ({
       ...(await countSummaryTables(o.database.db, o.summaryTables)),
       ...(o.summaryCounts ? await o.summaryCounts() : {}),
     }),
-    integrityCheck: async ({ fix }) => ({ results: o.integrity ? await o.integrity(fix) : [] }),
-    snapshot: async ({ label }) => ({ path: await snapshotDatabase(o.database, dir, o.service, label) }),
-    eventPosition: async () => ({ position: await currentEventPosition(o.database.db) }),
+    integrityCheck: async (fix) => (o.integrity ? o.integrity(fix) : []),
+    snapshot: (label) => snapshotDatabase(o.database, dir, o.service, label),
+    eventPosition: () => currentEventPosition(o.database.db),
     entityStates: async (request) => {
       const source = o.entityStates?.[request.type];
       if (!source)
@@ -169,7 +196,7 @@ export function maintenanceHandlers(o: MaintenanceOptions): CallTable {
         };
       });
     },
-  });
+  };
 }
 
 /**

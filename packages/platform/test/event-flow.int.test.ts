@@ -19,6 +19,7 @@ import {
   createLogger,
   createUnitOfWork,
   durableName,
+  databaseMaintenance,
   maintenanceHandlers,
   migrate,
   openDatabase,
@@ -95,22 +96,24 @@ async function makeBed(kind: 'nats' | 'memory'): Promise<Bed> {
   const owner = serveCalls(
     bus,
     'auth',
-    maintenanceHandlers({
-      service: 'auth',
-      database: producer,
-      summaryTables: {},
-      entityStates: {
-        identity: async (r, tx) => {
-          const limit = r.limit ?? 500;
-          return queryRows(
-            tx,
-            `select id, name, version from things where ($1::text is null or id collate "C" > $1)
+    maintenanceHandlers(
+      databaseMaintenance({
+        service: 'auth',
+        database: producer,
+        summaryTables: {},
+        entityStates: {
+          identity: async (r, tx) => {
+            const limit = r.limit ?? 500;
+            return queryRows(
+              tx,
+              `select id, name, version from things where ($1::text is null or id collate "C" > $1)
               order by id collate "C" limit $2`,
-            [r.after ?? null, limit],
-          );
+              [r.after ?? null, limit],
+            );
+          },
         },
-      },
-    }),
+      }),
+    ),
   );
   const relay = new OutboxRelay(producer, bus, 'auth', logger, 100);
   return {

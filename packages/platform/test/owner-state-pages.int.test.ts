@@ -3,6 +3,7 @@ import { infra, uniqueName } from '../../../test/support/infra.ts';
 import {
   NatsBus,
   createLogger,
+  databaseMaintenance,
   maintenanceHandlers,
   migrate,
   openDatabase,
@@ -47,17 +48,19 @@ describe('regression: entityStates pages over NATS', () => {
     served = serveCalls(
       bus,
       'auth',
-      maintenanceHandlers({
-        service: 'auth',
-        database: db,
-        summaryTables: {},
-        entityStates: {
-          identity: async (r) =>
-            Array.from({ length: 500 }, (_, i) => state(i))
-              .filter((s) => r.after === undefined || s.id > r.after)
-              .slice(0, r.limit ?? 500),
-        },
-      }),
+      maintenanceHandlers(
+        databaseMaintenance({
+          service: 'auth',
+          database: db,
+          summaryTables: {},
+          entityStates: {
+            identity: async (r) =>
+              Array.from({ length: 500 }, (_, i) => state(i))
+                .filter((s) => r.after === undefined || s.id > r.after)
+                .slice(0, r.limit ?? 500),
+          },
+        }),
+      ),
     );
     let error: unknown;
     let states = 0;

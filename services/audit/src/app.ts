@@ -11,6 +11,7 @@ import {
 } from '@ziti/platform';
 import type { AuditConfig } from './config.ts';
 import { PgEntityStateStore, entityStatesReadModel } from './entity-states/entity-states.store.ts';
+import { pgMaintenance } from './maintenance/maintenance.store.ts';
 import { maintenanceCalls } from './maintenance/maintenance.transport.ts';
 import { auditOperations } from './operations.transport.ts';
 import { AuditRecords } from './records/records.domain.ts';
@@ -76,7 +77,7 @@ export function createAuditService(deps: AuditServiceDeps): RunnableService {
     logger,
     migrations,
     relay,
-    calls: maintenanceCalls(database, () => parkedEventResults(database.db)),
+    calls: maintenanceCalls(pgMaintenance(database, () => parkedEventResults(database.db))),
     operations: auditOperations({ records }),
     subscriptions: trailSubscriptions({ trail, stores: bind, readModels }),
     onStop: () => sweeper.stop(),

@@ -5,6 +5,7 @@ import { BusServiceExistence } from './identities/inventory-services.adapter.ts'
 import { BusEnrollmentPort } from './enrollments/pki-client.adapter.ts';
 import { CredentialService, type CredentialStores } from './credentials/credentials.domain.ts';
 import { PgCredentialStore } from './credentials/credentials.store.ts';
+import { pgMaintenance } from './maintenance/maintenance.store.ts';
 import { maintenanceCalls } from './maintenance/maintenance.transport.ts';
 import { routerIdentityEventSubscription } from './router-identities/router-identity-events.transport.ts';
 import { RouterIdentities } from './router-identities/router-identities.domain.ts';
@@ -228,25 +229,27 @@ export function createAuthService(deps: AuthServiceDeps): RunnableService {
       ...authCalls({ credentials, authentication, identities, enrollments }),
       ...routerApiSessionCalls(routerApiSessions),
       ...maintenanceCalls(
-        deps.database,
-        new AuthMaintenance<Db>({
-          identities: (tx) => new PgIdentityStore(tx),
-          sessions: deps.sessions,
-          routerIdentities: new RouterIdentityIntegrity(
-            {
-              edgeRouterPages: () => ownerEntityStates(deps.bus, 'inventory', 'edgeRouter'),
-              read: (fn) => deps.database.transaction((tx) => fn(new PgIdentityStore(tx))),
-              // No relay kick, as before: the relay hears the outbox's NOTIFY (or polls) for a fix's events.
-              work: createUnitOfWork(deps.database, undefined, 'auth', routerIdentityStores),
-            },
-            routerIdentities,
-          ),
-          outstandingEnrollments: new OutstandingEnrollmentIntegrity({
-            ownerPages: () => ownerEntityStates(deps.bus, 'pki-enrollment', 'enrollment'),
-            rows: new PgOutstandingEnrollments(deps.database.db),
-            transaction: (fn) => deps.database.transaction((tx) => fn(new PgOutstandingEnrollments(tx))),
+        pgMaintenance(
+          deps.database,
+          new AuthMaintenance<Db>({
+            identities: (tx) => new PgIdentityStore(tx),
+            sessions: deps.sessions,
+            routerIdentities: new RouterIdentityIntegrity(
+              {
+                edgeRouterPages: () => ownerEntityStates(deps.bus, 'inventory', 'edgeRouter'),
+                read: (fn) => deps.database.transaction((tx) => fn(new PgIdentityStore(tx))),
+                // No relay kick, as before: the relay hears the outbox's NOTIFY (or polls) for a fix's events.
+                work: createUnitOfWork(deps.database, undefined, 'auth', routerIdentityStores),
+              },
+              routerIdentities,
+            ),
+            outstandingEnrollments: new OutstandingEnrollmentIntegrity({
+              ownerPages: () => ownerEntityStates(deps.bus, 'pki-enrollment', 'enrollment'),
+              rows: new PgOutstandingEnrollments(deps.database.db),
+              transaction: (fn) => deps.database.transaction((tx) => fn(new PgOutstandingEnrollments(tx))),
+            }),
           }),
-        }),
+        ),
       ),
     },
     subscriptions: [

@@ -22,6 +22,7 @@ import { PgIdentityServiceConfigStore } from './identity-service-configs/identit
 import { DatabaseMaintenance } from './maintenance/database-maintenance.domain.ts';
 import { InventoryMaintenance } from './maintenance/inventory-maintenance.domain.ts';
 import { PgIntegrityJobStore, PgRateLimitStore } from './maintenance/maintenance.store.ts';
+import { pgMaintenance } from './maintenance/maintenance.store.ts';
 import { maintenanceCalls } from './maintenance/maintenance.transport.ts';
 import { BusServiceMaintenance } from './maintenance/service-maintenance.adapter.ts';
 import { inventoryOperations } from './operations.transport.ts';
@@ -106,7 +107,9 @@ export function createInventoryService(deps: InventoryServiceDeps): RunnableServ
     relay,
     calls: {
       ...inventoryCalls(routers, terminators, services, presence, configTypes),
-      ...maintenanceCalls(deps.database, new InventoryMaintenance<Db>({ work, read, schemas, identities })),
+      ...maintenanceCalls(
+        pgMaintenance(deps.database, new InventoryMaintenance<Db>({ work, read, schemas, identities })),
+      ),
     },
     operations: inventoryOperations({
       configTypes,

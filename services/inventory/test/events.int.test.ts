@@ -12,6 +12,7 @@ import {
 } from '../src/identity-service-configs/identity-service-configs.domain.ts';
 import { checkInventoryIntegrity } from '../src/maintenance/inventory-integrity.domain.ts';
 import { InventoryMaintenance } from '../src/maintenance/inventory-maintenance.domain.ts';
+import { pgMaintenance } from '../src/maintenance/maintenance.store.ts';
 import { maintenanceCalls } from '../src/maintenance/maintenance.transport.ts';
 import { RouterService } from '../src/routers/routers.domain.ts';
 import type { RouterEnrollments } from '../src/routers/routers.ports.ts';
@@ -35,9 +36,9 @@ let entityStates: (payload: unknown) => Promise<unknown>;
 
 beforeAll(async () => {
   ({ database, work, read, drop } = await inventoryDatabase('postgres'));
-  entityStates = maintenanceCalls(database, new InventoryMaintenance({ work, read, schemas, identities }))[
-    maintenanceActions.entityStates
-  ]!;
+  entityStates = maintenanceCalls(
+    pgMaintenance(database, new InventoryMaintenance({ work, read, schemas, identities })),
+  )[maintenanceActions.entityStates]!;
 });
 afterAll(async () => {
   await drop?.();

@@ -21,6 +21,7 @@ import { AuthEventEffects } from './shared/auth-event-effects.domain.ts';
 import { authEventSubscription } from './shared/auth-events.transport.ts';
 import { pkiCalls } from './shared/calls.transport.ts';
 import { PkiMaintenance } from './shared/maintenance.domain.ts';
+import { pgMaintenance } from './shared/maintenance.store.ts';
 import { maintenanceCalls } from './shared/maintenance.transport.ts';
 import type { PkiStores } from './shared/stores.ports.ts';
 
@@ -82,7 +83,7 @@ export function createPkiService(deps: PkiServiceDeps): RunnableService {
     calls: {
       ...pkiCalls({ pki, cas, enrollments }),
       ...routerEnrollmentCalls(routerEnrollments),
-      ...maintenanceCalls(deps.database, new PkiMaintenance(routerEnrollments, enrollmentStatesPage)),
+      ...maintenanceCalls(pgMaintenance(deps.database, new PkiMaintenance(routerEnrollments, enrollmentStatesPage))),
     },
     subscriptions: [
       authEventSubscription(new AuthEventEffects(), (tx, events) => ({

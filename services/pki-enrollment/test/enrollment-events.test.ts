@@ -11,6 +11,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../src/app.ts';
 import { authEventSubscription } from '../src/shared/auth-events.transport.ts';
+import { pgMaintenance } from '../src/shared/maintenance.store.ts';
 import { maintenanceCalls } from '../src/shared/maintenance.transport.ts';
 import { AuthEventEffects } from '../src/shared/auth-event-effects.domain.ts';
 import { ControllerPkiService } from '../src/controller-pki/controller-pki.domain.ts';
@@ -183,7 +184,7 @@ describe('enrollment events', () => {
     credentials.addIdentity(identityId);
     const ids = await enrollments.createForIdentity(identityId, [{ method: 'ott' }]);
     const events = await newEvents();
-    const calls = maintenanceCalls(database, new PkiMaintenance(routers, enrollmentStatesPage));
+    const calls = maintenanceCalls(pgMaintenance(database, new PkiMaintenance(routers, enrollmentStatesPage)));
     const page = (await calls[maintenanceActions.entityStates]!({ type: 'enrollment', limit: 500 })) as {
       states: Record<string, unknown>[];
       position: number;

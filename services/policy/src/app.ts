@@ -25,6 +25,7 @@ import { edgeRouterPolicyKind } from './edge-router-policies/edge-router-policie
 import { pgEdgeRouterPolicies } from './edge-router-policies/edge-router-policies.store.ts';
 import { SystemEdgeRouterPolicies } from './edge-router-policies/system-edge-router-policies.domain.ts';
 import { PgSystemEdgeRouterPolicies } from './edge-router-policies/system-edge-router-policies.store.ts';
+import { pgMaintenance } from './maintenance/maintenance.store.ts';
 import { maintenanceCalls } from './maintenance/maintenance.transport.ts';
 import { PolicyIntegrity } from './maintenance/policy-integrity.domain.ts';
 import { policyOperations } from './operations.transport.ts';
@@ -231,24 +232,26 @@ export function createPolicyService(deps: PolicyServiceDeps): RunnableService {
     calls: {
       ...sessionCalls(sessionUse),
       ...maintenanceCalls(
-        deps.database,
-        new PolicyIntegrity(
-          {
-            parkedEvents: () => parkedEventResults(deps.database.db),
-            ownerPages: (owner, type) => ownerEntityStates(deps.bus, owner, type),
-            readModels: {
-              identities: identities(deps.database.db),
-              services: services(deps.database.db),
-              edgeRouters: edgeRouters(deps.database.db),
-              routerPresence: routerPresence(deps.database.db),
+        pgMaintenance(
+          deps.database,
+          new PolicyIntegrity(
+            {
+              parkedEvents: () => parkedEventResults(deps.database.db),
+              ownerPages: (owner, type) => ownerEntityStates(deps.bus, owner, type),
+              readModels: {
+                identities: identities(deps.database.db),
+                services: services(deps.database.db),
+                edgeRouters: edgeRouters(deps.database.db),
+                routerPresence: routerPresence(deps.database.db),
+              },
+              // No relay kick, as before: the relay hears the outbox's NOTIFY (or polls) for a fix's events.
+              accessWork: createUnitOfWork(deps.database, undefined, 'policy', (tx, events) => ({
+                links: links(tx),
+                events,
+              })),
             },
-            // No relay kick, as before: the relay hears the outbox's NOTIFY (or polls) for a fix's events.
-            accessWork: createUnitOfWork(deps.database, undefined, 'policy', (tx, events) => ({
-              links: links(tx),
-              events,
-            })),
-          },
-          access,
+            access,
+          ),
         ),
       ),
     },

@@ -9,7 +9,7 @@ import { inventoryDatabase } from '../../test/support.ts';
 import { DatabaseMaintenance, referenceSummaryFixed } from './database-maintenance.domain.ts';
 import type { ServiceMaintenance } from './database-maintenance.ports.ts';
 import { PgIntegrityJobStore, PgRateLimitStore } from './maintenance.store.ts';
-import { summaryTables } from './maintenance.transport.ts';
+import { summaryTables } from './maintenance.store.ts';
 
 let database: Database;
 let drop: () => Promise<void>;

@@ -1,6 +1,15 @@
 import type { IntegrityResult } from '@ziti/contracts';
-import { type Db, dateOrNull, json, queryRows } from '@ziti/platform';
+import {
+  type Database,
+  type Db,
+  type ServiceMaintenance,
+  databaseMaintenance,
+  dateOrNull,
+  json,
+  queryRows,
+} from '@ziti/platform';
 import type { IntegrityJobState, IntegrityJobStore, RateLimitStore } from './database-maintenance.ports.ts';
+import type { InventoryMaintenance } from './inventory-maintenance.domain.ts';
 
 type Row = Record<string, unknown>;
 
@@ -73,4 +82,41 @@ export class PgRateLimitStore implements RateLimitStore {
     );
     return rows.length > 0;
   }
+}
+
+/** The tables inventory owns that `/summary` reports, each a table name with an optional `where` written in code. */
+export const summaryTables: Record<string, string> = {
+  configTypes: 'config_types',
+  configs: 'configs',
+  services: 'services',
+  routers: 'routers',
+  edgeRouters: "routers where kind = 'edge'",
+  transitRouters: "routers where kind = 'transit'",
+  terminators: 'terminators',
+};
+
+/**
+ * inventory's maintenance over its database (the platform's `databaseMaintenance`); its integrity
+ * check and the states of the entities it owns (read in the platform's snapshot, `tx`) are the
+ * domain's `InventoryMaintenance`.
+ */
+export function pgMaintenance(database: Database, maintenance?: InventoryMaintenance<Db>): ServiceMaintenance {
+  return databaseMaintenance({
+    service: 'inventory',
+    database,
+    summaryTables,
+    ...(maintenance
+      ? {
+          integrity: (fix: boolean) => maintenance.check(fix),
+          entityStates: {
+            service: (r, tx) => maintenance.serviceStates(r, tx),
+            edgeRouter: (r, tx) => maintenance.edgeRouterStates(r, tx),
+            routerPresence: (r, tx) => maintenance.routerPresenceStates(r, tx),
+            config: (r, tx) => maintenance.configStates(r, tx),
+            configType: (r, tx) => maintenance.configTypeStates(r, tx),
+            identityServiceConfigs: (r, tx) => maintenance.identityServiceConfigsStates(r, tx),
+          },
+        }
+      : {}),
+  });
 }

@@ -1,47 +1,14 @@
-import type { CallTable, Database, Db, OperationHandlers } from '@ziti/platform';
+import type { CallTable, OperationHandlers, ServiceMaintenance } from '@ziti/platform';
 import { maintenanceHandlers, reply } from '@ziti/platform';
 import type { DatabaseMaintenance } from './database-maintenance.domain.ts';
-import type { InventoryMaintenance } from './inventory-maintenance.domain.ts';
 import { dataIntegrityDetail } from './maintenance.mapper.ts';
 
 /**
- * Service-wide maintenance calls used by inventory's fan-out operations (`/summary`,
- * `/database/*`): entity counts of this service, its integrity check and fix, its snapshot.
- * Each service lists here the tables it owns that `/summary` reports.
+ * inventory's maintenance calls (`maintenanceCallContracts`: `/summary` counts, the integrity check and
+ * fix, snapshots, event position, owner state pages), answered by its `pgMaintenance`.
  */
-export const summaryTables: Record<string, string> = {
-  configTypes: 'config_types',
-  configs: 'configs',
-  services: 'services',
-  routers: 'routers',
-  edgeRouters: "routers where kind = 'edge'",
-  transitRouters: "routers where kind = 'transit'",
-  terminators: 'terminators',
-};
-
-/**
- * inventory's maintenance calls; its integrity check and the states of the entities it owns
- * (read in the platform's snapshot, `tx`) are the domain's `InventoryMaintenance`.
- */
-export function maintenanceCalls(database: Database, maintenance?: InventoryMaintenance<Db>): CallTable {
-  return maintenanceHandlers({
-    service: 'inventory',
-    database,
-    summaryTables,
-    ...(maintenance
-      ? {
-          integrity: (fix: boolean) => maintenance.check(fix),
-          entityStates: {
-            service: (r, tx) => maintenance.serviceStates(r, tx),
-            edgeRouter: (r, tx) => maintenance.edgeRouterStates(r, tx),
-            routerPresence: (r, tx) => maintenance.routerPresenceStates(r, tx),
-            config: (r, tx) => maintenance.configStates(r, tx),
-            configType: (r, tx) => maintenance.configTypeStates(r, tx),
-            identityServiceConfigs: (r, tx) => maintenance.identityServiceConfigsStates(r, tx),
-          },
-        }
-      : {}),
-  });
+export function maintenanceCalls(maintenance: ServiceMaintenance): CallTable {
+  return maintenanceHandlers(maintenance);
 }
 
 /** `/summary` and `/database/*` (ZITI-FACTS §7.7, §13): the cluster's, gathered by `DatabaseMaintenance`. */

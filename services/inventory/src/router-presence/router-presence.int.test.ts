@@ -16,6 +16,7 @@ import { FakeIdentityDirectory, inventoryDatabase, outboxEvents } from '../../te
 import { AjvSchemaValidator } from '../config-types/ajv-schema-validator.adapter.ts';
 import { ConfigTypeService } from '../config-types/config-types.domain.ts';
 import { InventoryMaintenance } from '../maintenance/inventory-maintenance.domain.ts';
+import { pgMaintenance } from '../maintenance/maintenance.store.ts';
 import { maintenanceCalls } from '../maintenance/maintenance.transport.ts';
 import { RouterService } from '../routers/routers.domain.ts';
 import { routerOperations } from '../routers/routers.transport.ts';
@@ -384,13 +385,15 @@ describe.each(storeTargets)('router presence on %s', (target) => {
 
   it('answers entityStates of router presence: one per router that ever connected, in bytewise id order, by ids too', async () => {
     const entityStates = maintenanceCalls(
-      database,
-      new InventoryMaintenance({
-        work,
-        read,
-        schemas: new AjvSchemaValidator(),
-        identities: new FakeIdentityDirectory(),
-      }),
+      pgMaintenance(
+        database,
+        new InventoryMaintenance({
+          work,
+          read,
+          schemas: new AjvSchemaValidator(),
+          identities: new FakeIdentityDirectory(),
+        }),
+      ),
     )[maintenanceActions.entityStates]!;
     const states = async (payload: Record<string, unknown>) =>
       entityStatesReplySchema.parse(await entityStates({ type: 'routerPresence', ...payload })).states;
