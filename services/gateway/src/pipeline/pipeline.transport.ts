@@ -307,6 +307,8 @@ async function dispatch(
     return local(request);
   }
   try {
+    // The owner's handler of this subject: its entry in services/<owner>/src/operation-bindings.transport.ts
+    // (generated: subject, route, and the transport slice that answers it).
     return (await deps.bus.request(
       subjects.operation(op.owner, op.api, op.operationId),
       request,
