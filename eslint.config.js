@@ -149,13 +149,14 @@ export default tseslint.config(
             // Only the query entities and SQL fragments of policy's derived tables, which every
             // reader of them shares: no store.
             'services/policy/src/read-models/read-model-queries.store.ts': '*',
-            // A policy kind's table definition (columns, roles, query entity), which the relation
-            // lists read with the shared decoder (`policyFromRow`).
-            'services/policy/src/service-policies/service-policies.store.ts': ['servicePolicyTable'],
-            'services/policy/src/edge-router-policies/edge-router-policies.store.ts': ['edgeRouterPolicyTable'],
-            'services/policy/src/service-edge-router-policies/service-edge-router-policies.store.ts': [
-              'serviceEdgeRouterPolicyTable',
-            ],
+            // The description of the derived link tables (docs/adr/0009): names and columns, no store.
+            'services/policy/src/access/link-tables.store.ts': '*',
+            // A policy kind's table definition (columns, roles, query entity) and the decoder of its
+            // rows, which the relation lists read policies with.
+            'services/policy/src/policies/service-policies.store.ts': ['servicePolicyTable'],
+            'services/policy/src/policies/edge-router-policies.store.ts': ['edgeRouterPolicyTable'],
+            'services/policy/src/policies/service-edge-router-policies.store.ts': ['serviceEdgeRouterPolicyTable'],
+            'services/policy/src/policies/policies.store.ts': ['policyFromRow'],
           },
         },
       ],

@@ -205,12 +205,12 @@ describe('lint floors', () => {
     // A SQL-pieces exception covers only the names it lists: the kind's store itself fails.
     [
       'services/policy/src/relations/relations.store.ts',
-      "import { servicePolicyTable, pgServicePolicies } from '../service-policies/service-policies.store.ts';",
+      "import { servicePolicyTable, pgServicePolicies } from '../policies/service-policies.store.ts';",
     ],
     // The relation lists and what-if read with SQL pieces or get what they need from app.ts (issue 33).
     [
       'services/policy/src/relations/relations.store.ts',
-      "import { pgEdgeRouterPolicies } from '../edge-router-policies/edge-router-policies.store.ts';",
+      "import { pgEdgeRouterPolicies } from '../policies/edge-router-policies.store.ts';",
     ],
     [
       'services/policy/src/what-if/what-if.store.ts',
@@ -233,11 +233,12 @@ describe('lint floors', () => {
   it('a store may import its own folder, shared/, the SQL pieces eslint.config.js names and ports', async () => {
     const code = [
       "import { factsRows } from './sessions.store.ts';",
-      "import { linkTableOf } from '../shared/link-tables.store.ts';",
+      "import { linkTableOf } from '../access/link-tables.store.ts';",
+      "import { roleAttributesOf } from '../shared/role-attributes.store.ts';",
       "import { postureCheckFromRow } from '../posture-checks/posture-checks.store.ts';",
       "import { edgeRouterQuery } from '../read-models/read-model-queries.store.ts';",
       "import type { AccessLinks } from '../access/access.ports.ts';",
-      'export const v = [factsRows, linkTableOf, postureCheckFromRow, edgeRouterQuery];',
+      'export const v = [factsRows, linkTableOf, roleAttributesOf, postureCheckFromRow, edgeRouterQuery];',
       'export type W = AccessLinks;',
     ].join('\n');
     expect(await problems('services/policy/src/sessions/probe.store.ts', code)).toEqual([]);

@@ -21,10 +21,10 @@ import { PgClientEdgeRouters } from './client-edge-routers/client-edge-routers.s
 import { ClientTerminators } from './client-terminators/client-terminators.domain.ts';
 import { PgServiceVisibility } from './client-terminators/client-terminators.store.ts';
 import { BusTerminatorCatalog } from './client-terminators/inventory-terminators.adapter.ts';
-import { edgeRouterPolicyKind } from './edge-router-policies/edge-router-policies.domain.ts';
-import { pgEdgeRouterPolicies } from './edge-router-policies/edge-router-policies.store.ts';
-import { SystemEdgeRouterPolicies } from './edge-router-policies/system-edge-router-policies.domain.ts';
-import { PgSystemEdgeRouterPolicies } from './edge-router-policies/system-edge-router-policies.store.ts';
+import { edgeRouterPolicyKind } from './policies/edge-router-policies.domain.ts';
+import { pgEdgeRouterPolicies } from './policies/edge-router-policies.store.ts';
+import { SystemEdgeRouterPolicies } from './policies/system-edge-router-policies.domain.ts';
+import { PgSystemEdgeRouterPolicies } from './policies/system-edge-router-policies.store.ts';
 import { pgMaintenance } from './maintenance/maintenance.store.ts';
 import { maintenanceCalls } from './maintenance/maintenance.transport.ts';
 import { PolicyIntegrity } from './maintenance/policy-integrity.domain.ts';
@@ -60,10 +60,10 @@ import { BusRelatedEntityDetails } from './relations/owner-details.adapter.ts';
 import { RelationService } from './relations/relations.domain.ts';
 import type { RelationStore } from './relations/relations.ports.ts';
 import { PgRelations } from './relations/relations.store.ts';
-import { serviceEdgeRouterPolicyKind } from './service-edge-router-policies/service-edge-router-policies.domain.ts';
-import { pgServiceEdgeRouterPolicies } from './service-edge-router-policies/service-edge-router-policies.store.ts';
-import { servicePolicyKind } from './service-policies/service-policies.domain.ts';
-import { pgServicePolicies } from './service-policies/service-policies.store.ts';
+import { serviceEdgeRouterPolicyKind } from './policies/service-edge-router-policies.domain.ts';
+import { pgServiceEdgeRouterPolicies } from './policies/service-edge-router-policies.store.ts';
+import { servicePolicyKind } from './policies/service-policies.domain.ts';
+import { pgServicePolicies } from './policies/service-policies.store.ts';
 import { ServiceViewService } from './services/service-view.domain.ts';
 import { PgServiceView } from './services/service-view.store.ts';
 import { FabricCircuitPaths } from './sessions/fabric-route-paths.adapter.ts';
@@ -72,10 +72,10 @@ import { SessionUseAuthority } from './sessions/session-use.domain.ts';
 import { SessionService } from './sessions/sessions.domain.ts';
 import { PgSessions } from './sessions/sessions.store.ts';
 import { sessionCalls } from './sessions/sessions.transport.ts';
-import { EntityChanges } from './shared/entity-changes.domain.ts';
-import { PolicyService } from './shared/policies.domain.ts';
-import type { PolicyStores, PolicyUnitOfWork } from './shared/policies.ports.ts';
-import { PgRoleTargets } from './shared/roles.store.ts';
+import { EntityChanges } from './policies/entity-changes.domain.ts';
+import { PolicyService } from './policies/policies.domain.ts';
+import type { PolicyStores, PolicyUnitOfWork } from './policies/policies.ports.ts';
+import { PgRoleTargets } from './policies/roles.store.ts';
 import { WhatIfAnalysis } from './what-if/what-if.domain.ts';
 import { PgWhatIfProbe, whatIfSandbox } from './what-if/what-if.store.ts';
 
@@ -130,7 +130,7 @@ export function policyEngine(database: Database, relay: OutboxRelay | undefined)
   const work = createUnitOfWork<PolicyStores>(database, relay, 'policy', bind);
   const read = createReader<PolicyStores>(database, bind);
   const policies = policyServices(work, read);
-  // What owners' entity changes do to links, roles and system policies (shared/entity-changes.domain.ts).
+  // What owners' entity changes do to links, roles and system policies (policies/entity-changes.domain.ts).
   const entities = new EntityChanges(access, policies, new SystemEdgeRouterPolicies());
   // Consumers apply events in a transaction with its own event sink: access changes leave with it.
   const derive: Derivations = {

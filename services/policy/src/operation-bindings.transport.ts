@@ -7,7 +7,12 @@ import { clientTerminatorOperations } from './client-terminators/client-terminat
 import {
   edgeRouterPolicyOperations,
   edgeRouterPolicyRelationOperations,
-} from './edge-router-policies/edge-router-policies.transport.ts';
+} from './policies/edge-router-policies.transport.ts';
+import {
+  serviceEdgeRouterPolicyOperations,
+  serviceEdgeRouterPolicyRelationOperations,
+} from './policies/service-edge-router-policies.transport.ts';
+import { servicePolicyOperations, servicePolicyRelationOperations } from './policies/service-policies.transport.ts';
 import { policyAdviceOperations } from './policy-advice/policy-advice.transport.ts';
 import { postureCheckOperations } from './posture-checks/posture-checks.transport.ts';
 import { postureResponseOperations } from './posture-data/posture-responses.transport.ts';
@@ -17,14 +22,6 @@ import {
   identityRelationOperations,
   serviceRelationOperations,
 } from './relations/relations.transport.ts';
-import {
-  serviceEdgeRouterPolicyOperations,
-  serviceEdgeRouterPolicyRelationOperations,
-} from './service-edge-router-policies/service-edge-router-policies.transport.ts';
-import {
-  servicePolicyOperations,
-  servicePolicyRelationOperations,
-} from './service-policies/service-policies.transport.ts';
 import { serviceOperations } from './services/services.transport.ts';
 import { sessionOperations } from './sessions/sessions.transport.ts';
 import { whatIfOperations } from './what-if/what-if.transport.ts';

@@ -6,7 +6,7 @@ import { clientTerminatorOperations } from './client-terminators/client-terminat
 import {
   edgeRouterPolicyOperations,
   edgeRouterPolicyRelationOperations,
-} from './edge-router-policies/edge-router-policies.transport.ts';
+} from './policies/edge-router-policies.transport.ts';
 import type { PolicyAdvisor } from './policy-advice/policy-advice.domain.ts';
 import { policyAdviceOperations } from './policy-advice/policy-advice.transport.ts';
 import type { PostureCheckService } from './posture-checks/posture-checks.domain.ts';
@@ -25,16 +25,13 @@ import {
 import {
   serviceEdgeRouterPolicyOperations,
   serviceEdgeRouterPolicyRelationOperations,
-} from './service-edge-router-policies/service-edge-router-policies.transport.ts';
-import {
-  servicePolicyOperations,
-  servicePolicyRelationOperations,
-} from './service-policies/service-policies.transport.ts';
+} from './policies/service-edge-router-policies.transport.ts';
+import { servicePolicyOperations, servicePolicyRelationOperations } from './policies/service-policies.transport.ts';
 import type { ServiceViewService } from './services/service-view.domain.ts';
 import { serviceOperations } from './services/services.transport.ts';
 import type { SessionService } from './sessions/sessions.domain.ts';
 import { sessionOperations } from './sessions/sessions.transport.ts';
-import type { PolicyService } from './shared/policies.domain.ts';
+import type { PolicyService } from './policies/policies.domain.ts';
 import type { WhatIfAnalysis } from './what-if/what-if.domain.ts';
 import { whatIfOperations } from './what-if/what-if.transport.ts';
 

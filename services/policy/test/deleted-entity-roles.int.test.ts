@@ -2,7 +2,7 @@ import { eventTypes, inventoryEventTypes } from '@ziti/contracts';
 import { type Database, queryRows } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgAccessLinks } from '../src/access/access-links.store.ts';
-import type { Policy } from '../src/shared/policies.domain.ts';
+import type { Policy } from '../src/policies/policies.domain.ts';
 import { identityFixture, policyBed, policyTestDatabase, routerFixture, serviceFixture } from './support.ts';
 
 /**

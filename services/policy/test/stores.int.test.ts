@@ -14,9 +14,9 @@ import { AccessDerivation } from '../src/access/access.domain.ts';
 import type { AccessLinks, PolicyKind } from '../src/access/access.ports.ts';
 import type { AdviceStore } from '../src/policy-advice/policy-advice.ports.ts';
 import type { ClientEdgeRouterStore } from '../src/client-edge-routers/client-edge-routers.ports.ts';
-import type { Policy } from '../src/shared/policies.domain.ts';
-import type { PolicyStore } from '../src/shared/policies.ports.ts';
-import type { SystemEdgeRouterPolicyStore } from '../src/edge-router-policies/system-edge-router-policies.ports.ts';
+import type { Policy } from '../src/policies/policies.domain.ts';
+import type { PolicyStore } from '../src/policies/policies.ports.ts';
+import type { SystemEdgeRouterPolicyStore } from '../src/policies/system-edge-router-policies.ports.ts';
 import type { ListInput } from '@ziti/platform/list-page';
 import type {
   EdgeRouterReadModel,
@@ -30,7 +30,7 @@ import type { PostureCheckStore, PostureCheckTypeStore } from '../src/posture-ch
 import type { PostureDataStore } from '../src/posture-data/posture-data.ports.ts';
 import type { PostureEvaluationStore } from '../src/posture-checks/posture-evaluation.ports.ts';
 import type { RelationStore } from '../src/relations/relations.ports.ts';
-import type { RoleTargets } from '../src/shared/roles.ports.ts';
+import type { RoleTargets } from '../src/policies/roles.ports.ts';
 import type { ServiceViewStore } from '../src/services/service-view.ports.ts';
 import type { ApiSessionRecords } from '../src/api-sessions/api-sessions.ports.ts';
 import { type Session, decideCreation } from '../src/sessions/sessions.domain.ts';
@@ -47,11 +47,11 @@ import {
   PgRouterPresenceReadModel,
   PgServiceReadModel,
 } from '../src/read-models/read-models.store.ts';
-import { pgEdgeRouterPolicies } from '../src/edge-router-policies/edge-router-policies.store.ts';
-import { PgSystemEdgeRouterPolicies } from '../src/edge-router-policies/system-edge-router-policies.store.ts';
-import { pgServiceEdgeRouterPolicies } from '../src/service-edge-router-policies/service-edge-router-policies.store.ts';
-import { pgServicePolicies } from '../src/service-policies/service-policies.store.ts';
-import { PgRoleTargets } from '../src/shared/roles.store.ts';
+import { pgEdgeRouterPolicies } from '../src/policies/edge-router-policies.store.ts';
+import { PgSystemEdgeRouterPolicies } from '../src/policies/system-edge-router-policies.store.ts';
+import { pgServiceEdgeRouterPolicies } from '../src/policies/service-edge-router-policies.store.ts';
+import { pgServicePolicies } from '../src/policies/service-policies.store.ts';
+import { PgRoleTargets } from '../src/policies/roles.store.ts';
 import { PgPostureCheckStore, PgPostureCheckTypeStore } from '../src/posture-checks/posture-checks.store.ts';
 import { PgPostureData, forgetApiSessionPosture } from '../src/posture-data/posture-data.store.ts';
 import { PgRelations } from '../src/relations/relations.store.ts';

@@ -1,5 +1,5 @@
 import { type Db, isEmbedded, queryRows } from '@ziti/platform';
-import { type LinkTable, allLinkTables, policyLinkTables, touchedKey } from '../shared/link-tables.store.ts';
+import { type LinkTable, allLinkTables, policyLinkTables, touchedKey } from './link-tables.store.ts';
 import { accessEventPairLimit } from './access.domain.ts';
 import type {
   AccessChanges,

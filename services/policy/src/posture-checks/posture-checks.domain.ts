@@ -2,7 +2,7 @@ import { ApiError, policyEventTypes, requireName } from '@ziti/contracts';
 import type { ListInput, ListPage, RoleFilter } from '@ziti/platform/list-page';
 import { base62Uuid } from '@ziti/platform/ids';
 import type { AccessDerivation } from '../access/access.domain.ts';
-import type { EntityChanges } from '../shared/entity-changes.domain.ts';
+import type { EntityChanges } from '../policies/entity-changes.domain.ts';
 import type { PostureCheckStores, PostureCheckUnitOfWork } from './posture-checks.ports.ts';
 import { parseSemVerRange } from './semver-range.domain.ts';
 

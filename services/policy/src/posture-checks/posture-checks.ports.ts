@@ -1,6 +1,6 @@
 import type { LockOption } from '@ziti/platform/db/row-lock';
 import type { ListInput, ListPage, RoleFilter } from '@ziti/platform/list-page';
-import type { PolicyStores } from '../shared/policies.ports.ts';
+import type { PolicyStores } from '../policies/policies.ports.ts';
 import type { PostureCheck, PostureCheckType } from './posture-checks.domain.ts';
 
 export interface PostureCheckStore {

@@ -18,7 +18,7 @@ import {
 import type { Db, EventSink, EventSubscription, Logger, RebuildableReadModel } from '@ziti/platform';
 import { on, withRequestMeta } from '@ziti/platform';
 import type { z } from 'zod';
-import type { OwnerEntity } from '../shared/entity-changes.domain.ts';
+import type { OwnerEntity } from '../policies/entity-changes.domain.ts';
 import { applyOwnerState } from './owner-state.domain.ts';
 import { applyOwnerPage } from './read-model-integrity.domain.ts';
 import type {
@@ -92,7 +92,7 @@ function readModelFeed<S extends { id: string }>(
 
 /**
  * What the read models' changes feed: the derived access (docs/adr/0009), the policies' roles and
- * system policies (shared/entity-changes.domain.ts) and the service views.
+ * system policies (policies/entity-changes.domain.ts) and the service views.
  */
 export interface Derivations {
   identityChanged(tx: Db, id: string, events: EventSink): Promise<void>;

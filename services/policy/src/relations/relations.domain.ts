@@ -3,7 +3,7 @@ import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import type { PolicyKind } from '../access/access.ports.ts';
 import type { PostureCheck } from '../posture-checks/posture-checks.domain.ts';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
-import type { Policy } from '../shared/policies.domain.ts';
+import type { Policy } from '../policies/policies.domain.ts';
 import type { RelatedEntityDetails, RelationReader, RelationStore } from './relations.ports.ts';
 
 /** What a "what is related" list starts from: an entity or a policy, by id. */

@@ -3,7 +3,7 @@ import { type Db, json, listRows, queryRows, toListPage } from '@ziti/platform';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import type { QueryEntity } from '@ziti/zitiql';
 import type { PolicyKind } from '../access/access.ports.ts';
-import { edgeRouterPolicyTable } from '../edge-router-policies/edge-router-policies.store.ts';
+import { edgeRouterPolicyTable } from '../policies/edge-router-policies.store.ts';
 import type { PostureCheck } from '../posture-checks/posture-checks.domain.ts';
 import { postureCheckFromRow, postureCheckQuery } from '../posture-checks/posture-checks.store.ts';
 import {
@@ -13,11 +13,11 @@ import {
   serviceQuery,
 } from '../read-models/read-model-queries.store.ts';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
-import { serviceEdgeRouterPolicyTable } from '../service-edge-router-policies/service-edge-router-policies.store.ts';
-import { servicePolicyTable } from '../service-policies/service-policies.store.ts';
-import { type LinkedEntities, linkTableOf } from '../shared/link-tables.store.ts';
-import type { Policy } from '../shared/policies.domain.ts';
-import { policyFromRow } from '../shared/policies.store.ts';
+import { serviceEdgeRouterPolicyTable } from '../policies/service-edge-router-policies.store.ts';
+import { servicePolicyTable } from '../policies/service-policies.store.ts';
+import { type LinkedEntities, linkTableOf } from '../access/link-tables.store.ts';
+import type { Policy } from '../policies/policies.domain.ts';
+import { policyFromRow } from '../policies/policies.store.ts';
 import type { Relation, RelationSource } from './relations.domain.ts';
 import type { RelationStore } from './relations.ports.ts';
 

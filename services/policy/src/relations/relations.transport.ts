@@ -1,12 +1,12 @@
 import type { OperationRequest } from '@ziti/contracts';
 import { type OperationHandlersPart, listInputOf, pageReply, pathIdOf } from '@ziti/platform';
-import { edgeRouterPolicyResource } from '../edge-router-policies/edge-router-policies.mapper.ts';
-import { serviceEdgeRouterPolicyResource } from '../service-edge-router-policies/service-edge-router-policies.mapper.ts';
-import { servicePolicyResource } from '../service-policies/service-policies.mapper.ts';
+import { edgeRouterPolicyResource } from '../policies/edge-router-policies.mapper.ts';
+import { serviceEdgeRouterPolicyResource } from '../policies/service-edge-router-policies.mapper.ts';
+import { servicePolicyResource } from '../policies/service-policies.mapper.ts';
 import type { ServiceViewService } from '../services/service-view.domain.ts';
 import { servicePageReply } from '../services/services.mapper.ts';
-import type { PolicyService } from '../shared/policies.domain.ts';
-import { policyPageReply } from '../shared/policies.mapper.ts';
+import type { PolicyService } from '../policies/policies.domain.ts';
+import { policyPageReply } from '../policies/policies.mapper.ts';
 import type { RelationService } from './relations.domain.ts';
 
 /**

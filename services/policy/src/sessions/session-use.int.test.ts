@@ -5,7 +5,7 @@ import { identityFixture, policyBed, policyTestDatabase, routerFixture, serviceF
 import { PgApiSessions } from '../api-sessions/api-sessions.store.ts';
 import { PostureEvaluation } from '../posture-checks/posture-evaluation.domain.ts';
 import { PgPostureData } from '../posture-data/posture-data.store.ts';
-import type { PolicyInput } from '../shared/policies.domain.ts';
+import type { PolicyInput } from '../policies/policies.domain.ts';
 import { SessionUseAuthority } from './session-use.domain.ts';
 import { SessionService } from './sessions.domain.ts';
 import { PgSessions } from './sessions.store.ts';

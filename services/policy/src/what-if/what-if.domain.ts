@@ -2,7 +2,7 @@ import { ApiError } from '@ziti/contracts';
 import type { PolicyKind, Touched } from '../access/access.ports.ts';
 import { type PostureCheckInput, roleAttributesOf } from '../posture-checks/posture-checks.domain.ts';
 import { applyOwnerState } from '../read-models/owner-state.domain.ts';
-import type { PolicyInput } from '../shared/policies.domain.ts';
+import type { PolicyInput } from '../policies/policies.domain.ts';
 import {
   type UsableRoute,
   type WhatIfAnswer,

@@ -2,7 +2,7 @@ import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contrac
 import type { PolicyKind, Touched } from '../access/access.ports.ts';
 import type { PostureCheckService } from '../posture-checks/posture-checks.domain.ts';
 import type { EntityReadModel } from '../read-models/read-models.ports.ts';
-import type { PolicyService } from '../shared/policies.domain.ts';
+import type { PolicyService } from '../policies/policies.domain.ts';
 
 /** One identity × service pair with access (a row of `identity_services`). */
 export interface AccessPair {

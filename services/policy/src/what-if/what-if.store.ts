@@ -1,7 +1,7 @@
 import { ApiError } from '@ziti/contracts';
 import { type Database, type Db, type EventSink, queryRows } from '@ziti/platform';
 import type { PolicyKind, Touched } from '../access/access.ports.ts';
-import { policyLinkTables, touchedKey } from '../shared/link-tables.store.ts';
+import { policyLinkTables, touchedKey } from '../access/link-tables.store.ts';
 import type {
   AccessPair,
   PostureLink,

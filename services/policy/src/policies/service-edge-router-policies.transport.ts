@@ -1,8 +1,8 @@
 import { type OperationHandlersPart, listInputOf, pageReply, pathIdOf } from '@ziti/platform';
 import type { RelationDeps } from '../relations/relations.transport.ts';
 import { servicePageReply } from '../services/services.mapper.ts';
-import type { PolicyService } from '../shared/policies.domain.ts';
-import { policyHandlers } from '../shared/policies.transport.ts';
+import type { PolicyService } from './policies.domain.ts';
+import { policyHandlers } from './policies.transport.ts';
 import { serviceEdgeRouterPolicyResource } from './service-edge-router-policies.mapper.ts';
 
 export function serviceEdgeRouterPolicyOperations(policies: () => PolicyService) {

@@ -1,4 +1,4 @@
-import type { PolicyResource } from '../shared/policies.mapper.ts';
+import type { PolicyResource } from './policies.mapper.ts';
 
 /** `/edge-router-policies` (ZITI-FACTS §12.6): identities × edge routers; `isSystem` is on their details only. */
 export const edgeRouterPolicyResource: PolicyResource = {

@@ -1,5 +1,5 @@
 import { policyEventTypes } from '@ziti/contracts';
-import type { PolicyKindSpec } from '../shared/policies.domain.ts';
+import type { PolicyKindSpec } from './policies.domain.ts';
 
 /** Edge-router policies: identities × edge routers (ZITI-FACTS §12.6). */
 export const edgeRouterPolicyKind: PolicyKindSpec = {

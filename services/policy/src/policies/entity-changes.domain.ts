@@ -1,6 +1,6 @@
 import type { AccessDerivation } from '../access/access.domain.ts';
 import type { PolicyKind } from '../access/access.ports.ts';
-import type { SystemEdgeRouterPolicies } from '../edge-router-policies/system-edge-router-policies.domain.ts';
+import type { SystemEdgeRouterPolicies } from './system-edge-router-policies.domain.ts';
 import type { PolicyChange, PolicyService } from './policies.domain.ts';
 import type { PolicyStores } from './policies.ports.ts';
 import { type RoleTarget, roleTargetOf } from './roles.domain.ts';

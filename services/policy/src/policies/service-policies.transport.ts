@@ -2,8 +2,8 @@ import { type OperationHandlersPart, listInputOf, pageReply, pathIdOf } from '@z
 import { postureCheckDetail } from '../posture-checks/posture-checks.mapper.ts';
 import type { RelationDeps } from '../relations/relations.transport.ts';
 import { servicePageReply } from '../services/services.mapper.ts';
-import type { PolicyService } from '../shared/policies.domain.ts';
-import { policyHandlers } from '../shared/policies.transport.ts';
+import type { PolicyService } from './policies.domain.ts';
+import { policyHandlers } from './policies.transport.ts';
 import { servicePolicyResource } from './service-policies.mapper.ts';
 
 export function servicePolicyOperations(policies: () => PolicyService) {

@@ -1,4 +1,4 @@
-import type { PolicyResource } from '../shared/policies.mapper.ts';
+import type { PolicyResource } from './policies.mapper.ts';
 
 /** `/service-edge-router-policies` (ZITI-FACTS §12.6): services × edge routers. */
 export const serviceEdgeRouterPolicyResource: PolicyResource = {

@@ -1,4 +1,4 @@
-import type { PolicyKind, Touched } from '../access/access.ports.ts';
+import type { PolicyKind, Touched } from './access.ports.ts';
 
 /** What a link table links a policy to: read models (live rows only) and policy's own posture checks. */
 export type LinkedEntities = 'identities' | 'services' | 'edge_routers' | 'posture_checks';

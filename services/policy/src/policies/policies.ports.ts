@@ -2,7 +2,7 @@ import type { LockOption } from '@ziti/platform/db/row-lock';
 import type { EventSink } from '@ziti/platform/event-sink';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import type { AccessLinks } from '../access/access.ports.ts';
-import type { SystemEdgeRouterPolicyStore } from '../edge-router-policies/system-edge-router-policies.ports.ts';
+import type { SystemEdgeRouterPolicyStore } from './system-edge-router-policies.ports.ts';
 import type { Policy } from './policies.domain.ts';
 import type { RoleField } from './roles.domain.ts';
 import type { RoleTargets } from './roles.ports.ts';

@@ -1,5 +1,5 @@
 import { policyEventTypes } from '@ziti/contracts';
-import type { PolicyKindSpec } from '../shared/policies.domain.ts';
+import type { PolicyKindSpec } from './policies.domain.ts';
 
 /** Service-edge-router policies: services × edge routers (ZITI-FACTS §12.6). */
 export const serviceEdgeRouterPolicyKind: PolicyKindSpec = {

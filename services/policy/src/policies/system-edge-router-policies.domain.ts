@@ -1,5 +1,5 @@
-import type { Policy, PolicyChange } from '../shared/policies.domain.ts';
-import type { PolicyStores } from '../shared/policies.ports.ts';
+import type { Policy, PolicyChange } from './policies.domain.ts';
+import type { PolicyStores } from './policies.ports.ts';
 
 /** The name of a router's system edge-router policy (ziti `getSystemEdgeRouterPolicyName`). */
 export const systemEdgeRouterPolicyName = (routerId: string) => `edge-router-${routerId}-system`;

@@ -34,7 +34,7 @@ export type PolicyChangeKind = 'created' | 'updated' | 'deleted';
 /**
  * A policy written by the controller itself in a caller's transaction (a system policy, or roles
  * that named a deleted entity), announced with `PolicyService.announce` once the caller's other
- * derivations ran (shared/entity-changes.domain.ts).
+ * derivations ran (policies/entity-changes.domain.ts).
  */
 export interface PolicyChange {
   kind: PolicyKind;

@@ -11,7 +11,7 @@ import {
 } from '@ziti/platform';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import { type FieldDef, type QueryEntity, baseEntityFields, scalar, set } from '@ziti/zitiql';
-import type { LinkTable } from './link-tables.store.ts';
+import type { LinkTable } from '../access/link-tables.store.ts';
 import type { Policy, Semantic, ServicePolicyType } from './policies.domain.ts';
 import type { PolicyStore } from './policies.ports.ts';
 import { type RoleField, roleTargetOf } from './roles.domain.ts';

@@ -1,7 +1,7 @@
 import type { Db } from '@ziti/platform';
 import { type QueryEntity, arraySet, defineQueryEntity, scalar } from '@ziti/zitiql';
-import { linkTableOf } from '../shared/link-tables.store.ts';
-import { PgPolicyStore, type PolicyTable, commonPolicyFields, linked } from '../shared/policies.store.ts';
+import { linkTableOf } from '../access/link-tables.store.ts';
+import { PgPolicyStore, type PolicyTable, commonPolicyFields, linked } from './policies.store.ts';
 
 /**
  * Filterable fields of service policies (ZITI-FACTS §3.5). A service policy's `type` is an integer in

@@ -1,4 +1,4 @@
-import type { PolicyResource } from '../shared/policies.mapper.ts';
+import type { PolicyResource } from './policies.mapper.ts';
 
 /** `/service-policies` (ZITI-FACTS §12.6): Dial or Bind, identities × services, posture checks. */
 export const servicePolicyResource: PolicyResource = {

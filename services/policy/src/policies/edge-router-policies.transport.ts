@@ -1,7 +1,7 @@
 import { type OperationHandlersPart, listInputOf, pageReply, pathIdOf } from '@ziti/platform';
 import type { RelationDeps } from '../relations/relations.transport.ts';
-import type { PolicyService } from '../shared/policies.domain.ts';
-import { policyHandlers } from '../shared/policies.transport.ts';
+import type { PolicyService } from './policies.domain.ts';
+import { policyHandlers } from './policies.transport.ts';
 import { edgeRouterPolicyResource } from './edge-router-policies.mapper.ts';
 
 export function edgeRouterPolicyOperations(policies: () => PolicyService) {

@@ -1,5 +1,5 @@
 import { policyEventTypes } from '@ziti/contracts';
-import type { PolicyKindSpec } from '../shared/policies.domain.ts';
+import type { PolicyKindSpec } from './policies.domain.ts';
 
 /** Service policies: Dial or Bind, identities × services, with posture checks (ZITI-FACTS §12.6). */
 export const servicePolicyKind: PolicyKindSpec = {
