@@ -70,8 +70,8 @@ export default tseslint.config(
               message: 'Domain code is free of I/O: drivers and servers belong to stores, transports and app.ts.',
             },
             {
-              regex: '^\\.\\.?/(.*/)?[^/]+\\.(store|transport|mapper|adapter)(\\.ts)?$',
-              message: 'Domain code depends on its ports (*.ports.ts), not on stores, adapters or transports.',
+              regex: '^\\.\\.?/(.*/)?[^/]+\\.(store|transport|mapper|adapter|wiring)(\\.ts)?$',
+              message: 'Domain code depends on its ports (*.ports.ts), not on stores, adapters, transports or wirings.',
             },
             {
               regex: '^\\.\\.?/(.*/)?(app|main)(\\.ts)?$',
@@ -103,7 +103,7 @@ export default tseslint.config(
           })),
           patterns: [
             {
-              regex: '^\\.\\.?/(.*/)?[^/]+\\.store(\\.ts)?$',
+              regex: '^\\.\\.?/(.*/)?[^/]+\\.(store|wiring)(\\.ts)?$',
               message: 'Transports do not read stores: call a domain service (its store is wired in app.ts).',
             },
             {

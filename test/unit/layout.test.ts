@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
  */
 const root = join(import.meta.dirname, '..', '..');
 const services = readdirSync(join(root, 'services')).filter((d) => statSync(join(root, 'services', d)).isDirectory());
-const roles = ['transport', 'mapper', 'domain', 'ports', 'store', 'adapter'];
+const roles = ['transport', 'mapper', 'domain', 'ports', 'store', 'adapter', 'wiring'];
 const roleFile = new RegExp(`^[a-z0-9-]+\\.(${roles.join('|')})\\.ts$`);
 const testFile = /^[a-z0-9-]+(\.[a-z0-9-]+)*\.test\.ts$/;
 const rootFiles = new Set(['app.ts', 'main.ts', 'config.ts']);
@@ -70,6 +70,7 @@ describe('lint floors', () => {
     ["import { queryRows } from '@ziti/platform';", 'pure platform module'],
     ["import { openDatabase } from '@ziti/platform/db/database';", 'runs I/O'],
     ["import { build } from '../app.ts';", 'composition root'],
+    ["import { sessionsWiring } from './sessions.wiring.ts';", 'wirings'],
   ])('a domain file that imports %s fails lint', async (line, reason) => {
     for (const file of [
       'services/policy/src/sessions/probe.domain.ts',
@@ -86,6 +87,7 @@ describe('lint floors', () => {
     ["import { Pool } from 'pg';", 'SQL drivers'],
     ["import { queryRows } from '@ziti/platform';", 'do not run SQL'],
     ["import { listRows } from '@ziti/platform/db/list';", 'do not run SQL'],
+    ["import { configsWiring } from './configs.wiring.ts';", 'do not read stores'],
   ])('a transport that imports %s fails lint', async (line, reason) => {
     for (const file of [
       'services/inventory/src/configs/probe.transport.ts',

@@ -14,7 +14,8 @@ import {
   openDatabase,
 } from '@ziti/platform';
 import { createTestDatabase } from '../../../test/support/infra.ts';
-import { migrations, policyEngine } from '../src/app.ts';
+import { migrations } from '../src/app.ts';
+import { policyEngineWiring } from '../src/policies/policy-engine.wiring.ts';
 import {
   authReadModelSubscription,
   inventoryReadModelSubscription,
@@ -129,7 +130,7 @@ export const offlinePresenceFixture = (id: string, over: Partial<RouterPresenceS
  * shared by every source unless one is given.
  */
 export function policyBed(database: Database) {
-  const engine = policyEngine(database, undefined);
+  const engine = policyEngineWiring(database, undefined);
   const logger = createLogger('policy-test', 'silent');
   const subscriptions = [
     authReadModelSubscription(engine.identities, engine.derive, logger),

@@ -10,7 +10,8 @@ import {
 } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identityFixture, routerFixture, serviceFixture } from '../../test/support.ts';
-import { migrations, policyEngine } from '../app.ts';
+import { migrations } from '../app.ts';
+import { policyEngineWiring } from '../policies/policy-engine.wiring.ts';
 import {
   authReadModelSubscription,
   inventoryReadModelSubscription,
@@ -24,12 +25,12 @@ import { proposedChangesOf } from './what-if.mapper.ts';
 
 /** Under `npm start` policy's database is PGlite: the sandbox (savepoint, rollback) works there too. */
 let database: Database;
-let engine: ReturnType<typeof policyEngine>;
+let engine: ReturnType<typeof policyEngineWiring>;
 
 beforeAll(async () => {
   database = await openDatabase({ pgliteMemory: true });
   await migrate(database, migrations);
-  engine = policyEngine(database, undefined);
+  engine = policyEngineWiring(database, undefined);
   const logger = createLogger('what-if-embedded', 'silent');
   const handlers = new Map<string, EventHandler>();
   for (const s of [

@@ -18,7 +18,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../../../test/support/prng.ts';
 import { identityFixture, policyTestDatabase, routerFixture, serviceFixture } from '../../test/support.ts';
-import { policyEngine } from '../app.ts';
+import { policyEngineWiring } from '../policies/policy-engine.wiring.ts';
 import {
   authReadModelSubscription,
   inventoryReadModelSubscription,
@@ -40,7 +40,7 @@ import { proposedChangesOf } from './what-if.mapper.ts';
  */
 let database: Database;
 let drop: () => Promise<void>;
-let engine: ReturnType<typeof policyEngine>;
+let engine: ReturnType<typeof policyEngineWiring>;
 let position = 0;
 const handlers = new Map<string, EventHandler>();
 
@@ -77,7 +77,7 @@ const ids = async (table: string) =>
 
 beforeAll(async () => {
   ({ database, drop } = await policyTestDatabase('wif'));
-  engine = policyEngine(database, undefined);
+  engine = policyEngineWiring(database, undefined);
   const logger = createLogger('what-if-test', 'silent');
   const subscriptions = [
     authReadModelSubscription(engine.identities, engine.derive, logger),
