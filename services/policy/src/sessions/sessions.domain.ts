@@ -8,7 +8,6 @@ import type {
   PostureEvaluator,
 } from '../posture-checks/posture-evaluation.ports.ts';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
-import type { Viewer } from '../services/service-view.domain.ts';
 import type { CircuitPaths, CreationFacts, SessionWork } from './sessions.ports.ts';
 
 export type SessionType = 'Dial' | 'Bind';
@@ -51,7 +50,13 @@ export const sessionEdgeRouterLimit = 25;
 /** Refused requests kept per identity. */
 export const failedRequestHistory = 20;
 
-export interface SessionCaller extends Viewer {
+/** Who asks about sessions: an identity, and whether it is an administrator (who sees every session). */
+export interface SessionViewer {
+  identityId: string;
+  isAdmin: boolean;
+}
+
+export interface SessionCaller extends SessionViewer {
   apiSessionId: string;
 }
 
@@ -150,7 +155,7 @@ export class SessionService {
   }
 
   /** Administrators see every session; others only those of their own API sessions (404 otherwise). */
-  list(caller: Viewer, input: ListInput): Promise<ListPage<SessionView>> {
+  list(caller: SessionViewer, input: ListInput): Promise<ListPage<SessionView>> {
     return this.read(async (s) => {
       const page = await s.list(input, caller.isAdmin ? {} : { identityId: caller.identityId });
       const names = await s.serviceNames([...new Set(page.items.map((x) => x.serviceId))]);
@@ -165,7 +170,7 @@ export class SessionService {
     });
   }
 
-  async get(caller: Viewer, id: string, withPolicies = false): Promise<SessionView> {
+  async get(caller: SessionViewer, id: string, withPolicies = false): Promise<SessionView> {
     const session = await this.read((s) => s.get(id));
     if (!session || (!caller.isAdmin && session.identityId !== caller.identityId))
       throw ApiError.notFound('session', id);
@@ -177,7 +182,7 @@ export class SessionService {
     return { ...view, servicePolicies: policies.map((p) => ({ id: p.policyId, name: p.policyName })) };
   }
 
-  async delete(caller: Viewer, id: string): Promise<void> {
+  async delete(caller: SessionViewer, id: string): Promise<void> {
     await this.get(caller, id);
     await this.work((s) => s.delete(id));
   }
@@ -189,7 +194,7 @@ export class SessionService {
    * up), no router is connected, so there is no circuit: `[]`. A router edge that does not answer in
    * time is an error (TIMEOUT), not an empty path.
    */
-  async routePath(caller: Viewer, id: string): Promise<string[]> {
+  async routePath(caller: SessionViewer, id: string): Promise<string[]> {
     await this.get(caller, id);
     const paths = await this.circuits.routePaths([id]);
     return paths?.[id] ?? [];

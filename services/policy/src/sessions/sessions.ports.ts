@@ -1,7 +1,7 @@
+import type { ServiceState } from '@ziti/contracts';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
-import type { ServiceAccessRow, Viewer } from '../services/service-view.domain.ts';
-import type { FailedServiceRequest, Session, SessionType } from './sessions.domain.ts';
+import type { FailedServiceRequest, Session, SessionType, SessionViewer } from './sessions.domain.ts';
 
 export interface SessionStore {
   /**
@@ -28,7 +28,7 @@ export interface SessionStore {
    * a granting policy of the type names posture checks. Reads only.
    */
   creationFacts(
-    viewer: Viewer,
+    viewer: SessionViewer,
     serviceId: string,
     reuse: { apiSessionId: string; type: SessionType },
     routerLimit: number,
@@ -46,7 +46,8 @@ export interface SessionStore {
 
 /** What a session creation decides on, as the store read it (see `SessionStore.creationFacts`). */
 export interface CreationFacts {
-  access: ServiceAccessRow;
+  /** The service and which types the viewer's service policies permit. */
+  access: { service: ServiceState; dial: boolean; bind: boolean };
   existing?: Session;
   edgeRouters: EdgeRouterWithPresence[];
   /** A service policy of the requested type that grants the service names posture checks. */

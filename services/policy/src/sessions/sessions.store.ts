@@ -4,9 +4,8 @@ import { defineQueryEntity, map, scalar } from '@ziti/zitiql';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import { firstSharedRoutersOf } from '../read-models/read-model-queries.store.ts';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
-import type { Viewer } from '../services/service-view.domain.ts';
 import type { SessionCreationBatcher } from './session-creation-batcher.store.ts';
-import type { FailedServiceRequest, Session, SessionType } from './sessions.domain.ts';
+import type { FailedServiceRequest, Session, SessionType, SessionViewer } from './sessions.domain.ts';
 import type { CreationFacts, SessionStore, SessionUseFacts } from './sessions.ports.ts';
 
 /** Filterable fields of sessions (ZITI-FACTS §3.5: `token`, `apiSession`, `service`, `type`; plus `identity`). */
@@ -175,7 +174,7 @@ export class PgSessions implements SessionStore {
   }
 
   async creationFacts(
-    viewer: Viewer,
+    viewer: SessionViewer,
     serviceId: string,
     reuse: { apiSessionId: string; type: SessionType },
     routerLimit: number,
@@ -311,7 +310,7 @@ export class PgSessions implements SessionStore {
 
 /** The facts one creation asks for: the viewer's access to the service and its session of the pair. */
 export interface FactsRequest {
-  viewer: Viewer;
+  viewer: SessionViewer;
   serviceId: string;
   reuse: { apiSessionId: string; type: SessionType };
 }

@@ -9,13 +9,21 @@ import {
   pathIdOf,
   reply,
 } from '@ziti/platform';
-import { viewerOf } from '../services/services.transport.ts';
 import type { SessionUseAuthority } from './session-use.domain.ts';
-import type { SessionService } from './sessions.domain.ts';
+import type { SessionCaller, SessionService, SessionViewer } from './sessions.domain.ts';
 import { failedRequestDetail, sessionDetail } from './sessions.mapper.ts';
 
-/** The viewer with its API session, which a session is created for. */
-const sessionCallerOf = (req: OperationRequest) => ({ ...viewerOf(req), apiSessionId: callerOf(req).apiSessionId });
+/** The calling identity (whether an administrator), which sees its own sessions or, as an admin, every one. */
+const viewerOf = (req: OperationRequest): SessionViewer => {
+  const { identityId, isAdmin } = callerOf(req);
+  return { identityId, isAdmin };
+};
+
+/** The caller with its API session, which a session is created for. */
+const sessionCallerOf = (req: OperationRequest): SessionCaller => {
+  const { identityId, isAdmin, apiSessionId } = callerOf(req);
+  return { identityId, isAdmin, apiSessionId };
+};
 
 /** Edge sessions on both APIs (ZITI-FACTS §10.1) and an identity's refused requests. */
 export function sessionOperations(sessions: () => SessionService) {
