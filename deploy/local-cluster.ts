@@ -328,7 +328,9 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
     return i;
   }
 
-  async function startOne(service: ServiceName, replica: number): Promise<Proc> {
+  async function startOne(service: ServiceName, replica: number, choosePortsAgain = false): Promise<Proc> {
+    if (choosePortsAgain && service === 'fabric' && options.ctrlPort === undefined)
+      initialCtrlPorts[replica] = await freePort();
     const healthPort = await freePort();
     // Every gateway replica listens on a port of its own (`gatewayPorts()`): the first on `port`,
     // replica i on `port + i` when the port was chosen, else on a free one. (Node 20 has no
@@ -383,10 +385,38 @@ export async function startLocalCluster(options: ClusterOptions = {}) {
     );
   }
 
+  /**
+   * A port chosen free can be taken before the process listens on it (an outgoing connection's
+   * ephemeral port, another process): a replica that exits on EADDRINUSE is started again with its
+   * ports chosen anew (the health port always; fabric's control port and a later gateway's HTTPS
+   * port unless the options fixed them), at most three times.
+   */
+  async function startReady(service: ServiceName, replica: number, first: Proc): Promise<void> {
+    let p = first;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await awaitReady(p);
+      } catch (err) {
+        const taken = /EADDRINUSE: address already in use [\d.]+:(\d+)/.exec(logTail(p))?.[1];
+        // The port the cluster chose and can choose again: not the first gateway's (its advertised
+        // address), nor one the options fixed.
+        const chosen =
+          Number(taken) === p.healthPort ||
+          (Number(taken) === p.port &&
+            (service === 'fabric'
+              ? options.ctrlPort === undefined
+              : service === 'gateway' && replica > 0 && basePort === undefined));
+        if (p.child.exitCode === null || !chosen || attempt >= 3) throw err;
+        procs.splice(procs.indexOf(p), 1);
+        p = await startOne(service, replica, true);
+      }
+    }
+  }
+
   async function startService(service: ServiceName, count = options.replicas?.[service] ?? 1): Promise<void> {
     const started: Proc[] = [];
     for (let i = 0; i < count; i++) started.push(await startOne(service, nextReplica(service)));
-    await Promise.all(started.map(awaitReady));
+    await Promise.all(started.map((p) => startReady(service, p.replica, p)));
   }
 
   async function stopService(service: ServiceName, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
