@@ -1,7 +1,6 @@
 import {
   type Database,
   type Db,
-  type EventSink,
   createUnitOfWork,
   migrate,
   openDatabase,
@@ -10,31 +9,12 @@ import {
 } from '@ziti/platform';
 import { createTestDatabase } from '../../../test/support/infra.ts';
 import { migrations } from '../src/app.ts';
-import { PgConfigTypeStore } from '../src/config-types/config-types.store.ts';
-import { PgConfigStore } from '../src/configs/configs.store.ts';
 import type { IdentityDirectory } from '../src/identity-service-configs/identity-service-configs.ports.ts';
-import { PgIdentityServiceConfigStore } from '../src/identity-service-configs/identity-service-configs.store.ts';
-import { PgRouterPresenceStore } from '../src/router-presence/router-presence.store.ts';
-import { PgRouterStore } from '../src/routers/routers.store.ts';
-import { PgServiceStore } from '../src/services/services.store.ts';
-import { PgSeedStore } from '../src/shared/seeds.store.ts';
+import { bindInventoryStores } from '../src/shared/core.wiring.ts';
 import type { InventoryStores, UnitOfWork } from '../src/shared/stores.ports.ts';
-import { PgTerminatorStore } from '../src/terminators/terminators.store.ts';
 
-/** inventory's stores bound to a transaction (as app.ts binds them). */
-export function bindStores(tx: Db, events: EventSink): InventoryStores {
-  return {
-    seeds: new PgSeedStore(tx),
-    configTypes: new PgConfigTypeStore(tx),
-    configs: new PgConfigStore(tx),
-    services: new PgServiceStore(tx),
-    routers: new PgRouterStore(tx),
-    routerPresence: new PgRouterPresenceStore(tx),
-    terminators: new PgTerminatorStore(tx),
-    identityServiceConfigs: new PgIdentityServiceConfigStore(tx),
-    events,
-  };
-}
+/** inventory's stores bound to a transaction, as app.ts binds them (its core wiring's binding). */
+export const bindStores = bindInventoryStores;
 
 /** inventory's stores on a fresh, migrated database: real Postgres, or PGlite in memory. */
 export async function inventoryDatabase(kind: 'postgres' | 'pglite' = 'postgres'): Promise<{
