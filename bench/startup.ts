@@ -15,11 +15,11 @@
  * `BENCH_STARTUP_STANDALONE_STARTS` (2), `BENCH_STARTUP_SERVICES` (all six, comma-separated).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { createWriteStream, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ServiceName, serviceNames } from '../deploy/local-cluster.ts';
+import { freePort } from '../deploy/ports.ts';
 import {
   type ScenarioOptions,
   benchCluster,
@@ -77,16 +77,6 @@ async function startIdleExpress(tls: { cert: string; key: string }): Promise<{ p
     child.once('exit', (code) => reject(new Error(`the idle express server exited with ${code}`)));
   });
   return { port, child };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => (typeof a === 'object' && a ? resolve(a.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** Polls `url` every 50 ms until it answers 200; ms since `since`. */

@@ -12,12 +12,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { clusterBundles, serviceRuntime } from './bundles.ts';
+import { freePort } from './ports.ts';
 
 export const serviceNames = ['pki-enrollment', 'auth', 'policy', 'inventory', 'audit', 'gateway', 'fabric'] as const;
 export type ServiceName = (typeof serviceNames)[number];
@@ -119,16 +119,6 @@ interface Proc {
 }
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const address = s.address();
-      s.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 function probe(port: number, path: string): Promise<number> {
   return new Promise((resolve) => {

@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +9,7 @@ import { serviceNames } from '../../deploy/local-cluster.ts';
 import { createHttpClient } from '../support/http.ts';
 import { infra, uniqueName } from '../support/infra.ts';
 import { certificatesFromPkcs7Base64 } from '../support/pkcs7.ts';
+import { freePort } from '../../deploy/ports.ts';
 
 /**
  * `npm run cluster` (issue 25) passes the documented configuration of its environment on to every process
@@ -20,16 +20,6 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const namespace = uniqueName('clustercfg');
 const dataDir = mkdtempSync(join(tmpdir(), 'ziti-cluster-config-'));
 let running: ChildProcess | undefined;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => (typeof a === 'object' && a ? resolve(a.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** The environment a process was started with, from /proc. */
 function environmentOf(pid: number): Record<string, string> {

@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createHttpClient } from '../support/http.ts';
 import { infra, uniqueName } from '../support/infra.ts';
 import { certificatesFromPkcs7Base64 } from '../support/pkcs7.ts';
+import { freePortPair } from '../../deploy/ports.ts';
 
 /**
  * `npm run cluster` started, stopped and started again over the same databases: the second start
@@ -21,26 +21,6 @@ const namespace = uniqueName('restart');
 const parentDir = mkdtempSync(join(tmpdir(), 'ziti-cluster-restart-'));
 const dataDir = join(parentDir, 'cluster');
 let running: ChildProcess | undefined;
-
-async function freePortPair(): Promise<number> {
-  // Two consecutive free ports: the gateways listen on base and base + 1.
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const base = await new Promise<number>((resolve, reject) => {
-      const s = createServer();
-      s.listen(0, '127.0.0.1', () => {
-        const address = s.address();
-        s.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-      });
-    });
-    const next = await new Promise<boolean>((resolve) => {
-      const s = createServer();
-      s.once('error', () => resolve(false));
-      s.listen(base + 1, '127.0.0.1', () => s.close(() => resolve(true)));
-    });
-    if (next && base < 65535) return base;
-  }
-  throw new Error('no two consecutive free ports');
-}
 
 interface Started {
   child: ChildProcess;

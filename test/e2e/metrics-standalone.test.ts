@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createHttpClient } from '../support/http.ts';
 import { uniqueName, waitFor } from '../support/infra.ts';
 import { certificatesFromPkcs7Base64 } from '../support/pkcs7.ts';
+import { freePort } from '../../deploy/ports.ts';
 
 /**
  * `npm start` with HEALTH_PORT: one process, one registry, every service's series apart by their
@@ -14,15 +14,6 @@ import { certificatesFromPkcs7Base64 } from '../support/pkcs7.ts';
  */
 
 const root = new URL('../../', import.meta.url).pathname;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
 
 /** `name{labels} value` lines whose name is `name` and whose labels include `labels`, summed. */
 function total(text: string, name: string, labels: Record<string, string> = {}): number | undefined {

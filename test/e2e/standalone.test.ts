@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,17 +7,9 @@ import { createHttpClient } from '../support/http.ts';
 import { waitFor } from '../support/infra.ts';
 import { certificatesFromPkcs7Base64 } from '../support/pkcs7.ts';
 import { loadSpecValidator } from '../support/spec-validator.ts';
+import { freePort } from '../../deploy/ports.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
 
 function startController(dataDir: string, port: number) {
   // What `npm start` runs: the launcher, which runs main.ts from its ahead-of-time bundle (made or

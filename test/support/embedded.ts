@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { SecretBox, createLogger, openDatabase } from '@ziti/platform';
 import { composeEmbedded } from '@ziti/standalone/compose';
@@ -7,16 +6,7 @@ import { createHttpClient } from './http.ts';
 import { uniqueName } from './infra.ts';
 import { certificatesFromPkcs7Base64 } from './pkcs7.ts';
 import { loadSpecValidator } from './spec-validator.ts';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => (typeof a === 'object' && a ? resolve(a.port) : reject(new Error('no port'))));
-    });
-  });
-}
+import { freePort } from '../../deploy/ports.ts';
 
 /**
  * The embedded mode (`npm start`) inside the test process, with the same composition

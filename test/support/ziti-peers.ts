@@ -58,6 +58,7 @@ import {
 import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent, createServer as createHttpsServer, request as httpsRequest } from 'node:https';
 import { type AddressInfo, type Server, type Socket, connect as netConnect, createServer } from 'node:net';
+import { freePort } from '../../deploy/ports.ts';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -170,26 +171,8 @@ export function describeWithZiti(name: string, fn: (ziti: { path: string; versio
 // Small utilities
 // ---------------------------------------------------------------------------------------------
 
-const handedOutPorts = new Set<number>();
-
-/** A port the OS says is free on 127.0.0.1 (listen on 0, close), never the same one twice per process. */
-export async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = await new Promise<number>((resolvePort, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        const { port: p } = server.address() as AddressInfo;
-        server.close(() => resolvePort(p));
-      });
-    });
-    if (!handedOutPorts.has(port)) {
-      handedOutPorts.add(port);
-      return port;
-    }
-  }
-  throw new Error('freePort: the OS kept handing out ports already used in this run');
-}
+/** A port free on 127.0.0.1 (deploy/ports.ts: below the ephemeral range, never the same one twice per process). */
+export { freePort };
 
 /** An error from a peer step: what failed, why, and the last log lines of the processes involved. */
 export class ZitiPeerError extends Error {

@@ -1,6 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleEntries, folderBytes, serviceRuntime, toolEntries } from '../../deploy/bundles.ts';
 import { createTestDatabase, infra, uniqueName, waitFor } from '../support/infra.ts';
+import { freePort } from '../../deploy/ports.ts';
 
 /**
  * The image's two build steps for real (issue 25): `deploy/bundles.ts --out <dir>/dist --node-modules
@@ -23,16 +23,6 @@ const dist = join(image, 'dist');
 const modules = join(image, 'node_modules');
 const cleanups: (() => Promise<void>)[] = [];
 const children: ChildProcess[] = [];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => (typeof a === 'object' && a ? resolve(a.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** Plain-HTTP GET on loopback: the status and body, or 0 when nothing answers. */
 async function get(port: number, path: string): Promise<{ status: number; text: string }> {
