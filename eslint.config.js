@@ -151,12 +151,12 @@ export default tseslint.config(
             'services/policy/src/read-models/read-model-queries.store.ts': '*',
             // The description of the derived link tables (docs/adr/0009): names and columns, no store.
             'services/policy/src/access/link-tables.store.ts': '*',
-            // A policy kind's table definition (columns, roles, query entity) and the decoder of its
-            // rows, which the relation lists read policies with.
+            // A policy kind's table definition (columns, roles, query entity) and the one page read of
+            // a policy table, which the relation lists read policies with.
             'services/policy/src/policies/service-policies.store.ts': ['servicePolicyTable'],
             'services/policy/src/policies/edge-router-policies.store.ts': ['edgeRouterPolicyTable'],
             'services/policy/src/policies/service-edge-router-policies.store.ts': ['serviceEdgeRouterPolicyTable'],
-            'services/policy/src/policies/policies.store.ts': ['policyFromRow'],
+            'services/policy/src/policies/policies.store.ts': ['listPolicies'],
           },
         },
       ],

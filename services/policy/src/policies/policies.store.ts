@@ -72,6 +72,19 @@ export function policyFromRow(def: PolicyTable): (r: Row) => Policy {
   });
 }
 
+/**
+ * A page of the policies of the table `def` (ZitiQL over its query entity); `scope` (SQL over the
+ * query's alias) narrows the rows before the filter, e.g. to a link table's (the relation lists).
+ */
+export async function listPolicies(
+  db: Db,
+  def: PolicyTable,
+  input: ListInput,
+  scope?: { sql: string; params: unknown[] },
+): Promise<ListPage<Policy>> {
+  return toListPage(await listRows<Row>(db, def.query, input, scope ? { scope } : {}), policyFromRow(def));
+}
+
 /** Policies of one kind in their table; role arrays are written as the domain sorted them. */
 export class PgPolicyStore implements PolicyStore {
   private readonly roleEntries: [RoleField, string][];
@@ -164,8 +177,7 @@ export class PgPolicyStore implements PolicyStore {
     return rows.map(this.fromRow);
   }
 
-  /** `scope` (SQL over the alias `p`) narrows the rows before the filter, e.g. to a link table's. */
-  async list(input: ListInput, scope?: { sql: string; params: unknown[] }): Promise<ListPage<Policy>> {
-    return toListPage(await listRows<Row>(this.db, this.def.query, input, scope ? { scope } : {}), this.fromRow);
+  list(input: ListInput): Promise<ListPage<Policy>> {
+    return listPolicies(this.db, this.def, input);
   }
 }

@@ -17,7 +17,7 @@ import { serviceEdgeRouterPolicyTable } from '../policies/service-edge-router-po
 import { servicePolicyTable } from '../policies/service-policies.store.ts';
 import { type LinkedEntities, linkTableOf } from '../access/link-tables.store.ts';
 import type { Policy } from '../policies/policies.domain.ts';
-import { policyFromRow } from '../policies/policies.store.ts';
+import { listPolicies } from '../policies/policies.store.ts';
 import type { Relation, RelationSource } from './relations.domain.ts';
 import type { RelationStore } from './relations.ports.ts';
 
@@ -143,16 +143,13 @@ export class PgRelations implements RelationStore {
     return this.entities('edgeRouters', edgeRouterQuery, of, input, edgeRouterWithPresenceOf(edgeRouterQuery.alias));
   }
 
-  async policies(kind: PolicyKind, of: Relation, input: ListInput): Promise<ListPage<Policy>> {
+  policies(kind: PolicyKind, of: Relation, input: ListInput): Promise<ListPage<Policy>> {
     const table = {
       service: servicePolicyTable,
       edgeRouter: edgeRouterPolicyTable,
       serviceEdgeRouter: serviceEdgeRouterPolicyTable,
     }[kind];
-    const listed = await listRows<Record<string, unknown>>(this.db, table.query, input, {
-      scope: this.scope(kind, of, table.query.alias),
-    });
-    return toListPage(listed, policyFromRow(table));
+    return listPolicies(this.db, table, input, this.scope(kind, of, table.query.alias));
   }
 
   async postureChecks(of: Relation, input: ListInput): Promise<ListPage<PostureCheck>> {
