@@ -89,9 +89,11 @@ export class SessionService {
     const facts = await this.read((s) =>
       s.creationFacts(caller, serviceId, { apiSessionId: caller.apiSessionId, type }, sessionEdgeRouterLimit),
     );
-    let decision = decideCreation(facts, type, 'unknown');
-    if (decision.outcome === 'evaluatePosture')
-      decision = decideCreation(facts, type, await this.postureOf(caller, serviceId, type));
+    const first = decideCreation(facts, type, 'unknown');
+    const decision =
+      first.outcome === 'evaluatePosture'
+        ? decideCreation(facts, type, await this.postureOf(caller, serviceId, type))
+        : first;
     const viewOf = (session: Session): { view: SessionView } => ({
       view: { session, serviceName: facts!.access.service.name, edgeRouters: facts!.edgeRouters },
     });
@@ -143,8 +145,6 @@ export class SessionService {
         if (session === 'ended') throw new ApiError('UNAUTHORIZED');
         return viewOf(session);
       }
-      case 'evaluatePosture':
-        throw new Error('posture evaluated, yet decideCreation asks for it again');
     }
   }
 
@@ -233,6 +233,19 @@ export type CreationDecision =
   | { outcome: 'noEdgeRouters' }
   | { outcome: 'insert' };
 
+/** Decided with the caller's posture known: never `evaluatePosture`. */
+export type PostureKnownDecision = Exclude<CreationDecision, { outcome: 'evaluatePosture' }>;
+
+export function decideCreation(
+  facts: CreationFacts | undefined,
+  type: SessionType,
+  posture: 'passed' | 'failed',
+): PostureKnownDecision;
+export function decideCreation(
+  facts: CreationFacts | undefined,
+  type: SessionType,
+  posture: 'unknown',
+): CreationDecision;
 export function decideCreation(
   facts: CreationFacts | undefined,
   type: SessionType,

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { PostureEvaluationReader, PostureEvaluator } from '../posture-checks/posture-evaluation.ports.ts';
 import { FabricCircuitPaths } from './fabric-route-paths.adapter.ts';
 import { sessionUseVerdict } from './session-use.domain.ts';
-import { type Session, SessionService } from './sessions.domain.ts';
-import type { CircuitPaths, SessionStore, SessionUseFacts } from './sessions.ports.ts';
+import { type Session, SessionService, decideCreation } from './sessions.domain.ts';
+import type { CircuitPaths, CreationFacts, SessionStore, SessionUseFacts } from './sessions.ports.ts';
 
 const session: Session = {
   id: 'sess-1',
@@ -147,5 +147,42 @@ describe('the verdict on an edge session used through a router', () => {
       'invalidEdgeRouter',
     );
     expect(verdict({ serviceLive: false, identityIsAdmin: true })).toBe('invalidService');
+  });
+});
+
+describe('decideCreation: one decision over the facts, in the reference order', () => {
+  const facts = (o: Partial<CreationFacts> = {}): CreationFacts => ({
+    access: { service: { name: 'svc' } as CreationFacts['access']['service'], dial: true, bind: false },
+    edgeRouters: [{ id: 'r-1' } as CreationFacts['edgeRouters'][number]],
+    postureChecked: false,
+    ...o,
+  });
+
+  it('refuses what is not visible, then a type no policy permits, before anything else', () => {
+    expect(decideCreation(undefined, 'Dial', 'unknown')).toEqual({ outcome: 'notVisible' });
+    expect(decideCreation(facts({ existing: session, postureChecked: true }), 'Bind', 'unknown')).toEqual({
+      outcome: 'typeNotPermitted',
+    });
+  });
+
+  it('answers the existing session before posture or routers are looked at', () => {
+    expect(
+      decideCreation(facts({ existing: session, postureChecked: true, edgeRouters: [] }), 'Dial', 'unknown'),
+    ).toEqual({ outcome: 'existing', session });
+  });
+
+  it('asks for posture only when a granting policy names checks, and decides again with the result', () => {
+    const checked = facts({ postureChecked: true });
+    expect(decideCreation(checked, 'Dial', 'unknown')).toEqual({ outcome: 'evaluatePosture' });
+    expect(decideCreation(checked, 'Dial', 'failed')).toEqual({ outcome: 'postureFailed' });
+    expect(decideCreation(checked, 'Dial', 'passed')).toEqual({ outcome: 'insert' });
+    expect(decideCreation(facts(), 'Dial', 'unknown')).toEqual({ outcome: 'insert' });
+  });
+
+  it('needs a shared edge router, after posture', () => {
+    expect(decideCreation(facts({ edgeRouters: [], postureChecked: true }), 'Dial', 'failed')).toEqual({
+      outcome: 'postureFailed',
+    });
+    expect(decideCreation(facts({ edgeRouters: [] }), 'Dial', 'unknown')).toEqual({ outcome: 'noEdgeRouters' });
   });
 });
