@@ -5,8 +5,8 @@
  *
  * The slice of an operation is found in the service's transports: the `export function` that holds
  * the handler's key (`'<api>.<operationId>': …`). Every operation of an owner must be in exactly one
- * slice, else generation fails naming it. `--check` writes nothing and fails when a file is stale
- * (the layout test runs it).
+ * slice, else generation fails naming it. `--check` writes nothing and fails when a file is stale;
+ * test/unit/operation-bindings.test.ts checks the same (`staleBindings`) on every test run.
  */
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
