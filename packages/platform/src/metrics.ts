@@ -297,7 +297,14 @@ const answerCacheSeries = lazy(() => ({
   }),
   entries: new Gauge({
     name: 'ziti_gateway_answer_cache_entries',
-    help: 'Answers the gateway keeps',
+    help: 'Answers the gateway keeps, by cache (identity: /current-identity; services: the client service reads)',
+    labelNames: ['cache'],
+    registers: [metricsRegistry],
+  }),
+  chars: new Gauge({
+    name: 'ziti_gateway_answer_cache_characters',
+    help: 'Characters of the answers the gateway keeps, by cache',
+    labelNames: ['cache'],
     registers: [metricsRegistry],
   }),
   resets: new Counter({
@@ -310,7 +317,10 @@ const answerCacheSeries = lazy(() => ({
 export const answerCacheMetrics = {
   lookup: (operation: string, result: 'hit' | 'miss' | 'bypass') =>
     answerCacheSeries().lookups.inc({ operation, result }),
-  entries: (n: number) => answerCacheSeries().entries.set(n),
+  entries: (cache: string, n: number, chars: number) => {
+    answerCacheSeries().entries.set({ cache }, n);
+    answerCacheSeries().chars.set({ cache }, chars);
+  },
   reset: () => answerCacheSeries().resets.inc(),
 };
 

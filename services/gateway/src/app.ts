@@ -13,8 +13,7 @@ import {
 } from '@ziti/platform';
 import express from 'express';
 import type { GatewayConfig } from './config.ts';
-import type { AnswerCache } from './answer-cache/answer-cache.domain.ts';
-import { AnswerCacheFollower } from './answer-cache/answer-cache-follower.transport.ts';
+import { AnswerCacheFollower, type AnswerCaches } from './answer-cache/answer-cache-follower.transport.ts';
 import { ExtJwtSecondaryCheck } from './edge-auth/ext-jwt-secondary.transport.ts';
 import { ClientAddresses } from './edge-auth/client-address.transport.ts';
 import { type AuthRateLimiter, TokenBucketLimiter } from './edge-auth/rate-limit.domain.ts';
@@ -49,7 +48,7 @@ export interface GatewayDeps {
   /** Defaults to the contracts' table; tests may narrow it. */
   operations?: readonly OperationDef[];
   /** Session-scoped answers the pipeline keeps (docs/adr/0015); none when absent. */
-  answers?: AnswerCache;
+  answers?: AnswerCaches;
   /** The event stream's subscribers (ended when the gateway stops); made here when absent. */
   eventStreams?: EventStreams;
   /**
@@ -190,7 +189,10 @@ export function createGateway(
   let drain: (() => Promise<void>) | undefined;
   let passthrough: { closeAll(): void } | undefined;
   let started = false;
-  const follower = new AnswerCacheFollower(deps.bus, deps.logger, deps.config.answerCacheEntries);
+  const follower = new AnswerCacheFollower(deps.bus, deps.logger, {
+    identities: deps.config.answerCacheEntries,
+    serviceChars: deps.config.serviceAnswerCacheChars,
+  });
   const eventStreams =
     deps.eventStreams ??
     new EventStreams({
@@ -209,7 +211,7 @@ export function createGateway(
       const identity = await fetchServerIdentity(deps.bus, deps.logger);
       // Kept answers are served only once the events that change them are followed.
       await follower.start();
-      const app = createGatewayApp({ ...deps, answers: follower.cache, eventStreams });
+      const app = createGatewayApp({ ...deps, answers: follower.caches, eventStreams });
       server = createServer(
         {
           ...expressMessageClasses(app),

@@ -12,6 +12,8 @@ export interface GatewayConfig {
   authRateLimit?: { perMinute: number; burst: number };
   /** Identities whose `/current-identity` the gateway keeps (docs/adr/0015); 0 keeps none. */
   answerCacheEntries: number;
+  /** Characters of client service reads the gateway keeps in all (docs/adr/0015); 0 keeps none. */
+  serviceAnswerCacheChars: number;
   /**
    * Proxies (addresses and CIDR ranges, canonical) whose forwarded client address the gateway
    * believes (`ZITI_TRUSTED_PROXIES`); none: the socket's peer is the client.
@@ -40,6 +42,7 @@ export function readGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gate
       ZITI_AUTH_RATE_LIMIT: env.int(600, 0, 1_000_000),
       ZITI_AUTH_RATE_BURST: env.int(200, 1, 1_000_000),
       ZITI_GATEWAY_ANSWER_CACHE: env.int(20_000, 0, 10_000_000),
+      ZITI_GATEWAY_SERVICE_ANSWER_CACHE_MIB: env.int(64, 0, 65_536),
       ZITI_TRUSTED_PROXIES: parseTrustedProxies,
       // Header names are case-insensitive: `X-Forwarded-For` is accepted as written.
       ZITI_TRUSTED_PROXY_HEADER: (raw: string | undefined, name: string) =>
@@ -59,6 +62,7 @@ export function readGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gate
     healthPort: raw.HEALTH_PORT,
     authRateLimit: { perMinute: raw.ZITI_AUTH_RATE_LIMIT, burst: raw.ZITI_AUTH_RATE_BURST },
     answerCacheEntries: raw.ZITI_GATEWAY_ANSWER_CACHE,
+    serviceAnswerCacheChars: raw.ZITI_GATEWAY_SERVICE_ANSWER_CACHE_MIB * 1024 * 1024,
     trustedProxies: raw.ZITI_TRUSTED_PROXIES,
     forwardedHeader: raw.ZITI_TRUSTED_PROXY_HEADER,
     ...(raw.ZITI_CORS_ORIGINS ? { corsOrigins: raw.ZITI_CORS_ORIGINS } : {}),

@@ -1,41 +1,111 @@
-import { subjects } from '@ziti/contracts';
-import { type Bus, type Logger, type Tail, answerCacheMetrics } from '@ziti/platform';
+import { type EntityOwner, subjects } from '@ziti/contracts';
+import { type Bus, type Logger, type Tail, answerCacheMetrics, ownerEventPosition } from '@ziti/platform';
 import { AnswerCache } from './answer-cache.domain.ts';
-import { answerConcerns, answerSources } from './answer-concerns.domain.ts';
+import {
+  answerConcerns,
+  answerSources,
+  serviceAnswerConcerns,
+  serviceAnswerSources,
+} from './answer-concerns.domain.ts';
 
-/** The cache and the tail of events that keeps it honest, started and stopped with the gateway. */
+/** Both caches of kept answers (docs/adr/0015). */
+export interface AnswerCaches {
+  /** `/current-identity`, one answer per identity. */
+  identity: AnswerCache;
+  /** The client service reads, one answer per identity and URL. */
+  services: AnswerCache;
+}
+
+/** How long to wait before asking the owners for their positions again when one did not answer. */
+const retryMs = 2_000;
+
+/**
+ * The caches and the tail of events that keeps them honest, started and stopped with the gateway.
+ * A cache serves once its owners' events are followed and the owners said where their positions
+ * stood then (`maintenance.eventPosition`, asked after the tail began): an answer reflecting less
+ * may miss an event published before this gateway followed, so it is not kept.
+ */
 export class AnswerCacheFollower {
-  readonly cache: AnswerCache;
+  readonly caches: AnswerCaches;
   private tail?: Tail;
+  private generation = 0;
+  private retry?: NodeJS.Timeout;
 
   constructor(
     private readonly bus: Bus,
     private readonly logger: Logger,
-    private readonly maxEntries: number,
+    limits: { identities: number; serviceChars: number },
   ) {
-    this.cache = new AnswerCache({ sources: [...answerSources], concerns: answerConcerns, maxEntries });
+    this.caches = {
+      identity: new AnswerCache({
+        sources: [...answerSources],
+        concerns: answerConcerns,
+        maxEntries: limits.identities,
+      }),
+      services: new AnswerCache({
+        sources: [...serviceAnswerSources],
+        concerns: serviceAnswerConcerns,
+        maxEntries: limits.identities,
+        maxChars: limits.serviceChars,
+      }),
+    };
+    this.enabled = limits.identities > 0;
+    this.servicesEnabled = limits.serviceChars > 0;
   }
 
-  /** Follows the owners' events; without a bus that can (or with no room), the cache stays off. */
+  private readonly enabled: boolean;
+  private readonly servicesEnabled: boolean;
+
+  private get followed(): [string, AnswerCache][] {
+    if (!this.enabled) return [];
+    return Object.entries(this.caches).filter(([name]) => name !== 'services' || this.servicesEnabled);
+  }
+
+  /** Follows the owners' events; without a bus that can (or with no room), the caches stay off. */
   async start(): Promise<void> {
-    if (!this.bus.tail || this.maxEntries <= 0) return;
+    const followed = this.followed;
+    if (!this.bus.tail || followed.length === 0) return;
+    const sources = [...new Set(followed.flatMap(([, c]) => c.sources))];
     this.tail = await this.bus.tail(
-      answerSources.map((s) => subjects.event(s, '>')),
+      sources.map((s) => subjects.event(s as EntityOwner, '>')),
       (event) => {
-        this.cache.apply(event);
-        answerCacheMetrics.entries(this.cache.size);
+        for (const [name, cache] of followed) {
+          cache.apply(event);
+          answerCacheMetrics.entries(name, cache.count, cache.characters);
+        }
       },
       () => {
-        this.cache.reset();
+        for (const [name, cache] of followed) {
+          cache.reset(true);
+          answerCacheMetrics.entries(name, 0, 0);
+        }
         answerCacheMetrics.reset();
-        answerCacheMetrics.entries(0);
         this.logger.warn('the answer cache restarted following events: every kept answer was dropped');
+        void this.begin(sources, ++this.generation);
       },
     );
-    this.cache.start();
+    await this.begin(sources, ++this.generation);
+  }
+
+  /** Asks the owners where their positions stand, then serves; again later while one does not answer. */
+  private async begin(sources: string[], generation: number): Promise<void> {
+    clearTimeout(this.retry);
+    try {
+      const at = await Promise.all(sources.map((s) => ownerEventPosition(this.bus, s as EntityOwner)));
+      if (generation !== this.generation) return;
+      const positions = Object.fromEntries(sources.map((s, i) => [s, at[i]!]));
+      for (const [, cache] of this.followed) cache.start(positions);
+    } catch (err) {
+      if (generation !== this.generation) return;
+      this.logger.info({ err }, 'the answer cache waits for the owners of its events to answer');
+      this.retry = setTimeout(() => void this.begin(sources, generation), retryMs);
+      this.retry.unref();
+    }
   }
 
   async stop(): Promise<void> {
+    this.generation++;
+    clearTimeout(this.retry);
     await this.tail?.stop();
     this.tail = undefined;
   }

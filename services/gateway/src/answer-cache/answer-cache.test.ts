@@ -103,4 +103,59 @@ describe('the gateway answer cache', () => {
     // Past rememberMs no request that began before the change is still waiting: the memory is bounded.
     expect(c.fill('i1', 'x', { auth: 4, pki: 0 }, c.ticket())).toBe(true);
   });
+  it('keeps answers per key within an identity, each dropped with the identity', () => {
+    const c = make();
+    expect(c.fill('i1', 'page1', { auth: 3, pki: 0 }, c.ticket(), '/services?offset=0')).toBe(true);
+    expect(c.fill('i1', 'page2', { auth: 3, pki: 0 }, c.ticket(), '/services?offset=100')).toBe(true);
+    expect(c.get('i1', undefined, '/services?offset=0')).toBe('page1');
+    expect(c.get('i1', undefined, '/services?offset=100')).toBe('page2');
+    expect(c.get('i1', undefined, '/services?offset=200')).toBeUndefined();
+    expect([c.size, c.count, c.characters]).toEqual([1, 2, 10]);
+    c.apply(ev('auth', 4, 'identity.updated', { id: 'i1' }));
+    expect(c.get('i1', undefined, '/services?offset=0')).toBeUndefined();
+    expect(c.get('i1', undefined, '/services?offset=100')).toBeUndefined();
+    expect([c.size, c.count, c.characters]).toEqual([0, 0, 0]);
+  });
+
+  it('bounds the answers of one identity and the characters of all', () => {
+    const c = new AnswerCache({ sources: ['auth'], concerns, maxEntries: 100, maxKeys: 2, maxChars: 10 });
+    c.start();
+    for (const k of ['a', 'b', 'c']) c.fill('i1', 'xx', { auth: 1 }, c.ticket(), k);
+    expect([c.get('i1', undefined, 'a'), c.get('i1', undefined, 'b'), c.get('i1', undefined, 'c')]).toEqual([
+      undefined,
+      'xx',
+      'xx',
+    ]);
+    // Over 10 characters: the identity filled least recently goes, never the one just filled.
+    c.fill('i2', 'yyyy', { auth: 1 }, c.ticket());
+    c.fill('i3', 'zzzz', { auth: 1 }, c.ticket());
+    expect([c.get('i1', undefined, 'b'), c.get('i2', undefined), c.get('i3', undefined)]).toEqual([
+      undefined,
+      'yyyy',
+      'zzzz',
+    ]);
+    expect(c.characters).toBe(8);
+    expect(c.fill('i4', 'a very long answer', { auth: 1 }, c.ticket())).toBe(true);
+    expect([c.size, c.characters]).toEqual([1, 18]);
+  });
+
+  it('after a gap, refuses fills that reflect a position before the missed events', () => {
+    const c = make();
+    c.apply(ev('auth', 1, 'identity.updated', { id: 'x' }));
+    c.apply(ev('auth', 5, 'identity.updated', { id: 'x' })); // 2–4 were missed
+    expect(c.fill('i1', 'A', { auth: 3, pki: 0 }, c.ticket())).toBe(false);
+    expect(c.fill('i1', 'A', { auth: 4, pki: 0 }, c.ticket())).toBe(true);
+  });
+
+  it('a reset that stops serves nothing until started again', () => {
+    const c = make();
+    c.fill('i1', 'A', { auth: 1, pki: 0 }, c.ticket());
+    c.reset(true);
+    expect(c.following).toBe(false);
+    expect(c.fill('i1', 'A', { auth: 1, pki: 0 }, c.ticket())).toBe(false);
+    c.start({ auth: 2, pki: 0 });
+    expect(c.fill('i1', 'A', { auth: 1, pki: 0 }, c.ticket())).toBe(false);
+    expect(c.fill('i1', 'B', { auth: 2, pki: 0 }, c.ticket())).toBe(true);
+    expect(c.get('i1', undefined)).toBe('B');
+  });
 });

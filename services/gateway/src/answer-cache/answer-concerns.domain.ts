@@ -1,4 +1,11 @@
-import { authenticationEventTypes, eventTypes, publishedEvent } from '@ziti/contracts';
+import {
+  type Caller,
+  authenticationEventTypes,
+  eventTypes,
+  inventoryEventTypes,
+  policyEventTypes,
+  publishedEvent,
+} from '@ziti/contracts';
 import type { AnswerCacheEvent } from './answer-cache.domain.ts';
 
 /** The owners whose state a `/current-identity` answer shows: auth, and pki-enrollment's enrollments. */
@@ -53,5 +60,83 @@ export function answerConcerns(event: AnswerCacheEvent): string | 'all' | undefi
     // CAs are not in an identity's answer; anything else unknown may be.
     return publishedEvent(event.source, event.type) ? undefined : 'all';
   }
+  return undefined;
+}
+
+/**
+ * The owners whose state a client service read shows (docs/adr/0015): policy, which answers it
+ * (access, posture checks), and the two whose events policy's read models apply (inventory's
+ * services, configs and overrides; auth's identities).
+ */
+export const serviceAnswerSources = ['policy', 'inventory', 'auth'] as const;
+
+/** The client service reads the gateway keeps, by `<api>.<operationId>`. */
+export const cachedServiceOperations = new Set(['client.listServices', 'client.detailService']);
+
+/**
+ * Which of the two caches keeps an operation's answer, and under which key: `/current-identity`
+ * one per identity; a service read one per URL (page, filter, config types asked for) and the
+ * config types the API session carries (which apply when the URL names none). A caller without
+ * them (a session from an older gateway, docs/adr/0017) is answered by policy each time.
+ */
+export function keptAnswerOf(
+  label: string,
+  caller: Caller,
+  url: string,
+): { cache: 'identity' | 'services'; key: string } | undefined {
+  if (cachedOperations.has(label)) return { cache: 'identity', key: '' };
+  if (cachedServiceOperations.has(label) && caller.configTypes)
+    return { cache: 'services', key: `${url}\n${caller.configTypes.join('\n')}` };
+  return undefined;
+}
+
+const policyConcernsNone = new Set<string>(
+  [
+    policyEventTypes.edgeRouterPolicyCreated,
+    policyEventTypes.edgeRouterPolicyUpdated,
+    policyEventTypes.edgeRouterPolicyDeleted,
+    policyEventTypes.serviceEdgeRouterPolicyCreated,
+    policyEventTypes.serviceEdgeRouterPolicyUpdated,
+    policyEventTypes.serviceEdgeRouterPolicyDeleted,
+  ].map((d) => d.type),
+);
+const inventoryConcernsAll = new Set<string>(
+  [
+    inventoryEventTypes.serviceCreated,
+    inventoryEventTypes.serviceUpdated,
+    inventoryEventTypes.serviceDeleted,
+    inventoryEventTypes.configCreated,
+    inventoryEventTypes.configUpdated,
+    inventoryEventTypes.configDeleted,
+    inventoryEventTypes.configTypeCreated,
+    inventoryEventTypes.configTypeUpdated,
+    inventoryEventTypes.configTypeDeleted,
+  ].map((d) => d.type),
+);
+
+/**
+ * Which identity's service reads an event can change. policy: an identity's access (its own, or
+ * many at once), and any service policy or posture check (every identity: the posture queries
+ * name the policies); router policies change no service read. inventory: a service, config or
+ * config type (every identity), an identity's overrides (that one); routers and terminators
+ * change none. auth: an identity (its attributes and admin flag decide its access); nothing else
+ * of auth's is in a service read (the config types travel with the caller). An event this build
+ * does not know may change anything.
+ */
+export function serviceAnswerConcerns(event: AnswerCacheEvent): string | 'all' | undefined {
+  const data = (event.data ?? {}) as { id?: unknown; identityId?: unknown };
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const known = publishedEvent(event.source, event.type) !== undefined;
+  if (!known) return 'all';
+  if (event.source === 'policy') {
+    if (event.type === policyEventTypes.identityAccessChanged.type) return str(data.identityId) ?? 'all';
+    return policyConcernsNone.has(event.type) ? undefined : 'all';
+  }
+  if (event.source === 'inventory') {
+    if (inventoryConcernsAll.has(event.type)) return 'all';
+    if (event.type === inventoryEventTypes.identityServiceConfigsUpdated.type) return str(data.identityId) ?? 'all';
+    return undefined;
+  }
+  if (event.source === 'auth') return byId.has(event.type) ? (str(data.id) ?? 'all') : undefined;
   return undefined;
 }

@@ -1,7 +1,13 @@
-import { authenticationEventTypes, eventTypes } from '@ziti/contracts';
+import {
+  authenticationEventTypes,
+  eventTypes,
+  inventoryEventTypes,
+  policyEventTypes,
+  routerPresenceEventTypes,
+} from '@ziti/contracts';
 import { describe, expect, it } from 'vitest';
 import { AnswerCache, type AnswerCacheEvent } from './answer-cache.domain.ts';
-import { answerConcerns, answerSources } from './answer-concerns.domain.ts';
+import { answerConcerns, answerSources, keptAnswerOf, serviceAnswerConcerns } from './answer-concerns.domain.ts';
 
 const ev = (source: string, sequence: number, type: string, data: unknown): AnswerCacheEvent => ({
   source,
@@ -48,5 +54,43 @@ describe('which kept answers an event of auth concerns', () => {
     cache.apply(ev('auth', 21, eventTypes.identityUpdated.type, { id: 'i1' }));
     expect(cache.get('i1', undefined)).toBeUndefined();
     expect(cache.get('i2', undefined)).toBe('B');
+  });
+});
+
+describe('which kept service reads an event concerns', () => {
+  const of = (source: string, type: string, data: unknown = {}) => serviceAnswerConcerns(ev(source, 1, type, data));
+  it("an identity's access, attributes and overrides concern it; services, configs and policies every identity", () => {
+    expect(of('policy', policyEventTypes.identityAccessChanged.type, { identityId: 'i1' })).toBe('i1');
+    expect(of('policy', policyEventTypes.identityAccessBulkChanged.type, { identityIds: ['i1'] })).toBe('all');
+    expect(of('policy', policyEventTypes.servicePolicyUpdated.type, { id: 'p' })).toBe('all');
+    expect(of('policy', policyEventTypes.postureCheckCreated.type, { id: 'c' })).toBe('all');
+    expect(of('inventory', inventoryEventTypes.serviceUpdated.type, { id: 's' })).toBe('all');
+    expect(of('inventory', inventoryEventTypes.configUpdated.type, { id: 'c' })).toBe('all');
+    expect(of('inventory', inventoryEventTypes.configTypeDeleted.type, { id: 't' })).toBe('all');
+    expect(of('inventory', inventoryEventTypes.identityServiceConfigsUpdated.type, { identityId: 'i2' })).toBe('i2');
+    expect(of('auth', eventTypes.identityUpdated.type, { id: 'i3' })).toBe('i3');
+  });
+
+  it('routers, terminators, router policies and logins concern none; an unknown type every identity', () => {
+    expect(of('policy', policyEventTypes.edgeRouterPolicyCreated.type)).toBeUndefined();
+    expect(of('policy', policyEventTypes.serviceEdgeRouterPolicyDeleted.type)).toBeUndefined();
+    expect(of('inventory', inventoryEventTypes.edgeRouterUpdated.type)).toBeUndefined();
+    expect(of('inventory', inventoryEventTypes.terminatorCreated.type)).toBeUndefined();
+    for (const d of Object.values(routerPresenceEventTypes)) expect(of('inventory', d.type)).toBeUndefined();
+    expect(of('auth', eventTypes.apiSessionCreated.type, { identityId: 'i1' })).toBeUndefined();
+    expect(of('auth', authenticationEventTypes.authenticationAttempted.type)).toBeUndefined();
+    expect(of('policy', 'somethingNew.happened')).toBe('all');
+    expect(of('inventory', 'somethingNew.happened')).toBe('all');
+  });
+
+  it('a service read is kept per URL and session config types; without them, not at all', () => {
+    const caller = { identityId: 'i1', apiSessionId: 's', token: 't', isAdmin: false, authQueries: [] };
+    expect(keptAnswerOf('client.listServices', { ...caller, configTypes: ['all'] }, '/x?limit=1')).toEqual({
+      cache: 'services',
+      key: '/x?limit=1\nall',
+    });
+    expect(keptAnswerOf('client.listServices', caller, '/x')).toBeUndefined();
+    expect(keptAnswerOf('management.listServices', { ...caller, configTypes: [] }, '/x')).toBeUndefined();
+    expect(keptAnswerOf('client.getCurrentIdentity', caller, '/x')).toEqual({ cache: 'identity', key: '' });
   });
 });

@@ -22,8 +22,8 @@ import {
   hasPositions,
   settleProduced,
 } from '@ziti/platform';
-import type { AnswerCache } from '../answer-cache/answer-cache.domain.ts';
-import { cachedOperations } from '../answer-cache/answer-concerns.domain.ts';
+import type { AnswerCaches } from '../answer-cache/answer-cache-follower.transport.ts';
+import { keptAnswerOf } from '../answer-cache/answer-concerns.domain.ts';
 import { ClientAddresses } from '../edge-auth/client-address.transport.ts';
 import { authenticate, isRateLimited, limitAuthenticationAttempts } from '../edge-auth/edge-auth.transport.ts';
 import type { ExtJwtSecondaryCheck } from '../edge-auth/ext-jwt-secondary.transport.ts';
@@ -109,7 +109,7 @@ export interface PipelineDeps {
   /** Checks the bearer JWT of sessions whose auth policy requires an external JWT signer. */
   extJwt?: ExtJwtSecondaryCheck;
   /** Session-scoped answers kept until an owner's event changes them (docs/adr/0015). */
-  answers?: AnswerCache;
+  answers?: AnswerCaches;
 }
 
 function queryOf(req: Request): Record<string, string | string[]> {
@@ -234,15 +234,17 @@ export function createPipeline(deps: PipelineDeps) {
       // newer than the kept answer.
       let ticket: number | undefined;
       const label = `${op.api}.${op.operationId}`;
-      if (deps.answers && caller && cachedOperations.has(label)) {
-        const kept = deps.answers.get(caller.identityId, request.after);
+      const keeping = deps.answers && caller ? keptAnswerOf(label, caller, url) : undefined;
+      const answers = keeping ? deps.answers![keeping.cache] : undefined;
+      if (answers && keeping && caller) {
+        const kept = answers.get(caller.identityId, request.after, keeping.key);
         if (kept !== undefined) {
           answerCacheMetrics.lookup(label, 'hit');
           sendJson(res, 200, kept);
           return;
         }
-        answerCacheMetrics.lookup(label, deps.answers.following ? 'miss' : 'bypass');
-        ticket = deps.answers.ticket();
+        answerCacheMetrics.lookup(label, answers.following ? 'miss' : 'bypass');
+        ticket = answers.ticket();
       }
       // The positions of the events this request's writes produced come back beside the answer,
       // not in it: `settleProduced` (platform causality.ts) opens an AsyncLocalStorage context
@@ -273,7 +275,7 @@ export function createPipeline(deps: PipelineDeps) {
         !result.headers
       ) {
         const text = answerText(result.body);
-        deps.answers?.fill(caller.identityId, text, result.reflects, ticket);
+        answers?.fill(caller.identityId, text, result.reflects, ticket, keeping?.key);
         sendJson(res, 200, text, result.contentType ?? 'application/json');
         return;
       }

@@ -85,13 +85,23 @@ export class ServiceViewService {
    * `configTypes` undefined: not asked for, so the API session's own (client API, ZITI-FACTS §3.4:
    * the request's override the session's).
    */
-  list(caller: Viewer, input: ListInput, configTypes: string[] | undefined, scope: ServiceListScope = {}) {
+  list(
+    caller: Viewer,
+    input: ListInput,
+    configTypes: string[] | undefined,
+    scope: ServiceListScope = {},
+    options: Reflecting = {},
+  ) {
     return this.read(async (s) => {
+      // Read first: the answer reflects at least these positions (docs/adr/0015).
+      const reflects = options.reflecting ? await s.positionsReflected() : undefined;
       const viewer = scope.asIdentity === undefined ? caller : await this.masquerade(s, caller, scope);
       const page = await s.list(viewer, input, scope);
       const types = configTypes ?? (await this.sessionConfigTypes(s, viewer));
       // A roleFilter list is the reference's generic one: no synthetic posture queries there.
-      return { ...page, items: await this.views(s, viewer, page.items, types, scope.roleFilter === undefined) };
+      const rendered = await this.render(s, viewer, page.items, types, scope.roleFilter === undefined);
+      const keep = keepable(reflects, rendered.postureEvaluated, configTypes, viewer) && scope.asIdentity === undefined;
+      return { ...page, items: rendered.items, ...(keep ? { reflects } : {}) };
     });
   }
 
@@ -114,12 +124,20 @@ export class ServiceViewService {
   }
 
   /** A service the viewer may not see (non-admins without a policy) is NOT_FOUND. */
-  get(viewer: Viewer, id: string, configTypes?: string[]): Promise<ServiceView> {
+  get(
+    viewer: Viewer,
+    id: string,
+    configTypes?: string[],
+    options: Reflecting = {},
+  ): Promise<{ view: ServiceView; reflects?: Record<string, number> }> {
     return this.read(async (s) => {
+      const reflects = options.reflecting ? await s.positionsReflected() : undefined;
       const row = await s.get(viewer, id);
       if (!row) throw ApiError.notFound('service', id);
       const types = configTypes ?? (await this.sessionConfigTypes(s, viewer));
-      return (await this.views(s, viewer, [row], types))[0]!;
+      const rendered = await this.render(s, viewer, [row], types);
+      const keep = keepable(reflects, rendered.postureEvaluated, configTypes, viewer);
+      return { view: rendered.items[0]!, ...(keep ? { reflects } : {}) };
     });
   }
 
@@ -168,24 +186,35 @@ export class ServiceViewService {
     viewer: Viewer,
     rows: ServiceAccessRow[],
     configTypes: string[],
+    synthetic = true,
+  ): Promise<ServiceView[]> {
+    return (await this.render(s, viewer, rows, configTypes, synthetic)).items;
+  }
+
+  /** The views of `rows`, and whether posture checks were evaluated for them (the clock may change those). */
+  private async render(
+    s: ServiceViewStore,
+    viewer: Viewer,
+    rows: ServiceAccessRow[],
+    configTypes: string[],
     /**
      * The passing synthetic entries for services no policy with posture checks grants: the
      * reference renders them only where it computes the viewer's permissions (the service lists
      * and details), not in the lists of a relation, a config's services or a roleFilter list.
      */
     synthetic = true,
-  ): Promise<ServiceView[]> {
-    if (rows.length === 0) return [];
+  ): Promise<{ items: ServiceView[]; postureEvaluated: boolean }> {
+    if (rows.length === 0) return { items: [], postureEvaluated: false };
     const ids = rows.map((r) => r.service.id);
     const [configs, checksExist] = await Promise.all([
       this.configsOf(s, viewer, rows, configTypes),
       s.postureChecksExist(),
     ]);
-    const evaluated =
-      checksExist && this.posture
-        ? await this.posture.evaluate({ identityId: viewer.identityId, apiSessionId: viewer.apiSessionId ?? '' }, ids)
-        : new Map<string, PolicyPostureResult[]>();
-    return rows.map((r) => {
+    const postureEvaluated = checksExist && this.posture !== undefined;
+    const evaluated = postureEvaluated
+      ? await this.posture!.evaluate({ identityId: viewer.identityId, apiSessionId: viewer.apiSessionId ?? '' }, ids)
+      : new Map<string, PolicyPostureResult[]>();
+    const items = rows.map((r) => {
       const permissions = permissionsOf(r);
       return {
         service: r.service,
@@ -194,6 +223,7 @@ export class ServiceViewService {
         postureQueries: postureQueriesOf(synthetic ? permissions : [], evaluated.get(r.service.id) ?? []),
       };
     });
+    return { items, postureEvaluated };
   }
 
   /** `config` per service: data of its configs of the wanted types, the identity's overrides first. */
@@ -231,6 +261,30 @@ export class ServiceViewService {
     }
     return out;
   }
+}
+
+/** Asks a service read for the positions it reflects, so the gateway may keep it (docs/adr/0015). */
+export interface Reflecting {
+  reflecting?: boolean;
+}
+
+/**
+ * Whether a service read may be kept until an event changes it: it says what it reflects, no
+ * posture check was evaluated (their results change with the clock and with posture data, which
+ * no event the gateway follows announces), and its config types came from the request or from the
+ * caller (not from policy's own record of the API session).
+ */
+function keepable(
+  reflects: Record<string, number> | undefined,
+  postureEvaluated: boolean,
+  configTypes: string[] | undefined,
+  viewer: Viewer,
+): reflects is Record<string, number> {
+  return (
+    reflects !== undefined &&
+    !postureEvaluated &&
+    (configTypes !== undefined || viewer.sessionConfigTypes !== undefined)
+  );
 }
 
 /**

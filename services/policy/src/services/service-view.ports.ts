@@ -25,6 +25,8 @@ export interface ServiceViewStore {
   /** The config types the API session asked for at login (none when policy has not heard of it yet). */
   apiSessionConfigTypes(apiSessionId: string): Promise<string[]>;
   identityCreatedAt(identityId: string): Promise<Date | undefined>;
+  /** policy's own event position and its consumers' of auth and inventory, read before the state (docs/adr/0015). */
+  positionsReflected(): Promise<Record<string, number>>;
 }
 
 export type ServiceViewReader = <T>(fn: (store: ServiceViewStore) => Promise<T>) => Promise<T>;

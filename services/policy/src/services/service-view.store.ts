@@ -1,5 +1,14 @@
 import type { ConfigState, ServiceState } from '@ziti/contracts';
-import { type Db, date, json, listRows, queryRows, roleFilterScope, toListPage } from '@ziti/platform';
+import {
+  type Db,
+  date,
+  json,
+  listRows,
+  positionsReflected,
+  queryRows,
+  roleFilterScope,
+  toListPage,
+} from '@ziti/platform';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import { serviceQuery } from '../read-models/read-model-queries.store.ts';
 import type { ServiceAccessRow, ServiceListScope, Viewer } from './service-view.domain.ts';
@@ -155,6 +164,10 @@ export class PgServiceView implements ServiceViewStore {
       { prepare: true },
     );
     return row?.config_types ?? [];
+  }
+
+  positionsReflected(): Promise<Record<string, number>> {
+    return positionsReflected(this.db, 'policy', ['auth', 'inventory']);
   }
 
   async identityCreatedAt(identityId: string): Promise<Date | undefined> {

@@ -44,14 +44,24 @@ export function serviceOperations(views: () => ServiceViewService) {
     const roleFilter = roleFilterOf(req);
     // Undocumented on the management API and honoured there only (ZITI-FACTS §3.4); empty is absent.
     const asIdentity = req.api === 'management' ? firstQueryValue(req.query.asIdentity) : undefined;
-    const page = await views().list(viewerOf(req), listInputOf(req), configTypesOf(req), {
-      ...(roleFilter ? { roleFilter } : {}),
-      ...(asIdentity ? { asIdentity } : {}),
-    });
-    return pageReply(page, serviceViewDetail);
+    const page = await views().list(
+      viewerOf(req),
+      listInputOf(req),
+      configTypesOf(req),
+      { ...(roleFilter ? { roleFilter } : {}), ...(asIdentity ? { asIdentity } : {}) },
+      // The client API's reads may be kept by the gateway until an event changes them (docs/adr/0015).
+      { reflecting: req.api === 'client' },
+    );
+    const answer = pageReply(page, serviceViewDetail);
+    return page.reflects ? { ...answer, reflects: page.reflects } : answer;
   };
-  const detail = async (req: OperationRequest) =>
-    reply.ok(serviceViewDetail(await views().get(viewerOf(req), pathIdOf(req), configTypesOf(req))));
+  const detail = async (req: OperationRequest) => {
+    const { view, reflects } = await views().get(viewerOf(req), pathIdOf(req), configTypesOf(req), {
+      reflecting: req.api === 'client',
+    });
+    const answer = reply.ok(serviceViewDetail(view));
+    return reflects ? { ...answer, reflects } : answer;
+  };
   return {
     'client.listServices': list,
     'client.detailService': detail,
