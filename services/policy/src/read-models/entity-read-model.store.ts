@@ -1,7 +1,7 @@
 import { type Db, ReadModelRows, json, queryRows } from '@ziti/platform';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import { roleAttributesOf } from '../shared/role-attributes.store.ts';
-import type { EntityReadModel, ReadModelRow } from './read-models.ports.ts';
+import type { Applied, EntityReadModel, ReadModelRow } from './read-models.ports.ts';
 
 /** A column of a read model table filled from the state: name, SQL cast, value. */
 export interface ReadModelColumn<S> {
@@ -14,6 +14,12 @@ export interface ReadModelTable<S> {
   table: string;
   /** Columns besides `id`, `state`, `source_sequence`, `deleted` and `updated_at`. */
   columns: ReadModelColumn<S>[];
+  /**
+   * What depends on the entity reads only these columns (and whether it is deleted), not the rest
+   * of its state: a newer state that leaves them as they were needs no derivation (an identity's
+   * login changes its envInfo, never its access). Absent: every applied state is derived again.
+   */
+  derivedFromColumns?: boolean;
 }
 
 /**
@@ -44,7 +50,19 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
          or (${this.def.table}.source_sequence = excluded.source_sequence
              and (${compared.map((c) => `${this.def.table}.${c}`).join(', ')})
                  is distinct from (${compared.map((c) => `excluded.${c}`).join(', ')}))
-      returning id`;
+      returning id${this.def.derivedFromColumns ? `, ${this.movedSql()} as moved` : ''}`;
+  }
+
+  /**
+   * Whether the columns or the deletion moved: the subquery reads the row as it was before this
+   * statement (a statement never sees its own writes), null for a row it inserted.
+   */
+  private movedSql(): string {
+    const t = this.def.table;
+    const cols = [...this.def.columns.map((c) => c.name), 'deleted'];
+    return `coalesce((select (${cols.map((c) => `o.${c}`).join(', ')}) is distinct from (${cols
+      .map((c) => `${t}.${c}`)
+      .join(', ')}) from ${t} o where o.id = ${t}.id), true)`;
   }
 
   private params(state: S, position: number, deleted: boolean): unknown[] {
@@ -52,9 +70,18 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
   }
 
   async apply(state: S, position: number, deleted: boolean): Promise<boolean> {
-    return (
-      (await queryRows(this.db, this.upsertSql(), this.params(state, position, deleted), { prepare: true })).length > 0
+    return (await this.applyState(state, position, deleted)) !== false;
+  }
+
+  async applyState(state: S, position: number, deleted: boolean): Promise<Applied> {
+    const [row] = await queryRows<{ moved?: boolean }>(
+      this.db,
+      this.upsertSql(),
+      this.params(state, position, deleted),
+      { prepare: true },
     );
+    if (!row) return false;
+    return { derive: !this.def.derivedFromColumns || row.moved !== false };
   }
 
   async tombstone(id: string, position: number): Promise<boolean> {

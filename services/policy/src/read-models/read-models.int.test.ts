@@ -1,11 +1,11 @@
-import type { EdgeRouterState, ServiceState } from '@ziti/contracts';
+import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
 import { serviceState } from '@ziti/contracts';
 import { type Database, migrate, openDatabase } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test/support/infra.ts';
 import { migrations } from '../app.ts';
 import { type OwnerPage, applyOwnerPage, canonicalJson, reconcileReadModel } from './read-model-integrity.domain.ts';
-import { PgEdgeRouterReadModel, PgServiceReadModel } from './read-models.store.ts';
+import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from './read-models.store.ts';
 
 let database: Database;
 let drop: () => Promise<void>;
@@ -175,5 +175,51 @@ describe('reconciling a read model with its owner', () => {
     expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe(
       canonicalJson({ a: { c: null, d: [1, { x: 1, y: 2 }] }, b: 1 }),
     );
+  });
+});
+
+describe('what an applied state asks to derive again', () => {
+  const identity = (id: string, over: Partial<IdentityState> = {}): IdentityState => ({
+    id,
+    name: `id-${id}`,
+    typeId: 'User',
+    isAdmin: false,
+    isDefaultAdmin: false,
+    roleAttributes: ['a'],
+    externalId: null,
+    authPolicyId: 'default',
+    disabled: false,
+    disabledAt: null,
+    disabledUntil: null,
+    tags: {},
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+    ...over,
+  });
+
+  it("an identity's state that leaves its attributes, admin flag, name and type as they were derives nothing", async () => {
+    const model = new PgIdentityReadModel(database.db);
+    expect(await model.applyState(identity('d1'), 1, false)).toEqual({ derive: true });
+    // A login (its updatedAt) or a tag: stored, nothing to derive.
+    expect(await model.applyState(identity('d1', { updatedAt: '2026-01-02T00:00:00.000Z' }), 2, false)).toEqual({
+      derive: false,
+    });
+    expect(await model.applyState(identity('d1', { tags: { x: 1 } }), 3, false)).toEqual({ derive: false });
+    expect((await model.current('d1'))?.state.tags).toEqual({ x: 1 });
+    expect(await model.applyState(identity('d1', { roleAttributes: ['b'] }), 4, false)).toEqual({ derive: true });
+    expect(await model.applyState(identity('d1', { roleAttributes: ['b'], isAdmin: true }), 5, false)).toEqual({
+      derive: true,
+    });
+    expect(await model.applyState(identity('d1', { roleAttributes: ['b'], isAdmin: true }), 6, true)).toEqual({
+      derive: true,
+    });
+    // An older state is not applied at all.
+    expect(await model.applyState(identity('d1', { roleAttributes: ['c'] }), 4, false)).toBe(false);
+  });
+
+  it('a service derives again on every applied state (its configs and name are in the views)', async () => {
+    const model = new PgServiceReadModel(database.db);
+    expect(await model.applyState(service('d2'), 1, false)).toEqual({ derive: true });
+    expect(await model.applyState(service('d2', { tags: { x: 1 } }), 2, false)).toEqual({ derive: true });
   });
 });

@@ -10,9 +10,17 @@ export interface ReadModelRow {
  * policy's copy of another service's entities, kept from its events and its owner's state pages.
  * Every write carries the owner's event position and applies only over an older one.
  */
+/**
+ * What applying a state did: nothing (an older or the same state), or stored it, and whether what
+ * depends on the entity must be derived again (false when only state nothing derives from moved).
+ */
+export type Applied = false | { derive: boolean };
+
 export interface EntityReadModel<S extends { id: string }> {
   /** Applies a state if `position` is newer than what is stored; returns whether it did. */
   apply(state: S, position: number, deleted: boolean): Promise<boolean>;
+  /** `apply`, saying also whether what depends on the entity must be derived again. */
+  applyState(state: S, position: number, deleted: boolean): Promise<Applied>;
   /** The owner no longer had the entity at `position`; applies over an older row only. */
   tombstone(id: string, position: number): Promise<boolean>;
   /** Live rows with ids in (`after`, `upTo`] other than `present` become tombstones at `position` (guarded likewise). */

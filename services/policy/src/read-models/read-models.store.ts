@@ -21,6 +21,8 @@ export class PgIdentityReadModel extends PgEntityReadModel<IdentityState> {
         { name: 'is_admin', value: (s) => s.isAdmin },
         { name: 'role_attributes', cast: 'text[]', value: (s) => s.roleAttributes },
       ],
+      // Links and access read these columns only: a login's envInfo or a tag derives nothing.
+      derivedFromColumns: true,
     });
   }
 }
