@@ -256,6 +256,17 @@ describe('what auth policies govern', () => {
     expect((await passwordLogin(u.username, u.password)).status).toBe(200);
   });
 
+  it('a successful login clears the failures counted before it: maxAttempts counts consecutive ones', async () => {
+    const policy = await createPolicy(policyBody({ updb: { maxAttempts: 2, lockoutDurationMinutes: 15 } }));
+    const u = await userUnder(policy);
+    expect((await passwordLogin(u.username, 'wrong-one')).status).toBe(401);
+    expect((await passwordLogin(u.username, u.password)).status).toBe(200);
+    expect((await passwordLogin(u.username, 'wrong-two')).status).toBe(401);
+    expect((await mgmt(admin, `/identities/${u.id}`)).json.data.disabled).toBe(false);
+    expect((await passwordLogin(u.username, 'wrong-three')).status).toBe(401);
+    expect((await mgmt(admin, `/identities/${u.id}`)).json.data.disabled).toBe(true);
+  });
+
   it('passwords set through the API must meet the policy (beyond the reference, which only stores the rules)', async () => {
     const policy = await createPolicy(
       policyBody({

@@ -48,8 +48,9 @@ export class PasswordLogin {
       await this.countFailure(identity, authenticator.id, policy);
       return refuse('WRONG_PASSWORD', { identityId: identity.id });
     }
-    // After the password: the failure count goes (a write only when the policy counts failures).
-    if (policy !== null && policy.primary.updb.maxAttempts > 0) {
+    // After the password: the failure count goes (a write only when the policy counts failures
+    // and some were counted; most logins have none to clear).
+    if (policy !== null && policy.primary.updb.maxAttempts > 0 && found.failedAttempts > 0) {
       await deps.work((s) => s.loginAttempts.reset(authenticator.id));
     }
     // The policy's factors need a read only when it requires an external JWT signer.

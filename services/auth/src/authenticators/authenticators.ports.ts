@@ -26,4 +26,6 @@ export interface PasswordLoginRead {
   identity: Identity | null;
   policy: AuthPolicy | null;
   mfaVerified: boolean;
+  /** Consecutive failed attempts counted against the authenticator (0: none recorded). */
+  failedAttempts: number;
 }

@@ -71,7 +71,8 @@ function loginRowPart(r: Row, alias: 'a' | 'i' | 'p'): Row | null {
 /** A password login's reads as one prepared statement (see `findPasswordLogin`). */
 const passwordLogin = `select ${prefixedColumns('a', authenticatorColumns)}, ${prefixedColumns('i', identityColumns)},
     ${prefixedColumns('p', authPolicyColumns)},
-    exists (select from mfa m where m.identity_id = i.id and m.is_verified) as mfa_verified
+    exists (select from mfa m where m.identity_id = i.id and m.is_verified) as mfa_verified,
+    (select f.attempts from updb_failed_attempts f where f.authenticator_id = a.id) as failed_attempts
   from (select 1) as one
   left join authenticators a on a.username = $1 and a.method = 'updb'
   left join identities i on i.id = a.identity_id
@@ -171,6 +172,7 @@ export class PgAuthenticatorStore implements AuthenticatorStore {
       identity: i ? identityFromRow(i) : null,
       policy: p ? policyFromRow(p) : null,
       mfaVerified: row?.mfa_verified === true,
+      failedAttempts: Number(row?.failed_attempts ?? 0),
     };
   }
 

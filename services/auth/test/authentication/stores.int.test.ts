@@ -219,6 +219,13 @@ for (const [name, open] of Object.entries(targets)) {
       expect(one.identity).toEqual(await work((s) => s.identities.get('li1')));
       expect(one.policy).toEqual(await work((s) => s.authPolicies.get('lp')));
       expect(one.mfaVerified).toBe(true);
+      // The failures counted against it come with it: a login with none clears nothing.
+      expect(one.failedAttempts).toBe(0);
+      await work((s) => s.loginAttempts.recordFailure('la1', now));
+      await work((s) => s.loginAttempts.recordFailure('la1', now));
+      expect((await read('login-u1')).failedAttempts).toBe(2);
+      await work((s) => s.loginAttempts.reset('la1'));
+      expect((await read('login-u1')).failedAttempts).toBe(0);
 
       const two = await read('login-u2');
       expect(two.identity?.id).toBe('li2');
@@ -231,6 +238,7 @@ for (const [name, open] of Object.entries(targets)) {
         identity: null,
         policy: await work((s) => s.authPolicies.get('default')),
         mfaVerified: false,
+        failedAttempts: 0,
       });
     });
 
