@@ -217,6 +217,41 @@ describe('GET /extensions/events on the cluster', () => {
     resumed.close();
   });
 
+  it('replays a backlog of large changes far past the queue bounds in full, to a prompt reader and to one that stalls', async () => {
+    // 100 changes of about 250 KB each (the state before and after, two 60 KB tags): some 25 MB,
+    // six times what may wait for a live subscriber (4 MiB).
+    const prefix = uniqueName('backlog');
+    const live = subscribe(named(prefix));
+    await live.ready;
+    const id = await createIdentity(`${prefix}-big`);
+    await waitFor(() => live.messages.length >= 1, 'the create', 30_000);
+    const lastId = live.messages[0]!.id!;
+    for (let i = 0; i < 100; i++)
+      await patchIdentity(id, { tags: { i, a: `${i}`.padEnd(60_000, 'a'), b: `${i}`.padEnd(60_000, 'b') } });
+    await waitFor(() => live.messages.length >= 101, 'every change at the live subscriber', 60_000);
+    const feed = live.changes().slice(1);
+    expect(feed.map((c) => c.finalState!.tags)).toHaveLength(100);
+
+    const prompt = subscribe(named(prefix), { 'last-event-id': lastId });
+    const stalling = subscribe(named(prefix), { 'last-event-id': lastId });
+    const stalled = await stalling.ready;
+    await prompt.ready;
+    stalled.pause();
+    await waitFor(() => prompt.messages.length >= 100, 'the replay at the prompt reader', 60_000);
+    // The stalled reader is held back meanwhile (its socket cannot take 25 MB), never cut off.
+    expect(stalling.messages.length).toBeLessThan(100);
+    stalled.resume();
+    await waitFor(() => stalling.messages.length >= 100, 'the replay at the reader that stalled', 60_000);
+    for (const r of [prompt, stalling]) {
+      expect(r.messages.some((m) => m.event === 'error')).toBe(false);
+      expect(r.changes().map((c) => c.eventId)).toEqual(feed.map((c) => c.eventId));
+      expect(r.messages.map((m) => m.id)).toEqual(live.messages.slice(1).map((m) => m.id));
+      expect(r.ended()).toBe(false);
+      r.close();
+    }
+    live.close();
+  });
+
   it('refuses a non-admin as every admin operation does', async () => {
     const user = await e.createUser();
     const stream = await e.call('management', {

@@ -151,6 +151,15 @@ export type FollowEnd = { reason: 'stopped' } | { reason: 'failed'; error: Error
 export interface Follower {
   /** Stops delivery (no `onEvent` after it resolves) and removes what the follower used on the server. */
   stop(): Promise<void>;
+  /**
+   * Holds delivery back (the reader's socket is full): what comes next waits in the stream, not in
+   * memory, and `resume` goes on from the event after the last one delivered, with no gap and no
+   * repeat. A few events already on their way may still arrive after `pause`.
+   */
+  pause(): void;
+  resume(): void;
+  /** The stream's newest position now: the events up to it are the backlog a resuming reader replays. */
+  head(): Promise<number>;
 }
 
 export interface Tail {

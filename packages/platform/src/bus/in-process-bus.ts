@@ -40,6 +40,8 @@ interface InProcessFollower {
   /** Whether the first delivery (which checks the start position against the window) happened. */
   started: boolean;
   stopped: boolean;
+  /** Held back by its reader: `deliver` waits for `resume`. */
+  paused: boolean;
   onEvent: (event: EventEnvelope, sequence: number) => void;
   onEnd: (end: FollowEnd) => void;
   onLost?: FollowOptions['onLost'];
@@ -471,6 +473,7 @@ export class InProcessBus implements Bus {
       cursor: options.afterSequence ?? this.log.next - 1,
       started: false,
       stopped: false,
+      paused: false,
       onEvent,
       onEnd,
       ...(options.onLost ? { onLost: options.onLost } : {}),
@@ -480,6 +483,16 @@ export class InProcessBus implements Bus {
     setImmediate(() => this.deliver(f));
     return {
       stop: async () => this.endFollower(f, { reason: 'stopped' }),
+      pause: () => {
+        f.paused = true;
+      },
+      resume: () => {
+        if (!f.paused) return;
+        f.paused = false;
+        // Off the caller's stack (a socket's drain): delivery calls back into the reader.
+        setImmediate(() => this.deliver(f));
+      },
+      head: async () => this.log.next - 1,
     };
   }
 
@@ -514,7 +527,7 @@ export class InProcessBus implements Bus {
       f.cursor = this.log.oldest - 1;
       f.onLost?.({ afterSequence, resumesAt: this.log.oldest });
     }
-    while (!f.stopped && f.cursor + 1 < this.log.next) {
+    while (!f.stopped && !f.paused && f.cursor + 1 < this.log.next) {
       const entry = this.log.at(f.cursor + 1)!;
       f.cursor = entry.sequence;
       if (!f.subjects.some((pattern) => subjectMatches(pattern, entry.subject))) continue;

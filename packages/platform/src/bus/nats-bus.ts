@@ -2,6 +2,7 @@ import {
   AckPolicy,
   type ConsumerInfo,
   type ConsumerMessages,
+  type Consumer as JsConsumer,
   DeliverPolicy,
   JSONCodec,
   type JetStreamClient,
@@ -106,6 +107,8 @@ const maxHoldMs = 35_000;
 const batchSize = 100;
 /** How long the server keeps a follower's consumer whose process stopped pulling (it died). */
 const followInactiveMs = 30_000;
+/** Events one pull of a follower asks for: what may still arrive after it is paused. */
+const followBatch = 64;
 
 export interface NatsBusOptions {
   url: string;
@@ -493,6 +496,9 @@ export class NatsBus implements Bus {
    * filtered by the server; several (NATS 2.9 takes one filter per consumer) are read from the
    * whole stream and filtered here, so their events still come in one stream order. The consumer is
    * deleted when stopped, and expires on the server within `followInactiveMs` if this process dies.
+   * `pause` deletes it and `resume` makes another from the event after the last one delivered, so
+   * a reader that cannot take more leaves the rest in the stream; each pull asks for at most
+   * `followBatch` events.
    */
   async follow(
     subjects: string[],
@@ -502,9 +508,11 @@ export class NatsBus implements Bus {
   ): Promise<Follower> {
     await this.ensureStream();
     const jsm = await this.nc.jetstreamManager();
-    let start: { deliver_policy: DeliverPolicy; opt_start_seq?: number } = { deliver_policy: DeliverPolicy.New };
+    const { state } = await jsm.streams.info(this.streamName);
+    // From the next event published (a start position, so that a resume before the first event
+    // delivered goes on from there too), or after the reader's position.
+    let start = { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: state.last_seq + 1 };
     if (options.afterSequence !== undefined) {
-      const { state } = await jsm.streams.info(this.streamName);
       const after = options.afterSequence;
       // A position before what the stream still holds, or past its end (a stream made anew).
       if (after + 1 < state.first_seq || after > state.last_seq) {
@@ -514,63 +522,109 @@ export class NatsBus implements Bus {
     }
     const prefix = this.options.namespace ? `${this.options.namespace}.` : '';
     const one = subjects.length === 1 ? this.subject(subjects[0]!) : undefined;
-    const consumer = await this.js.consumers.get(this.streamName, {
-      filterSubjects: one ?? eventStream.subjects.map((s) => this.subject(s))[0]!,
-      ...start,
-      inactive_threshold: followInactiveMs,
-    });
     let ended = false;
     const end = (result: FollowEnd) => {
       if (ended) return;
       ended = true;
       onEnd(result);
     };
-    let stopping = false;
-    const messages = await consumer.consume({
-      abort_on_missing_resource: true,
-      callback: (m) => {
-        if (ended || stopping) return;
-        if (!one) {
-          const local = prefix && m.subject.startsWith(prefix) ? m.subject.slice(prefix.length) : m.subject;
-          if (!subjects.some((pattern) => subjectMatches(pattern, local))) return;
-        }
-        let event: EventEnvelope;
-        try {
-          event = codec.decode(m.data) as EventEnvelope;
-        } catch (err) {
-          this.options.logger.error(
-            { err, seq: m.seq, subject: m.subject },
-            'undecodable message on the event stream; skipped',
-          );
-          return;
-        }
-        try {
-          onEvent(event, m.seq);
-        } catch (err) {
-          stopping = true;
-          messages.stop();
-          end({ reason: 'failed', error: err instanceof Error ? err : new Error(String(err)) });
-        }
-      },
-    });
-    void messages.closed().then(
-      (err) => {
-        if (stopping) return;
-        end(err ? { reason: 'failed', error: err } : { reason: 'failed', error: new Error('the event stream ended') });
-      },
-      (err: unknown) => end({ reason: 'failed', error: err instanceof Error ? err : new Error(String(err)) }),
-    );
+    /** The stream sequence of the last message handed on (or skipped here): a resume starts after it. */
+    let last: number | undefined;
     let stopped = false;
+    /** The running consumer; each run is abandoned (its late messages ignored) once paused or stopped. */
+    let run: { consumer: JsConsumer; messages: ConsumerMessages; over: boolean } | undefined;
+    const open = async (from: { deliver_policy: DeliverPolicy; opt_start_seq: number }) => {
+      const consumer = await this.js.consumers.get(this.streamName, {
+        filterSubjects: one ?? eventStream.subjects.map((x) => this.subject(x))[0]!,
+        ...from,
+        inactive_threshold: followInactiveMs,
+      });
+      const current: { consumer: JsConsumer; messages?: ConsumerMessages; over: boolean } = { consumer, over: false };
+      const messages = await consumer.consume({
+        abort_on_missing_resource: true,
+        max_messages: followBatch,
+        callback: (m) => {
+          if (ended || current.over) return;
+          last = m.seq;
+          if (!one) {
+            const local = prefix && m.subject.startsWith(prefix) ? m.subject.slice(prefix.length) : m.subject;
+            if (!subjects.some((pattern) => subjectMatches(pattern, local))) return;
+          }
+          let event: EventEnvelope;
+          try {
+            event = codec.decode(m.data) as EventEnvelope;
+          } catch (err) {
+            this.options.logger.error(
+              { err, seq: m.seq, subject: m.subject },
+              'undecodable message on the event stream; skipped',
+            );
+            return;
+          }
+          try {
+            onEvent(event, m.seq);
+          } catch (err) {
+            current.over = true;
+            messages.stop();
+            end({ reason: 'failed', error: err instanceof Error ? err : new Error(String(err)) });
+          }
+        },
+      });
+      current.messages = messages;
+      void messages.closed().then(
+        (err) => {
+          if (current.over) return;
+          end(
+            err ? { reason: 'failed', error: err } : { reason: 'failed', error: new Error('the event stream ended') },
+          );
+        },
+        (err: unknown) => {
+          if (!current.over) end({ reason: 'failed', error: err instanceof Error ? err : new Error(String(err)) });
+        },
+      );
+      run = current as { consumer: JsConsumer; messages: ConsumerMessages; over: boolean };
+    };
+    const close = async () => {
+      const r = run;
+      run = undefined;
+      if (!r || r.over) return;
+      r.over = true;
+      r.messages.stop();
+      await r.messages.closed().catch(() => undefined);
+      await r.consumer.delete().catch(() => undefined);
+    };
+    await open(start);
+    /** Pauses and resumes one after the other, in the order asked. */
+    let turn: Promise<void> = Promise.resolve();
+    let paused = false;
+    const queueTurn = (fn: () => Promise<void>) => {
+      turn = turn.then(fn).catch((err: unknown) => {
+        end({ reason: 'failed', error: err instanceof Error ? err : new Error(String(err)) });
+      });
+    };
     return {
       stop: async () => {
         if (stopped) return;
         stopped = true;
-        stopping = true;
-        messages.stop();
-        await messages.closed().catch(() => undefined);
-        await consumer.delete().catch(() => undefined);
+        await turn;
+        await close();
         end({ reason: 'stopped' });
       },
+      pause: () => {
+        if (paused || stopped) return;
+        paused = true;
+        queueTurn(close);
+      },
+      resume: () => {
+        if (!paused || stopped) return;
+        paused = false;
+        queueTurn(async () => {
+          if (stopped || ended || run) return;
+          const from =
+            last === undefined ? start : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: last + 1 };
+          await open(from);
+        });
+      },
+      head: async () => (await jsm.streams.info(this.streamName)).state.last_seq,
     };
   }
 

@@ -18,8 +18,8 @@ afterEach(async () => {
   for (const r of running.splice(0)) await r.close();
 });
 
-async function gateway(options: Partial<EventStreamOptions> = {}) {
-  const bus = new InProcessBus({ followWindow: { events: 50 } });
+async function gateway(options: Partial<EventStreamOptions> = {}, window = 50) {
+  const bus = new InProcessBus({ followWindow: { events: window } });
   const sessions = new MemoryApiSessionStore();
   const logger = createLogger('gateway', 'silent');
   const streams = new EventStreams({ bus, sessions, sessionTimeoutSeconds: 1800, logger, options });
@@ -395,6 +395,57 @@ describe('GET /extensions/events', () => {
     expect(got).toEqual(Array.from({ length: got.length }, (_, i) => i));
     expect(publishing).toBeLessThan(10_000);
     expect(fast.ended()).toBe(false);
+  });
+
+  /** `count` changes of mixed sizes (every 25th 96 KB), published while nobody follows; returns them and the position before. */
+  async function backlog(g: Awaited<ReturnType<typeof gateway>>, count: number) {
+    const first = subscribe(g.port, g.admin.token);
+    await first.ready;
+    await waitFor(() => g.bus.followerCount === 1, 'the follower');
+    await publishChange(g.bus, change());
+    await waitFor(() => first.messages.length === 1, 'one');
+    const lastId = first.messages[0]!.id!;
+    first.close();
+    await waitFor(() => g.bus.followerCount === 0, 'the follower stopped');
+    const missed = Array.from({ length: count }, (_, i) =>
+      change({ finalState: { i, pad: 'x'.repeat(i % 25 === 0 ? 96 * 1024 : (i * 37) % 3_000) } }),
+    );
+    for (const c of missed) await publishChange(g.bus, c);
+    return { lastId, missed };
+  }
+
+  it('replays a backlog far past the queue bounds to a reader resuming with Last-Event-ID, then goes on live', async () => {
+    // The queue holds 16 messages or 256 KB; the backlog is 3,000 messages and about 16 MB.
+    const g = await gateway({ queueMessages: 16, queueBytes: 256 * 1024 }, 10_000);
+    const { lastId, missed } = await backlog(g, 3_000);
+    const resumed = subscribe(g.port, g.admin.token, '', { 'last-event-id': lastId });
+    await waitFor(() => resumed.messages.length >= 3_000, 'the whole backlog', 30_000);
+    const live = change();
+    await publishChange(g.bus, live);
+    await waitFor(() => resumed.messages.length === 3_001, 'the live one');
+    expect(resumed.messages.filter((m) => m.event === 'error')).toEqual([]);
+    expect(resumed.changes()).toEqual([...missed, live]);
+    expect(resumed.ended()).toBe(false);
+  });
+
+  it('a reader that stalls during the replay and reads again gets it all, in order, without being cut off', async () => {
+    const g = await gateway({ queueMessages: 16, queueBytes: 256 * 1024 }, 10_000);
+    const { lastId, missed } = await backlog(g, 2_000);
+    const resumed = subscribe(g.port, g.admin.token, '', { 'last-event-id': lastId });
+    await resumed.ready;
+    await waitFor(() => resumed.messages.length > 0, 'the replay started');
+    resumed.response().pause();
+    // Changes keep coming while it stalls: they join the replay after the backlog.
+    const during = Array.from({ length: 200 }, () => change());
+    for (const c of during) await publishChange(g.bus, c);
+    // Held back meanwhile (about 10 MB, more than the socket buffers take): the follower waits, the
+    // queue stays within its bounds, nothing is cut. Without the pacing this is SLOW_CONSUMER.
+    expect(resumed.messages.length).toBeLessThan(2_000);
+    resumed.response().resume();
+    await waitFor(() => resumed.messages.length >= 2_200, 'the backlog and what came meanwhile', 30_000);
+    expect(resumed.messages.filter((m) => m.event === 'error')).toEqual([]);
+    expect(resumed.changes()).toEqual([...missed, ...during]);
+    expect(resumed.ended()).toBe(false);
   });
 
   it('ends the stream when the API session ends', async () => {

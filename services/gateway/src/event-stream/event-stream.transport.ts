@@ -1,7 +1,9 @@
 // `GET /extensions/events` (management.streamEntityChangeEvents): the change feed as Server-Sent
 // Events. Each subscriber follows the audit service's `auditRecord.created` events on the bus from
-// its own position; what waits for its socket is bounded, and a subscriber that cannot keep up is
-// told why and disconnected, so it never holds the gateway's memory or anybody else's events.
+// its own position; what waits for its socket is bounded. A subscriber resuming with Last-Event-ID
+// replays the backlog at its own pace (the follower is held back while its socket is full, so the
+// rest waits in the stream); once caught up, one that cannot keep up with the live feed is told
+// why and disconnected, so it never holds the gateway's memory or anybody else's events.
 
 import { ApiError, type OperationRequest, subjects } from '@ziti/contracts';
 import type { ApiSessionStore, Bus, Follower, Logger } from '@ziti/platform';
@@ -64,6 +66,16 @@ class Subscriber {
   private lastSessionCheck = Date.now();
   /** Set once the subscriber is being ended: nothing more is queued. */
   private ending = false;
+  /**
+   * Replaying the backlog it asked for (Last-Event-ID): paced, never too slow. Until the follower
+   * reaches `replayHead` (the stream's newest position when last asked) and finds nothing newer.
+   */
+  private replaying = false;
+  private replayHead: number | undefined;
+  private headAsked = false;
+  private lastSequence = 0;
+  /** The follower is held back until the socket took what waits. */
+  private held = false;
   private closed = false;
   readonly done: Promise<void>;
   private resolveDone!: () => void;
@@ -87,6 +99,7 @@ class Subscriber {
     const { bus } = this.deps;
     if (!bus.follow)
       throw new ApiError('NOT_IMPLEMENTED', { code: 'UNHANDLED', message: 'this bus cannot follow events' });
+    this.replaying = afterSequence !== undefined;
     try {
       this.follower = await bus.follow(
         [changeFeedSubject],
@@ -123,6 +136,7 @@ class Subscriber {
       return;
     }
     if (this.ending) return;
+    if (this.replaying) this.askHead();
     this.writeHead();
     this.heartbeat = setInterval(() => void this.beat(), Math.max(10, Math.floor(this.options.heartbeatMs / 2)));
     this.heartbeat.unref();
@@ -144,13 +158,43 @@ class Subscriber {
 
   private onEvent(data: unknown, sequence: number): void {
     if (this.ending) return;
+    this.lastSequence = sequence;
+    if (this.replaying && this.replayHead !== undefined && sequence >= this.replayHead) this.askHead();
     const change = changeOf(data);
     if (!change || !selects(this.selection, change)) return;
     this.enqueue(changeMessage(change, sequence));
   }
 
+  /** Whether the replay reached the stream's newest position: then the live feed's rules apply. */
+  private askHead(): void {
+    if (this.headAsked || !this.follower) return;
+    this.headAsked = true;
+    this.follower.head().then(
+      (head) => {
+        this.headAsked = false;
+        if (!this.replaying) return;
+        if (this.lastSequence >= head) this.replaying = false;
+        else this.replayHead = head;
+      },
+      (err: unknown) => {
+        // Asked again at the next event; until then the replay stays paced.
+        this.headAsked = false;
+        this.deps.logger.debug({ err }, 'could not read the change feed head');
+      },
+    );
+  }
+
   private enqueue(message: string): void {
     if (this.ending) return;
+    if (this.replaying) {
+      this.queue.push(message, true);
+      if (!this.held && this.queue.halfFull) {
+        this.held = true;
+        this.follower?.pause();
+      }
+      this.pump();
+      return;
+    }
     if (!this.queue.push(message)) {
       this.end(
         'SLOW_CONSUMER',
@@ -178,6 +222,11 @@ class Subscriber {
         });
         return;
       }
+    }
+    // The socket took everything: a held follower goes on from where it stopped.
+    if (this.held && !this.ending) {
+      this.held = false;
+      this.follower?.resume();
     }
   }
 

@@ -23,10 +23,14 @@ export class SubscriberQueue {
     return this.queuedBytes;
   }
 
-  /** Queues a message; false (and nothing queued) when it would pass a bound. */
-  push(message: string): boolean {
+  /**
+   * Queues a message; false (and nothing queued) when it would pass a bound. `paced`: the caller
+   * holds its source back once the queue is half full (a replay the reader asked for), so the few
+   * messages already on their way are taken past the bounds rather than refused.
+   */
+  push(message: string, paced = false): boolean {
     const size = Buffer.byteLength(message);
-    if (this.length + 1 > this.maxMessages || this.queuedBytes + size > this.maxBytes) return false;
+    if (!paced && (this.length + 1 > this.maxMessages || this.queuedBytes + size > this.maxBytes)) return false;
     this.items.push(message);
     this.queuedBytes += size;
     return true;
@@ -46,6 +50,11 @@ export class SubscriberQueue {
       this.head = 0;
     }
     return message;
+  }
+
+  /** At or past half of either bound: a paced source should be held back. */
+  get halfFull(): boolean {
+    return this.length * 2 >= this.maxMessages || this.queuedBytes * 2 >= this.maxBytes;
   }
 
   clear(): void {
