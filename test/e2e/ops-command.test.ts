@@ -184,6 +184,9 @@ describe('ziti-edge-ops', () => {
       expect(result.out).toContain(`OK   integrity ${s}: its data and read models agree with their owners`);
     }
     expect(result.out).toMatch(/^OK {3}event stream: ZITI_EVENTS_\S+ present/m);
+    // Each read model against its owner's position (issue 35): in step, or within 2 s of it.
+    for (const consumer of ['policy-from-auth', 'policy-from-inventory', 'auth-from-pki-enrollment'])
+      expect(result.out).toMatch(new RegExp(`^OK {3}lag ${consumer}: `, 'm'));
     expect(result.out).toContain('OK   redis: reachable');
     // Whether this machine's Redis persists decides OK or WARN (never FAIL): sessions work either way.
     expect(result.out).toMatch(/^(OK|WARN) redis persistence: /m);

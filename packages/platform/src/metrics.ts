@@ -138,6 +138,13 @@ const consumerSeries = lazy(() => ({
     labelNames: ['consumer', 'source'],
     registers: [metricsRegistry],
   }),
+  lag: new Histogram({
+    name: 'ziti_event_consumer_lag_seconds',
+    help: "From an event's commit at its owner to its commit here (the read model's lag behind its owner), per consumer and source",
+    labelNames: ['consumer', 'source'],
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+    registers: [metricsRegistry],
+  }),
 }));
 
 export const consumerMetrics = {
@@ -146,6 +153,15 @@ export const consumerMetrics = {
   },
   parked(consumer: string, source: string, count: number): void {
     consumerSeries().parked.set({ consumer, source }, count);
+  },
+  /** Events applied now, each committed at its owner at `occurredAt`. */
+  applied(consumer: string, source: string, occurredAt: readonly string[]): void {
+    const now = Date.now();
+    const series = consumerSeries().lag;
+    for (const at of occurredAt) {
+      const t = Date.parse(at);
+      if (Number.isFinite(t)) series.observe({ consumer, source }, Math.max(0, now - t) / 1000);
+    }
   },
 };
 

@@ -36,8 +36,25 @@ class Report {
   }
 }
 
+/** A read model this far behind its owner is a warning, then a failure (issue 35: 2 s at p99). */
+const lagWarnSeconds = 2;
+const lagFailSeconds = 60;
+
+/** What each database said of its consumers, for the lag check once every database was read. */
+interface ConsumerCursor {
+  service: DatabaseService;
+  consumer: string;
+  source: string;
+  watermark: number;
+}
+
 /** Each service's database: reachable, migrations current, outbox drained, nothing parked, consumers in step. */
-async function checkDatabase(service: DatabaseService, io: Io, report: Report): Promise<void> {
+async function checkDatabase(
+  service: DatabaseService,
+  io: Io,
+  report: Report,
+  cursorsSeen: ConsumerCursor[] = [],
+): Promise<void> {
   const problem = databaseUrlProblem(service, io.env);
   if (problem) {
     report.line('WARN', `postgres ${service}`, `not checked: ${problem}`);
@@ -112,11 +129,19 @@ async function checkDatabase(service: DatabaseService, io: Io, report: Report): 
           .join('; ')}${parked.length > 3 ? '; …' : ''}): run replay-parked`,
       );
 
-    const cursors = await queryRows<{ consumer: string; source: string; resync: boolean; gap: number | null }>(
+    const cursors = await queryRows<{
+      consumer: string;
+      source: string;
+      resync: boolean;
+      gap: number | null;
+      watermark: string | number;
+    }>(
       database.db,
-      `select consumer, source, resync_required as resync,
+      `select consumer, source, resync_required as resync, watermark,
               extract(epoch from now() - gap_since)::float8 as gap from event_cursors order by consumer, source`,
     );
+    for (const c of cursors)
+      cursorsSeen.push({ service, consumer: c.consumer, source: c.source, watermark: Number(c.watermark) });
     const waiting = cursors.filter((c) => c.resync);
     const gaps = cursors.filter((c) => (c.gap ?? 0) > 60);
     if (waiting.length === 0 && gaps.length === 0)
@@ -134,6 +159,53 @@ async function checkDatabase(service: DatabaseService, io: Io, report: Report): 
     report.line('FAIL', `database ${service}`, describeError(err));
   } finally {
     await database.close().catch(() => undefined);
+  }
+}
+
+/**
+ * How far each consumer trails its owner: the owner's events after the consumer's watermark, and
+ * how long ago the first of them was committed (read from the owner's outbox, which keeps published
+ * events until they are pruned). Owners whose database was not read are left out.
+ */
+async function checkConsumerLag(cursors: ConsumerCursor[], io: Io, report: Report): Promise<void> {
+  const bySource = new Map<string, ConsumerCursor[]>();
+  for (const c of cursors) bySource.set(c.source, [...(bySource.get(c.source) ?? []), c]);
+  for (const [source, trailing] of bySource) {
+    const owner = source as DatabaseService;
+    if (!(owner in databaseVars) || databaseUrlProblem(owner, io.env)) continue;
+    let database: Database | undefined;
+    try {
+      database = await openDatabase({ url: io.env[databaseVars[owner]]!, poolSize: 1 });
+      const [last] = await queryRows<{ last: string | number }>(
+        database.db,
+        'select last from event_position where id = 1',
+      );
+      const head = Number(last?.last ?? 0);
+      for (const c of trailing) {
+        const behind = Math.max(0, head - c.watermark);
+        const check = `lag ${c.consumer}`;
+        if (behind === 0) {
+          report.line('OK', check, `in step with ${source} (position ${head})`);
+          continue;
+        }
+        const [first] = await queryRows<{ age: number | null }>(
+          database.db,
+          'select extract(epoch from now() - created_at)::float8 as age from outbox where position = $1',
+          [c.watermark + 1],
+        );
+        const age = first?.age ?? null;
+        const verdict = age === null ? 'WARN' : age >= lagFailSeconds ? 'FAIL' : age >= lagWarnSeconds ? 'WARN' : 'OK';
+        report.line(
+          verdict,
+          check,
+          `${plural(behind, 'event')} of ${source} not applied yet${age === null ? ' (the oldest is no longer in its outbox)' : `, the oldest committed ${age.toFixed(1)} s ago`}`,
+        );
+      }
+    } catch (err) {
+      report.line('WARN', `lag of ${source}'s consumers`, `not checked: ${describeError(err)}`);
+    } finally {
+      await database?.close().catch(() => undefined);
+    }
   }
 }
 
@@ -293,7 +365,9 @@ export async function doctor(
   io: Io,
 ): Promise<number> {
   const report = new Report(io);
-  for (const service of options.services) await checkDatabase(service, io, report);
+  const cursors: ConsumerCursor[] = [];
+  for (const service of options.services) await checkDatabase(service, io, report, cursors);
+  await checkConsumerLag(cursors, io, report);
   const nats = await checkNats(io, report);
   await checkRedis(io, report);
   if (options.skipIntegrity) report.line('OK', 'integrity', 'not checked (--skip-integrity)');

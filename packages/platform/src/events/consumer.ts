@@ -382,10 +382,14 @@ export class SourceConsumer {
     if (!park && batch.every(({ event }) => this.onlyAdvancesCursor(event))) {
       const watermark = await this.advanceCursor(batch);
       this.o.progress?.advance(this.o.source, watermark);
+      this.observeLag(batch);
       return;
     }
     let watermark = 0;
+    /** When the events applied now (not those applied before: redeliveries) were committed at their owner. */
+    const committedAt: string[] = [];
     await inEventTransaction(this.o.database, this.o.owner, this.o.relay, async (tx, events) => {
+      committedAt.length = 0;
       // A handler stuck on a lock or a dead connection must fail (and be retried), not hold its events.
       // PGlite's one connection has neither: the statement would only cost a round trip there.
       if (!isEmbedded(tx)) await queryRows(tx, `set local statement_timeout = ${statementTimeoutMs}`);
@@ -407,12 +411,23 @@ export class SourceConsumer {
         if (reason) await this.park(tx, event, reason);
         else await this.handlers.get(event.type)?.handle(tx, event, events);
         applied.add(position);
+        committedAt.push(event.occurredAt);
       }
       const next = this.advance(previous, applied);
       await this.saveCursor(tx, next, { previous });
       watermark = next.watermark;
     });
     this.o.progress?.advance(this.o.source, watermark);
+    if (!park) consumerMetrics.applied(this.durable, this.o.source, committedAt);
+  }
+
+  /** How far behind its owner each event was applied (`ziti_event_consumer_lag_seconds`). */
+  private observeLag(batch: EventDelivery[]): void {
+    consumerMetrics.applied(
+      this.durable,
+      this.o.source,
+      batch.map((d) => d.event.occurredAt),
+    );
   }
 
   /** An event of this source, known to this build, that no handler of this service cares about. */
