@@ -232,12 +232,18 @@ describe('GET /extensions/events on the cluster', () => {
     const feed = live.changes().slice(1);
     expect(feed.map((c) => c.finalState!.tags)).toHaveLength(100);
 
+    const replayStarted = Date.now();
     const prompt = subscribe(named(prefix), { 'last-event-id': lastId });
     const stalling = subscribe(named(prefix), { 'last-event-id': lastId });
     const stalled = await stalling.ready;
     await prompt.ready;
     stalled.pause();
     await waitFor(() => prompt.messages.length >= 100, 'the replay at the prompt reader', 60_000);
+    const seconds = (Date.now() - replayStarted) / 1000;
+    const megabytes = prompt.messages.reduce((n, m) => n + m.data.length, 0) / 1e6;
+    console.log(
+      `replayed ${prompt.messages.length} changes (${megabytes.toFixed(1)} MB) to a prompt reader in ${seconds.toFixed(2)} s: ${(megabytes / seconds).toFixed(1)} MB/s`,
+    );
     // The stalled reader is held back meanwhile (its socket cannot take 25 MB), never cut off.
     expect(stalling.messages.length).toBeLessThan(100);
     stalled.resume();
