@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 async function gateway(options: Partial<EventStreamOptions> = {}, window = 50) {
-  const bus = new InProcessBus({ followWindow: { events: window } });
+  const bus = new InProcessBus({ followWindow: { events: window, bytes: 128 * 1024 * 1024 } });
   const sessions = new MemoryApiSessionStore();
   const logger = createLogger('gateway', 'silent');
   const streams = new EventStreams({ bus, sessions, sessionTimeoutSeconds: 1800, logger, options });
@@ -397,7 +397,11 @@ describe('GET /extensions/events', () => {
     expect(fast.ended()).toBe(false);
   });
 
-  /** `count` changes of mixed sizes (every 25th 96 KB), published while nobody follows; returns them and the position before. */
+  /**
+   * `count` changes of mixed sizes (up to 2 KB; every 100th 96 KB; the 1,000th, 3,000th… about 900 KB,
+   * near the largest entity a 1 MiB body can make), published while nobody follows; returns them and
+   * the position before.
+   */
   async function backlog(g: Awaited<ReturnType<typeof gateway>>, count: number) {
     const first = subscribe(g.port, g.admin.token);
     await first.ready;
@@ -407,30 +411,29 @@ describe('GET /extensions/events', () => {
     const lastId = first.messages[0]!.id!;
     first.close();
     await waitFor(() => g.bus.followerCount === 0, 'the follower stopped');
-    const missed = Array.from({ length: count }, (_, i) =>
-      change({ finalState: { i, pad: 'x'.repeat(i % 25 === 0 ? 96 * 1024 : (i * 37) % 3_000) } }),
-    );
+    const size = (i: number) => (i % 2_000 === 1_000 ? 900 * 1024 : i % 100 === 0 ? 96 * 1024 : (i * 37) % 2_000);
+    const missed = Array.from({ length: count }, (_, i) => change({ finalState: { i, pad: 'x'.repeat(size(i)) } }));
     for (const c of missed) await publishChange(g.bus, c);
     return { lastId, missed };
   }
 
   it('replays a backlog far past the queue bounds to a reader resuming with Last-Event-ID, then goes on live', async () => {
-    // The queue holds 16 messages or 256 KB; the backlog is 3,000 messages and about 16 MB.
-    const g = await gateway({ queueMessages: 16, queueBytes: 256 * 1024 }, 10_000);
-    const { lastId, missed } = await backlog(g, 3_000);
+    // The queue holds 16 messages or 1 MiB; the backlog is 10,000 messages and about 24 MB.
+    const g = await gateway({ queueMessages: 16, queueBytes: 1024 * 1024 }, 20_000);
+    const { lastId, missed } = await backlog(g, 10_000);
     const resumed = subscribe(g.port, g.admin.token, '', { 'last-event-id': lastId });
-    await waitFor(() => resumed.messages.length >= 3_000, 'the whole backlog', 30_000);
+    await waitFor(() => resumed.messages.length >= 10_000, 'the whole backlog', 60_000);
     const live = change();
     await publishChange(g.bus, live);
-    await waitFor(() => resumed.messages.length === 3_001, 'the live one');
+    await waitFor(() => resumed.messages.length === 10_001, 'the live one');
     expect(resumed.messages.filter((m) => m.event === 'error')).toEqual([]);
     expect(resumed.changes()).toEqual([...missed, live]);
     expect(resumed.ended()).toBe(false);
   });
 
   it('a reader that stalls during the replay and reads again gets it all, in order, without being cut off', async () => {
-    const g = await gateway({ queueMessages: 16, queueBytes: 256 * 1024 }, 10_000);
-    const { lastId, missed } = await backlog(g, 2_000);
+    const g = await gateway({ queueMessages: 16, queueBytes: 1024 * 1024 }, 20_000);
+    const { lastId, missed } = await backlog(g, 10_000);
     const resumed = subscribe(g.port, g.admin.token, '', { 'last-event-id': lastId });
     await resumed.ready;
     await waitFor(() => resumed.messages.length > 0, 'the replay started');
@@ -438,11 +441,11 @@ describe('GET /extensions/events', () => {
     // Changes keep coming while it stalls: they join the replay after the backlog.
     const during = Array.from({ length: 200 }, () => change());
     for (const c of during) await publishChange(g.bus, c);
-    // Held back meanwhile (about 10 MB, more than the socket buffers take): the follower waits, the
+    // Held back meanwhile (about 24 MB, more than the socket buffers take): the follower waits, the
     // queue stays within its bounds, nothing is cut. Without the pacing this is SLOW_CONSUMER.
-    expect(resumed.messages.length).toBeLessThan(2_000);
+    expect(resumed.messages.length).toBeLessThan(10_000);
     resumed.response().resume();
-    await waitFor(() => resumed.messages.length >= 2_200, 'the backlog and what came meanwhile', 30_000);
+    await waitFor(() => resumed.messages.length >= 10_200, 'the backlog and what came meanwhile', 60_000);
     expect(resumed.messages.filter((m) => m.event === 'error')).toEqual([]);
     expect(resumed.changes()).toEqual([...missed, ...during]);
     expect(resumed.ended()).toBe(false);
