@@ -88,17 +88,19 @@ export class AnswerCacheFollower {
   }
 
   /** Asks the owners where their positions stand, then serves; again later while one does not answer. */
-  private async begin(sources: string[], generation: number): Promise<void> {
+  private async begin(sources: string[], generation: number, attempt = 1): Promise<void> {
     clearTimeout(this.retry);
     try {
       const at = await Promise.all(sources.map((s) => ownerEventPosition(this.bus, s as EntityOwner)));
       if (generation !== this.generation) return;
       const positions = Object.fromEntries(sources.map((s, i) => [s, at[i]!]));
       for (const [, cache] of this.followed) cache.start(positions);
+      if (attempt > 1) this.logger.info({ attempts: attempt }, 'the answer cache serves: every owner answered');
     } catch (err) {
       if (generation !== this.generation) return;
-      this.logger.info({ err }, 'the answer cache waits for the owners of its events to answer');
-      this.retry = setTimeout(() => void this.begin(sources, generation), retryMs);
+      // Said once, not every retry: an owner that is down is reported by its own health.
+      if (attempt === 1) this.logger.info({ err }, 'the answer cache waits for the owners of its events to answer');
+      this.retry = setTimeout(() => void this.begin(sources, generation, attempt + 1), retryMs);
       this.retry.unref();
     }
   }
