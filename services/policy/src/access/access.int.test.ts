@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessDerivation } from './access.domain.ts';
 import type { PolicyKind } from './access.ports.ts';
 import { PgAccessLinks } from './access-links.store.ts';
+import { applyOwnerState } from '../read-models/owner-state.domain.ts';
 import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from '../read-models/read-models.store.ts';
 
 /**
@@ -32,10 +33,19 @@ const identity = identityFixture;
 const service = serviceFixture;
 const router = routerFixture;
 
-/** What the consumers do for an event: apply the state, derive again if it changed. */
+/**
+ * What the consumers do for an event (read-models/owner-state.domain.ts): apply the state, derive
+ * again if what access reads moved (a state that changes only its tags or envInfo derives nothing).
+ */
 async function putIdentity(tx: Db, s: IdentityState, deleted = false) {
-  if (await new PgIdentityReadModel(tx).apply(s, ++position, deleted))
-    await access.identityChanged(new PgAccessLinks(tx), events, s.id);
+  await applyOwnerState(new PgIdentityReadModel(tx), s, ++position, deleted, (id) =>
+    access.identityChanged(new PgAccessLinks(tx), events, id),
+  );
+}
+/** A newer state of a live identity that changes only what access does not read (a login's client info, a tag). */
+async function touchIdentity(tx: Db, id: string) {
+  const current = await new PgIdentityReadModel(tx).current(id);
+  if (current) await putIdentity(tx, { ...current.state, tags: { touched: Math.random() } });
 }
 async function putService(tx: Db, s: ServiceState, deleted = false) {
   if (await new PgServiceReadModel(tx).apply(s, ++position, deleted))
@@ -168,7 +178,8 @@ describe('derived access', () => {
     const change = async () => {
       const r = Math.random();
       await database.transaction(async (tx) => {
-        if (r < 0.35) await putIdentity(tx, identity(`race-i${Math.floor(Math.random() * 30)}`, pick()));
+        if (r < 0.1) await touchIdentity(tx, `race-i${Math.floor(Math.random() * 30)}`);
+        else if (r < 0.35) await putIdentity(tx, identity(`race-i${Math.floor(Math.random() * 30)}`, pick()));
         else if (r < 0.5)
           await putService(tx, service(`race-s${Math.floor(Math.random() * 15)}`, pick()), Math.random() < 0.1);
         else if (r < 0.6) await putRouter(tx, router(`race-r${Math.floor(Math.random() * 8)}`, pick()));

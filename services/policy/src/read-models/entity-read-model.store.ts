@@ -55,7 +55,8 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
 
   /**
    * Whether the columns or the deletion moved: the subquery reads the row as it was before this
-   * statement (a statement never sees its own writes), null for a row it inserted.
+   * statement (a statement never sees its own writes; `applyState` locked it first, so that is the
+   * newest committed row), null for a row it inserted.
    */
   private movedSql(): string {
     const t = this.def.table;
@@ -74,6 +75,14 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
   }
 
   async applyState(state: S, position: number, deleted: boolean): Promise<Applied> {
+    // The row is locked first, so the upsert's own statement reads the newest committed row as the
+    // one it replaces: a concurrent writer of the same entity (another consumer batch, a resync, an
+    // integrity fix) has committed by then, and `moved` compares with what it wrote. Without the lock
+    // the comparison could see the row as it was before that writer and skip a derivation it needs.
+    if (this.def.derivedFromColumns)
+      await queryRows(this.db, `select 1 from ${this.def.table} where id = $1 for update`, [state.id], {
+        prepare: true,
+      });
     const [row] = await queryRows<{ moved?: boolean }>(
       this.db,
       this.upsertSql(),
