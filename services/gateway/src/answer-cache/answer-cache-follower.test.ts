@@ -1,6 +1,7 @@
 import { maintenanceCallContracts, queueGroup, subjects } from '@ziti/contracts';
 import { InProcessBus, createLogger } from '@ziti/platform';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../../test/support/infra.ts';
 import { AnswerCacheFollower } from './answer-cache-follower.transport.ts';
 
 /**
@@ -11,14 +12,6 @@ const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const s of stops.splice(0)) await s();
 });
-
-async function waitFor(check: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('the answer cache follower', () => {
   it('keeps nothing until every owner answers its position, then starts by itself at those positions', async () => {

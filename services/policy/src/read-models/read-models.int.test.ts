@@ -3,6 +3,7 @@ import { serviceState } from '@ziti/contracts';
 import { type Database, migrate, openDatabase } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test/support/infra.ts';
+import { identityFixture } from '../../test/support.ts';
 import { migrations } from '../app.ts';
 import { type OwnerPage, applyOwnerPage, canonicalJson, reconcileReadModel } from './read-model-integrity.domain.ts';
 import { PgEdgeRouterReadModel, PgIdentityReadModel, PgServiceReadModel } from './read-models.store.ts';
@@ -180,20 +181,7 @@ describe('reconciling a read model with its owner', () => {
 
 describe('what an applied state asks to derive again', () => {
   const identity = (id: string, over: Partial<IdentityState> = {}): IdentityState => ({
-    id,
-    name: `id-${id}`,
-    typeId: 'User',
-    isAdmin: false,
-    isDefaultAdmin: false,
-    roleAttributes: ['a'],
-    externalId: null,
-    authPolicyId: 'default',
-    disabled: false,
-    disabledAt: null,
-    disabledUntil: null,
-    tags: {},
-    createdAt: '2026-01-01T00:00:00.000Z',
-    updatedAt: '2026-01-01T00:00:00.000Z',
+    ...identityFixture(id, ['a']),
     ...over,
   });
 
