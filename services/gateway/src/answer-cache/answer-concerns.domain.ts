@@ -75,8 +75,10 @@ export const cachedServiceOperations = new Set(['client.listServices', 'client.d
 
 /**
  * Which of the two caches keeps an operation's answer, and under which key: `/current-identity`
- * one per identity; a service read one per URL (page, filter, config types asked for) and the
- * config types the API session carries (which apply when the URL names none). A caller without
+ * one per identity; a service read one per URL (page, filter, config types asked for), the
+ * config types the API session carries (which apply when the URL names none) and the session's admin
+ * flag (an administrator sees every service: a session from before the flag changed must not hand
+ * that view to a newer one of the same identity). A caller without
  * them (a session from an older gateway, docs/adr/0017) is answered by policy each time.
  */
 export function keptAnswerOf(
@@ -86,7 +88,7 @@ export function keptAnswerOf(
 ): { cache: 'identity' | 'services'; key: string } | undefined {
   if (cachedOperations.has(label)) return { cache: 'identity', key: '' };
   if (cachedServiceOperations.has(label) && caller.configTypes)
-    return { cache: 'services', key: `${url}\n${caller.configTypes.join('\n')}` };
+    return { cache: 'services', key: `${caller.isAdmin ? 'admin' : 'user'}\n${url}\n${caller.configTypes.join('\n')}` };
   return undefined;
 }
 

@@ -87,8 +87,12 @@ describe('which kept service reads an event concerns', () => {
     const caller = { identityId: 'i1', apiSessionId: 's', token: 't', isAdmin: false, authQueries: [] };
     expect(keptAnswerOf('client.listServices', { ...caller, configTypes: ['all'] }, '/x?limit=1')).toEqual({
       cache: 'services',
-      key: '/x?limit=1\nall',
+      key: 'user\n/x?limit=1\nall',
     });
+    // An administrator's session keeps its own view apart from a non-administrator's of the same identity.
+    expect(keptAnswerOf('client.listServices', { ...caller, isAdmin: true, configTypes: ['all'] }, '/x')?.key).toBe(
+      'admin\n/x\nall',
+    );
     expect(keptAnswerOf('client.listServices', caller, '/x')).toBeUndefined();
     expect(keptAnswerOf('management.listServices', { ...caller, configTypes: [] }, '/x')).toBeUndefined();
     expect(keptAnswerOf('client.getCurrentIdentity', caller, '/x')).toEqual({ cache: 'identity', key: '' });
