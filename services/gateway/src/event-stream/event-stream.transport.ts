@@ -173,8 +173,10 @@ class Subscriber {
       (head) => {
         this.headAsked = false;
         if (!this.replaying) return;
-        if (this.lastSequence >= head) this.replaying = false;
-        else this.replayHead = head;
+        this.replayHead = head;
+        // Caught up, and what the replay queued past the live bounds has gone to the socket: from
+        // here on the live feed's limit applies (checked again once the socket took the rest).
+        if (this.lastSequence >= head && !this.held && !this.queue.halfFull) this.replaying = false;
       },
       (err: unknown) => {
         // Asked again at the next event; until then the replay stays paced.
@@ -228,6 +230,7 @@ class Subscriber {
       this.held = false;
       this.follower?.resume();
     }
+    if (this.replaying && this.replayHead !== undefined && this.lastSequence >= this.replayHead) this.askHead();
   }
 
   /** Keeps the connection alive, and the subscriber's API session checked (and in use) while it listens. */
