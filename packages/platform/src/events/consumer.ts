@@ -17,6 +17,7 @@ import { inEventTransaction } from '../db/outbox.ts';
 import type { Logger } from '../logger.ts';
 import { consumerMetrics } from '../metrics.ts';
 import { type OwnerStatesPage, ownerEntityStates, ownerEventPosition } from '../maintenance.ts';
+import { unavailableDependency } from '../unavailable.ts';
 import type { ConsumerProgress } from './progress.ts';
 import { cursorChannel } from './progress.ts';
 
@@ -102,6 +103,9 @@ interface CursorRow {
 
 const parseApplied = (v: CursorRow['applied']): number[] =>
   (typeof v === 'string' ? v.replace(/[{}]/g, '').split(',').filter(Boolean) : v).map(Number);
+
+/** The pauses before applying a batch again after its connection was lost (then the bus redelivers it). */
+const lostConnectionRetryMs = [0, 50, 250];
 
 /** Longest a statement of a consumer's transaction may run. */
 const statementTimeoutMs = 30_000;
@@ -346,9 +350,11 @@ export class SourceConsumer {
 
   private async onBatch(batch: EventDelivery[]): Promise<void> {
     try {
-      await this.apply(batch);
+      await this.applyOverLostConnections(batch);
       return;
     } catch (err) {
+      // The database is away: one by one would fail alike; the bus redelivers the batch.
+      if (unavailableDependency(err) === 'database') throw err;
       if (batch.length > 1) this.o.logger.warn({ err, consumer: this.durable }, 'event batch failed; one by one');
       else return this.failed(batch[0]!, err);
     }
@@ -363,11 +369,32 @@ export class SourceConsumer {
     if (retry.size > 0) throw new RetryEvents(retry);
   }
 
-  /** A delivery whose handler failed: retried later, parked once it failed `maxAttempts` times. */
+  /**
+   * Applies the batch, again at once on a fresh connection when the one it ran on was lost (a
+   * terminated backend, a restarted Postgres behind a proxy): a cut connection costs milliseconds,
+   * not the bus's redelivery delay. Applying twice is harmless: positions already applied are skipped
+   * under the cursor's lock. A database that stays away fails after the last try.
+   */
+  private async applyOverLostConnections(batch: EventDelivery[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.apply(batch);
+      } catch (err) {
+        if (attempt >= lostConnectionRetryMs.length || unavailableDependency(err) !== 'database') throw err;
+        this.o.logger.warn({ err, consumer: this.durable, attempt }, 'database connection lost under a batch; again');
+        await new Promise((r) => setTimeout(r, lostConnectionRetryMs[attempt]));
+      }
+    }
+  }
+
+  /**
+   * A delivery whose handler failed: retried later, parked once it failed `maxAttempts` times. A
+   * database that was away is no fault of the event's: that failure never parks it.
+   */
   private async failed(d: EventDelivery, err: unknown): Promise<void> {
     const max = this.o.maxAttempts ?? 5;
     const log = { err, consumer: this.durable, eventId: d.event.id, type: d.event.type, attempt: d.attempt };
-    if (d.attempt < max) {
+    if (d.attempt < max || unavailableDependency(err) === 'database') {
       this.o.logger.warn(log, 'event handler failed; will retry');
       throw new RetryEvents(new Set([d.event.id]));
     }
