@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createGuardrails, generate } from 'otplib';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventTypes } from '@ziti/contracts';
 import { type E2e, startE2e } from '../support/e2e.ts';
 import { infra, uniqueName, waitFor } from '../support/infra.ts';
 
@@ -243,15 +244,17 @@ describe('ziti-edge-ops', () => {
 
   it('replay-parked: applies what can be applied now, and says what is still parked and why', async () => {
     const policyDb = e.cluster.databases.policy!;
-    const authDb = e.cluster.databases.auth!;
+    const auditDb = e.cluster.databases.audit!;
     const id = await e.createIdentity();
+    // The identity.created event as audit applied it (auth's outbox drops an event once published):
+    // its position and the state it carried.
     const [row] = await waitFor(
       () =>
-        sql<{ position: string; type: string; version: number; payload: unknown; created_at: Date }>(
-          authDb,
-          `select position::text, type, version, payload, created_at from outbox
-            where type = 'identity.created' and payload->>'id' = $1 and published_at is not null`,
-          [id],
+        sql<{ position: string; version: number; payload: unknown; created_at: Date }>(
+          auditDb,
+          `select source_sequence::text as position, $2::int as version, state as payload, updated_at as created_at
+             from entity_states where entity_type = 'identities' and id = $1`,
+          [id, eventTypes.identityCreated.version],
         ).then((rows) => (rows.length > 0 ? rows : undefined)),
       'the identity.created event',
     );

@@ -6,12 +6,12 @@ import {
   type RunnableService,
   createLogger,
   openDatabase,
-  queryRows,
   serveCalls,
 } from '@ziti/platform';
 import { listAuditRecordsEnvelope } from '@ziti/contracts/generated/schemas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, waitFor } from '../../../test/support/infra.ts';
+import { logOutbox, outboxLog } from '../../../test/support/outbox-log.ts';
 import { storeTargets } from '../../../test/support/store-contract.ts';
 import { createAuditService } from '../src/app.ts';
 import { readAuditConfig } from '../src/config.ts';
@@ -113,6 +113,7 @@ describe.each(storeTargets)('the audit service on %s', (target) => {
     });
     await service.start();
     await waitFor(() => service.ready(), 'audit to be ready after its first resyncs', 20_000);
+    await logOutbox(database);
   });
   afterAll(async () => {
     await service?.stop();
@@ -159,7 +160,7 @@ describe.each(storeTargets)('the audit service on %s', (target) => {
       changes: { name: { before: 'alice', after: 'bob' } },
     });
     expect(page.meta.pagination).toMatchObject({ totalCount: 2, limit: 10, offset: 0 });
-    const published = await queryRows<{ type: string }>(database.db, 'select type from outbox order by position');
+    const published = await outboxLog<{ type: string }>(database, 'type');
     expect(published.map((p) => p.type)).toEqual(['auditRecord.created', 'auditRecord.created']);
   });
 

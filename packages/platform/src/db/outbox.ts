@@ -121,12 +121,12 @@ const relayBatch = 200;
 const relayLockKey = 7_355_609;
 
 /**
- * Publishes outbox rows in position order and marks them published. One replica at a time is
+ * Publishes outbox rows in position order and deletes them once published. One replica at a time is
  * the leader (a session advisory lock on a connection it keeps), so the stream carries each
  * service's events in position order; the others take over when its connection dies. The relay
  * wakes on the outbox NOTIFY of any replica's commit, and polls as a fallback. No transaction is
  * held while events are published, so consumers that call back into this service cannot block it.
- * A crash between publish and mark re-publishes; the stream drops the duplicate (message id
+ * A crash between publish and delete re-publishes; the stream drops the duplicate (message id
  * `<source>:<position>`) and consumers recognise the position.
  */
 export class OutboxRelay {
@@ -135,7 +135,6 @@ export class OutboxRelay {
   private again = false;
   private scheduled = false;
   private stopped = false;
-  private lastCleanup = 0;
   private session?: DatabaseSession;
   private unlisten?: () => Promise<void>;
 
@@ -205,6 +204,8 @@ export class OutboxRelay {
         relayLockKey,
       ]);
       if (row?.locked) {
+        // Rows an earlier version marked published and kept (for an hour) go when a relay takes the lead.
+        await session.query('delete from outbox where published_at is not null');
         this.session = session;
         return session;
       }
@@ -230,10 +231,6 @@ export class OutboxRelay {
         // keep going while there is work
       }
       outboxMetrics.pending(this.source, 0, undefined);
-      if (Date.now() - this.lastCleanup > 60_000) {
-        this.lastCleanup = Date.now();
-        await session.query("delete from outbox where published_at < now() - interval '1 hour'");
-      }
     } catch (err) {
       // The leadership lives on this connection; give it up and let any replica take it again.
       this.session = undefined;
@@ -279,8 +276,11 @@ export class OutboxRelay {
         }
       }
     } finally {
+      // Published rows go at once: the outbox holds only what is still to publish, so its reads stay
+      // small whatever a bulk import wrote in the last hour (marked rows kept for an hour made the
+      // table grow with the write rate, and a plan cached while it was small scanned all of it).
       if (published.length > 0) {
-        await session.query('update outbox set published_at = now() where position = any($1::bigint[])', [published], {
+        await session.query('delete from outbox where position = any($1::bigint[])', [published], {
           prepare: true,
         });
         outboxMetrics.published(this.source, published.length);
