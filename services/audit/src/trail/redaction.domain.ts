@@ -44,10 +44,21 @@ function wordsOf(name: string): string[] {
     .map((w) => w.toLowerCase());
 }
 
+/**
+ * Field names already judged: every state of every change is walked field by field, and the names
+ * repeat (a schema's fields). Bounded: names under tags or app data are the callers' own.
+ */
+const judged = new Map<string, boolean>();
+const judgedLimit = 4_096;
+
 /** Whether a field of this name holds a secret (its value is never stored). */
 export function isSecretField(name: string): boolean {
+  const known = judged.get(name);
+  if (known !== undefined) return known;
   const last = wordsOf(name).at(-1);
-  return last !== undefined && secretWords.has(last);
+  const secret = last !== undefined && secretWords.has(last);
+  if (judged.size < judgedLimit) judged.set(name, secret);
+  return secret;
 }
 
 const pemBlock = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
