@@ -8,6 +8,15 @@ interface CausalContext {
   produced: Positions;
   /** The operation this work serves (who, from where, which request), when it serves one. */
   meta?: RequestMeta;
+  /**
+   * When the caller stops waiting for this work (this process's clock, ms since the epoch): the
+   * bus request's budget from its receipt. Writes neither start nor commit past it (`checkDeadline`).
+   */
+  deadline?: number;
+  /** What a write keeps in hand before `deadline` (`deadlineMarginMs` of the budget). */
+  deadlineMarginMs?: number;
+  /** A unit of work of this request committed here (with or without events). */
+  committed?: boolean;
 }
 
 const context = new AsyncLocalStorage<CausalContext>();
@@ -41,8 +50,14 @@ export async function trackProduced<T>(fn: () => Promise<T>): Promise<{ result: 
 export async function settleProduced<T>(
   fn: () => Promise<T>,
   meta?: RequestMeta,
+  /** When the caller stops waiting for the work (`RequestDeadline`); none: no deadline. */
+  deadline?: RequestDeadline,
 ): Promise<{ ok: true; result: T; produced: Positions } | { ok: false; error: unknown; produced: Positions }> {
-  const ctx: CausalContext = meta ? { produced: {}, meta } : { produced: {} };
+  const ctx: CausalContext = { produced: {}, ...(meta ? { meta } : {}) };
+  if (deadline) {
+    ctx.deadline = deadline.at;
+    ctx.deadlineMarginMs = deadlineMarginMs(deadline.budgetMs);
+  }
   try {
     return { ok: true, result: await context.run(ctx, fn), produced: ctx.produced };
   } catch (error) {
@@ -53,6 +68,12 @@ export async function settleProduced<T>(
 /** Runs `fn` outside any request (background work must not add positions to whichever request woke it). */
 export function outsideRequest<T>(fn: () => T): T {
   return context.exit(fn);
+}
+
+/** Records that a unit of work of the current request committed (a no-op outside one). */
+export function recordCommitted(): void {
+  const ctx = context.getStore();
+  if (ctx) ctx.committed = true;
 }
 
 /** Records positions produced on behalf of the current request (a no-op outside one). */
@@ -85,4 +106,57 @@ export function setRequestMeta(meta: RequestMeta): void {
  */
 export function withRequestMeta<T>(meta: RequestMeta, fn: () => Promise<T>): Promise<T> {
   return context.run({ produced: {}, meta }, fn);
+}
+
+/**
+ * When a bus request's sender stops waiting (this process's clock, ms since the epoch) and the budget
+ * it was sent with: the earlier of its receipt plus the budget and the deadline the sender stamped
+ * (a request that waited in a stalled process before it was read is late by that much). The hosts'
+ * clocks are taken to agree within the margin, as token expiry checks take them to.
+ */
+export interface RequestDeadline {
+  at: number;
+  budgetMs: number;
+}
+
+/**
+ * How long the current work's caller still waits (ms; at most `0`), or undefined without a
+ * deadline (background work): a bus request made on its behalf waits no longer than that.
+ */
+export function remainingBudgetMs(): number | undefined {
+  const deadline = context.getStore()?.deadline;
+  return deadline === undefined ? undefined : Math.max(0, deadline - Date.now());
+}
+
+/**
+ * What a write keeps in hand before its caller's deadline: to commit and for the answer to travel
+ * back. A tenth of the budget, between 100 ms and 1 s.
+ */
+export function deadlineMarginMs(budgetMs: number): number {
+  return Math.min(1_000, Math.max(100, Math.round(budgetMs / 10)));
+}
+
+/**
+ * The work's caller would have stopped waiting by the time it finished: it was not started, or was
+ * rolled back before its commit, so nothing of it happened and the caller may send it again.
+ */
+export class DeadlinePassedError extends Error {
+  constructor(readonly stage: 'start' | 'commit') {
+    super(`the request's deadline passed before its ${stage === 'start' ? 'work could start' : 'commit'}`);
+    this.name = 'DeadlinePassedError';
+  }
+}
+
+/**
+ * Throws `DeadlinePassedError` when the current work's deadline, less its margin, has passed: a
+ * write checks before it starts and before it commits, so a caller that gave up (a 503 TIMEOUT)
+ * never sees its write happen afterwards, and one still waiting learns that nothing happened.
+ */
+export function checkDeadline(stage: 'start' | 'commit'): void {
+  const ctx = context.getStore();
+  if (ctx?.deadline === undefined) return;
+  // Once something of the request committed (here or at a service it called), the rest goes on:
+  // refusing now would say that nothing happened.
+  if (ctx.committed || hasPositions(ctx.produced)) return;
+  if (Date.now() > ctx.deadline - (ctx.deadlineMarginMs ?? 0)) throw new DeadlinePassedError(stage);
 }

@@ -42,7 +42,18 @@ const busSeries = lazy(() => ({
     labelNames: ['target', 'kind', 'reason'],
     registers: [metricsRegistry],
   }),
+  refused: new Counter({
+    name: 'ziti_bus_requests_refused_total',
+    help: 'Bus requests this owner refused because their deadline passed before the write could start or commit (nothing of them happened), by target service, kind and stage (start, commit)',
+    labelNames: ['target', 'kind', 'stage'],
+    registers: [metricsRegistry],
+  }),
 }));
+
+/** Counts a request the owner refused past its deadline (`subject` without the namespace). */
+export function observeRefusedBusRequest(subject: string, stage: 'start' | 'commit'): void {
+  busSeries().refused.inc({ ...busTarget(subject), stage });
+}
 
 /** `ziti.rpc.<owner>.op.…` / `ziti.rpc.<owner>.call.…` → target and kind (bounded label values). */
 export function busTarget(subject: string): { target: string; kind: string } {

@@ -99,13 +99,18 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
           logger: deps.logger,
         })
       ).handler,
-      'management.exportAuditRecords': auditExportHandler({ bus: deps.bus, logger: deps.logger }),
+      'management.exportAuditRecords': auditExportHandler({
+        bus: deps.bus,
+        logger: deps.logger,
+        requestTimeoutMs: deps.config.requestTimeoutMs,
+      }),
     }),
     logger: deps.logger,
     instanceId: `c${randomBytes(12).toString('hex')}`,
     ...(authLimiter ? { authLimiter } : {}),
     clientAddresses: new ClientAddresses(deps.config.trustedProxies, deps.config.forwardedHeader),
     readRetryMs: deps.config.readRetryMs,
+    requestTimeoutMs: deps.config.requestTimeoutMs,
     extJwt: new ExtJwtSecondaryCheck(deps.bus, deps.logger),
     ...(deps.answers ? { answers: deps.answers } : {}),
   });

@@ -28,6 +28,12 @@ export interface GatewayConfig {
    * is live (`ZITI_GATEWAY_READ_RETRY_MS`); 0: sent once. Writes are always sent once.
    */
   readRetryMs: number;
+  /**
+   * How long the gateway waits for an owner's answer (`ZITI_REQUEST_TIMEOUT_MS`): the deadline every
+   * request carries on the bus. An owner neither starts nor commits a write past it, so a 503 for a
+   * write the owner refused means nothing happened; only a `TIMEOUT` leaves the outcome open.
+   */
+  requestTimeoutMs: number;
 }
 
 /** The gateway's settings (the cluster's and `npm start`'s); every problem is reported at once. */
@@ -49,6 +55,7 @@ export function readGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gate
         env.oneOf(forwardedHeaders, 'x-forwarded-for')(raw?.toLowerCase(), name),
       ZITI_CORS_ORIGINS: parseCorsOrigins,
       ZITI_GATEWAY_READ_RETRY_MS: env.int(1_500, 0, 10_000),
+      ZITI_REQUEST_TIMEOUT_MS: env.int(10_000, 1_000, 120_000),
     },
     source,
   );
@@ -67,6 +74,7 @@ export function readGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gate
     forwardedHeader: raw.ZITI_TRUSTED_PROXY_HEADER,
     ...(raw.ZITI_CORS_ORIGINS ? { corsOrigins: raw.ZITI_CORS_ORIGINS } : {}),
     readRetryMs: raw.ZITI_GATEWAY_READ_RETRY_MS,
+    requestTimeoutMs: raw.ZITI_REQUEST_TIMEOUT_MS,
   };
 }
 

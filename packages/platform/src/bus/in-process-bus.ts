@@ -14,7 +14,7 @@ import type {
 } from './bus.ts';
 import { NoRespondersError, RequestTimeoutError, RetryEvents, subjectMatches } from './bus.ts';
 import { observeBusRequest } from '../metrics.ts';
-import { fromBusReply, toBusReply } from './reply.ts';
+import { fromBusReply, requestBudgetMs, toBusReply } from './reply.ts';
 import { currentRequestMeta } from '../causality.ts';
 
 /** How much of the recent event stream the in-process bus keeps for `follow` (the window a reader can resume in). */
@@ -292,7 +292,7 @@ export class InProcessBus implements Bus {
   }
 
   request(subject: string, payload: unknown, options: { timeoutMs?: number } = {}): Promise<unknown> {
-    return observeBusRequest(subject, () => this.send(subject, payload, options.timeoutMs ?? 10_000));
+    return observeBusRequest(subject, () => this.send(subject, payload, requestBudgetMs(options.timeoutMs)));
   }
 
   private async send(subject: string, payload: unknown, timeoutMs: number): Promise<unknown> {
@@ -300,7 +300,10 @@ export class InProcessBus implements Bus {
     if (candidates.length === 0 || this.closed) throw new NoRespondersError(subject);
     const sub = candidates[this.roundRobin++ % candidates.length]!;
     const message = JSON.parse(JSON.stringify(payload ?? null));
-    const work = toBusReply(() => sub.handler(message, subject), this.logger, subject, currentRequestMeta());
+    const work = toBusReply(() => sub.handler(message, subject), this.logger, subject, currentRequestMeta(), {
+      at: Date.now() + timeoutMs,
+      budgetMs: timeoutMs,
+    });
     sub.inFlight.add(work);
     void work.finally(() => sub.inFlight.delete(work));
     let timer: NodeJS.Timeout | undefined;

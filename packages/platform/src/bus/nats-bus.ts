@@ -42,7 +42,17 @@ import type {
 } from './bus.ts';
 import { NoRespondersError, RequestTimeoutError, RetryEvents, subjectMatches } from './bus.ts';
 import { observeBusRequest } from '../metrics.ts';
-import { fromBusReply, requestMetaHeader, requestMetaOf, toBusReply, toFailure } from './reply.ts';
+import {
+  fromBusReply,
+  requestBudgetMs,
+  requestDeadlineHeader,
+  requestDeadlineHeaderValue,
+  requestDeadlineOf,
+  requestMetaHeader,
+  requestMetaOf,
+  toBusReply,
+  toFailure,
+} from './reply.ts';
 import { currentRequestMeta } from '../causality.ts';
 
 const codec = JSONCodec<unknown>();
@@ -255,14 +265,13 @@ export class NatsBus implements Bus {
         this.finish(waiting, msg.data);
       },
     });
-    const timeoutMs = options.timeoutMs ?? 10_000;
+    // A request made on behalf of work with a deadline waits no longer than that work's caller.
+    const timeoutMs = requestBudgetMs(options.timeoutMs);
     const retry = options.retry;
     const meta = currentRequestMeta();
-    let hdrs: MsgHdrs | undefined;
-    if (meta) {
-      hdrs = headers();
-      hdrs.set(requestMetaHeader, JSON.stringify(meta));
-    }
+    const hdrs: MsgHdrs = headers();
+    if (meta) hdrs.set(requestMetaHeader, JSON.stringify(meta));
+    hdrs.set(requestDeadlineHeader, requestDeadlineHeaderValue(timeoutMs));
     return new Promise<Uint8Array>((resolve, reject) => {
       const waiting: PendingRequest = {
         subject,
@@ -290,7 +299,7 @@ export class NatsBus implements Bus {
         try {
           this.nc.publish(this.subject(to), data, {
             reply: `${this.inbox}.${key}`,
-            ...(hdrs ? { headers: hdrs } : {}),
+            headers: hdrs,
           });
           return true;
         } catch (err) {
@@ -368,22 +377,27 @@ export class NatsBus implements Bus {
       let local = prefix && msg.subject.startsWith(prefix) ? msg.subject.slice(prefix.length) : msg.subject;
       if (local.startsWith(repeatPrefix)) local = local.slice(repeatPrefix.length);
       const meta = requestMetaOf(msg.headers?.get(requestMetaHeader));
-      const work = toBusReply(() => handler(codec.decode(msg.data), local), this.options.logger, local, meta).then(
-        (reply) => {
-          if (!msg.reply) return;
+      const deadline = requestDeadlineOf(msg.headers?.get(requestDeadlineHeader));
+      const work = toBusReply(
+        () => handler(codec.decode(msg.data), local),
+        this.options.logger,
+        local,
+        meta,
+        deadline,
+      ).then((reply) => {
+        if (!msg.reply) return;
+        try {
+          msg.respond(codec.encode(reply));
+        } catch (err) {
+          // e.g. a reply over the server's max_payload: the caller gets an error, not a timeout.
+          this.options.logger.error({ err, subject: local }, 'reply could not be sent');
           try {
-            msg.respond(codec.encode(reply));
-          } catch (err) {
-            // e.g. a reply over the server's max_payload: the caller gets an error, not a timeout.
-            this.options.logger.error({ err, subject: local }, 'reply could not be sent');
-            try {
-              msg.respond(codec.encode(toFailure(err)));
-            } catch {
-              // The connection is gone: the caller times out (503), this process carries on.
-            }
+            msg.respond(codec.encode(toFailure(err)));
+          } catch {
+            // The connection is gone: the caller times out (503), this process carries on.
           }
-        },
-      );
+        }
+      });
       inFlight.add(work);
       void work.finally(() => inFlight.delete(work));
     };

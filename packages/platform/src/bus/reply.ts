@@ -1,6 +1,14 @@
 import { ApiError, type RequestMeta, requestMetaSchema } from '@ziti/contracts';
-import { hasPositions, recordProduced, settleProduced } from '../causality.ts';
+import {
+  DeadlinePassedError,
+  type RequestDeadline,
+  hasPositions,
+  recordProduced,
+  remainingBudgetMs,
+  settleProduced,
+} from '../causality.ts';
 import type { Logger } from '../logger.ts';
+import { observeRefusedBusRequest } from '../metrics.ts';
 import { dependencyUnavailableError, unavailableDependency } from '../unavailable.ts';
 import type { BusReply } from './bus.ts';
 
@@ -16,11 +24,21 @@ export async function toBusReply(
   subject: string,
   /** The operation the request serves, as the caller's context named it (see `causality.ts`). */
   meta?: RequestMeta,
+  /** When the caller stops waiting for the reply (`requestDeadlineOf`): the work's deadline. */
+  deadline?: RequestDeadline,
 ): Promise<BusReply> {
-  const settled = await settleProduced(run, meta);
+  const settled = await settleProduced(run, meta, deadline);
   const positions = hasPositions(settled.produced) ? { positions: settled.produced } : {};
   if (settled.ok) return { ok: true, result: settled.result, ...positions };
   if (settled.error instanceof ApiError) return { ok: false, error: settled.error.toJSON(), ...positions };
+  if (settled.error instanceof DeadlinePassedError) {
+    logger.warn(
+      { subject, stage: settled.error.stage, budgetMs: deadline?.budgetMs },
+      'request refused: its deadline passed',
+    );
+    observeRefusedBusRequest(subject, settled.error.stage);
+    return { ok: false, error: notCarriedOutError(subject).toJSON(), ...positions };
+  }
   const dependency = unavailableDependency(settled.error);
   if (dependency) {
     logger.warn({ err: settled.error, subject, dependency }, 'request failed: a dependency is not available');
@@ -40,6 +58,54 @@ export function fromBusReply(reply: BusReply): unknown {
 /** The reply of a handler whose answer could not be delivered. */
 export function toFailure(_err: unknown): BusReply {
   return { ok: false, error: new ApiError('UNHANDLED').toJSON() };
+}
+
+/**
+ * A write refused because its caller would have stopped waiting before it finished: 503, and
+ * nothing of it happened (it was not started, or rolled back before its commit); the caller may
+ * send it again (the gateway adds `Retry-After`).
+ */
+export function notCarriedOutError(subject: string): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', {
+    code: 'NOT_CARRIED_OUT',
+    message: `${subject.split('.').slice(-1)[0] ?? 'the request'} could not be carried out in time; nothing was changed, try again`,
+  });
+}
+
+/**
+ * The header a bus request carries its deadline in: `<budget ms> <deadline, ms since the epoch>`,
+ * how long its sender waits for the reply and until when by the sender's clock.
+ */
+export const requestDeadlineHeader = 'Ziti-Deadline';
+
+/** Longest budget a request may carry (a larger one is taken as this). */
+const maxBudgetMs = 600_000;
+
+/** The header value of a request sent now that waits `budgetMs`. */
+export function requestDeadlineHeaderValue(budgetMs: number): string {
+  return `${budgetMs} ${Date.now() + budgetMs}`;
+}
+
+/**
+ * The deadline a header carried, as of its receipt now: none (an older sender, or a malformed
+ * header) means no deadline, as before there were any.
+ */
+export function requestDeadlineOf(header: string | undefined): RequestDeadline | undefined {
+  const m = header ? /^(\d{1,15}) (\d{1,15})$/.exec(header) : null;
+  if (!m) return undefined;
+  const budgetMs = Math.min(Number(m[1]), maxBudgetMs);
+  const at = Math.min(Date.now() + budgetMs, Number(m[2]));
+  return { at, budgetMs };
+}
+
+/**
+ * How long a bus request waits: its own timeout (default 10 s), and no longer than the work it is
+ * made for still has (`remainingBudgetMs`), so a nested call never outlives its caller's deadline.
+ */
+export function requestBudgetMs(timeoutMs: number | undefined): number {
+  const own = timeoutMs ?? 10_000;
+  const remaining = remainingBudgetMs();
+  return remaining === undefined ? own : Math.max(1, Math.min(own, remaining));
 }
 
 /** The header a bus request carries its request meta in (JSON of `RequestMeta`). */

@@ -1,7 +1,7 @@
 import type { EventDefinition, EventState, Owner, RequestMeta } from '@ziti/contracts';
 import { subjects } from '@ziti/contracts';
 import type { Bus, EventEnvelope } from '../bus/bus.ts';
-import { currentRequestMeta, outsideRequest, recordProduced } from '../causality.ts';
+import { checkDeadline, currentRequestMeta, outsideRequest, recordCommitted, recordProduced } from '../causality.ts';
 import type { Logger } from '../logger.ts';
 import { outboxMetrics } from '../metrics.ts';
 import type { Database, DatabaseSession, Db } from './database.ts';
@@ -91,12 +91,17 @@ export async function inEventTransaction<T>(
   fn: (tx: Db, events: EventSink) => Promise<T>,
 ): Promise<T> {
   let last: number | undefined;
+  // A write whose caller would have given up before it finished is not started, and is rolled back
+  // rather than committed late: a caller's 503 then means that nothing happened (causality.ts).
+  checkDeadline('start');
   const result = await database.transaction(async (t) => {
     const sink = new BufferedEventSink();
     const value = await fn(t, sink);
     last = await writeOutbox(t, source, sink.events);
+    checkDeadline('commit');
     return value;
   });
+  recordCommitted();
   if (last !== undefined) {
     recordProduced({ [source]: last });
     relay?.kick();

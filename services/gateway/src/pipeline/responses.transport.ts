@@ -61,6 +61,9 @@ export function sendError(
   const status = statusOf(error.code);
   // A body left unread (refused before reading it) is not drained on a kept-alive connection.
   if (!req.complete) res.setHeader('connection', 'close');
+  // Nothing was done (the owner or a dependency is down, or the owner refused a write it could not
+  // finish in time): the caller may send it again, in a second. A TIMEOUT says no such thing.
+  if (error.code === 'SERVICE_UNAVAILABLE') res.setHeader('retry-after', '1');
   if (!options.envelope && !acceptsJson(req)) {
     res.statusCode = status;
     res.setHeader('content-type', contentTypeOf(String(req.headers.accept).split(',')[0]?.trim() ?? ''));
