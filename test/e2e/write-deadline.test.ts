@@ -101,3 +101,50 @@ describe('identity creates against a frozen auth', () => {
     );
   });
 });
+
+describe('an identity create sent again with its Idempotency-Key', () => {
+  it('is answered from the first outcome and creates one identity', async () => {
+    const name = uniqueName('idem');
+    const key = uniqueName('key');
+    const send = (body: Record<string, unknown>, k = key) =>
+      e.call('management', {
+        method: 'POST',
+        path: '/identities',
+        token: e.adminToken,
+        headers: { 'idempotency-key': k },
+        body,
+        skipValidation: true,
+      });
+    const first = await send({ name, type: 'User', isAdmin: false });
+    const again = await send({ name, type: 'User', isAdmin: false });
+    for (const res of [first, again])
+      e.validator.validate(
+        'management',
+        'POST',
+        '/edge/management/v1/identities',
+        res.status,
+        res.json,
+        'application/json',
+      );
+    expect(again.json.data.id).toBe(first.json.data.id);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    const listed = await e.call('management', {
+      path: `/identities?filter=${encodeURIComponent(`name = "${name}"`)}`,
+      token: e.adminToken,
+    });
+    expect(listed.json.data.map((i: { id: string }) => i.id)).toEqual([first.json.data.id]);
+    // The key with other input is refused; a malformed key is a 400; neither creates anything.
+    const other = await send({ name: `${name}-other`, type: 'User', isAdmin: false });
+    expect({ status: other.status, code: other.json.error.code }).toEqual({
+      status: 422,
+      code: 'IDEMPOTENCY_KEY_REUSED',
+    });
+    const malformed = await send({ name: `${name}-bad`, type: 'User', isAdmin: false }, 'has space');
+    expect(malformed.status).toBe(400);
+    const none = await e.call('management', {
+      path: `/identities?filter=${encodeURIComponent(`name contains "${name}-"`)}`,
+      token: e.adminToken,
+    });
+    expect(none.json.data).toEqual([]);
+  });
+});

@@ -97,6 +97,11 @@ export const operationRequestSchema = z.object({
   /** The TLS client certificate chain, leaf first, PEM. */
   clientCertChain: z.array(z.string()).optional(),
   remoteAddress: z.string(),
+  /**
+   * The caller's `Idempotency-Key` of a write (an authenticated caller's, checked by the gateway):
+   * the owner answers a repeat from the first outcome (platform db/idempotency.ts).
+   */
+  idempotencyKey: z.string().min(1).max(255).optional(),
 });
 export type OperationRequest = z.infer<typeof operationRequestSchema>;
 

@@ -56,6 +56,8 @@ export const errorTable = {
   CAN_NOT_UPDATE_ROUTER: [409, 'The router can not be updated'],
   MAX_AUTHENTICATOR_METHODS_REACHED: [409, 'The identity already has an authenticator of this method'],
   RATE_LIMITED: [429, 'The resource is rate limited, try again later'],
+  IDEMPOTENCY_KEY_IN_USE: [409, 'A request with this Idempotency-Key is in progress, or its answer was not kept'],
+  IDEMPOTENCY_KEY_REUSED: [422, 'The Idempotency-Key was already used for a different request'],
   TIMEOUT: [503, 'The request timed out'],
   INVALID_POSTURE: [409, 'The posture checks for this service are not passing'],
   MFA_EXISTS: [409, 'MFA is already enrolled for this identity'],

@@ -17,6 +17,21 @@ interface CausalContext {
   deadlineMarginMs?: number;
   /** A unit of work of this request committed here (with or without events). */
   committed?: boolean;
+  /**
+   * The caller's `Idempotency-Key` of this write (db/idempotency.ts): the request's first unit of
+   * work claims it in its own transaction (`claimed` once that committed).
+   */
+  idempotency?: { claim: IdempotencyClaim; claimed: boolean };
+}
+
+/** A write sent with an `Idempotency-Key`, as its owner keeps it (db/idempotency.ts). */
+export interface IdempotencyClaim {
+  /** Whose key it is (the caller's identity): keys of different callers never meet. */
+  caller: string;
+  key: string;
+  operation: string;
+  /** What the write asked for (its operation and input), to refuse the key with other input. */
+  fingerprint: string;
 }
 
 const context = new AsyncLocalStorage<CausalContext>();
@@ -159,4 +174,27 @@ export function checkDeadline(stage: 'start' | 'commit'): void {
   // refusing now would say that nothing happened.
   if (ctx.committed || hasPositions(ctx.produced)) return;
   if (Date.now() > ctx.deadline - (ctx.deadlineMarginMs ?? 0)) throw new DeadlinePassedError(stage);
+}
+
+/** Makes the current request's writes claim `claim` (db/idempotency.ts `IdempotentReplies`). */
+export function setIdempotencyClaim(claim: IdempotencyClaim): void {
+  const ctx = context.getStore();
+  if (ctx) ctx.idempotency = { claim, claimed: false };
+}
+
+/** The claim the current request's next unit of work must make in its transaction, if any. */
+export function pendingIdempotencyClaim(): IdempotencyClaim | undefined {
+  const i = context.getStore()?.idempotency;
+  return i && !i.claimed ? i.claim : undefined;
+}
+
+/** The unit of work that made the claim committed. */
+export function markIdempotencyClaimed(): void {
+  const i = context.getStore()?.idempotency;
+  if (i) i.claimed = true;
+}
+
+/** Whether the current request's claim committed (its outcome is then the one a repeat gets). */
+export function idempotencyClaimed(): boolean {
+  return context.getStore()?.idempotency?.claimed ?? false;
 }

@@ -5,6 +5,7 @@ export * from './config.ts';
 export * from './db/database.ts';
 export * from './db/migrations.ts';
 export * from './db/outbox.ts';
+export * from './db/idempotency.ts';
 export * from './event-sink.ts';
 export * from './logger.ts';
 export * from './operations.ts';

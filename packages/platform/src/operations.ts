@@ -19,6 +19,7 @@ import {
 import type { Bus, Served } from './bus/bus.ts';
 import { setRequestMeta } from './causality.ts';
 import type { CallTable } from './call.ts';
+import { type IdempotentReplies, requestFingerprint } from './db/idempotency.ts';
 import type { Logger } from './logger.ts';
 
 /**
@@ -69,6 +70,8 @@ export function serveOperations(
   logger: Logger,
   /** Waits until this service has applied the caller's own writes (read-your-writes, docs/adr/0008). */
   waitFor?: (after: Record<string, number> | undefined) => Promise<unknown>,
+  /** Answers a write repeated with its `Idempotency-Key` from the first outcome (db/idempotency.ts). */
+  idempotency?: IdempotentReplies,
 ): Served {
   const prefix = subjects.operations(owner).slice(0, -1);
   return bus.serve(subjects.operations(owner), queueGroup(owner), async (payload, subject) => {
@@ -90,7 +93,11 @@ export function serveOperations(
     });
     if (parsed.data.after && waitFor) await waitFor(parsed.data.after);
     // The subject names the operation, and the gateway validated the input against its schemas.
-    return handler(parsed.data as never);
+    const run = () => handler(parsed.data as never);
+    const idempotencyKey = parsed.data.idempotencyKey;
+    if (!idempotency || !idempotencyKey || !caller) return run();
+    const claim = { caller: caller.identityId, key: idempotencyKey, operation: key };
+    return idempotency.answer({ ...claim, fingerprint: requestFingerprint(key, parsed.data) }, run);
   });
 }
 

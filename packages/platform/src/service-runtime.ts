@@ -8,6 +8,7 @@ import { type EventSubscription, SourceConsumer, durableName } from './events/co
 import { ConsumerProgress } from './events/progress.ts';
 import { env as envConfig, readEnv } from './config.ts';
 import type { Logger } from './logger.ts';
+import { IdempotentReplies } from './db/idempotency.ts';
 import { type OperationHandlers, serveCalls, serveOperations } from './operations.ts';
 import type { RunnableService } from './service-host.ts';
 
@@ -87,7 +88,16 @@ export function createServiceRuntime(o: ServiceRuntimeOptions): RunnableService 
       await progress.start();
       for (const c of consumers) await c.start();
       await o.relay.start();
-      served.push(serveOperations(o.bus, o.owner, o.operations, o.logger, (after) => progress.waitFor(after)));
+      served.push(
+        serveOperations(
+          o.bus,
+          o.owner,
+          o.operations,
+          o.logger,
+          (after) => progress.waitFor(after),
+          new IdempotentReplies(o.database, o.logger),
+        ),
+      );
       if (o.calls) served.push(serveCalls(o.bus, o.owner, o.calls));
       started = true;
     },

@@ -1,7 +1,16 @@
 import type { EventDefinition, EventState, Owner, RequestMeta } from '@ziti/contracts';
 import { subjects } from '@ziti/contracts';
 import type { Bus, EventEnvelope } from '../bus/bus.ts';
-import { checkDeadline, currentRequestMeta, outsideRequest, recordCommitted, recordProduced } from '../causality.ts';
+import {
+  checkDeadline,
+  currentRequestMeta,
+  markIdempotencyClaimed,
+  outsideRequest,
+  pendingIdempotencyClaim,
+  recordCommitted,
+  recordProduced,
+} from '../causality.ts';
+import { claimIdempotentRequest } from './idempotency.ts';
 import type { Logger } from '../logger.ts';
 import { outboxMetrics } from '../metrics.ts';
 import type { Database, DatabaseSession, Db } from './database.ts';
@@ -94,7 +103,11 @@ export async function inEventTransaction<T>(
   // A write whose caller would have given up before it finished is not started, and is rolled back
   // rather than committed late: a caller's 503 then means that nothing happened (causality.ts).
   checkDeadline('start');
+  // A write sent with an Idempotency-Key is claimed by its first unit of work, in the same
+  // transaction: a concurrent repeat waits on the claim's row and then finds it (db/idempotency.ts).
+  const claim = pendingIdempotencyClaim();
   const result = await database.transaction(async (t) => {
+    if (claim) await claimIdempotentRequest(t, claim);
     const sink = new BufferedEventSink();
     const value = await fn(t, sink);
     last = await writeOutbox(t, source, sink.events);
@@ -102,6 +115,7 @@ export async function inEventTransaction<T>(
     return value;
   });
   recordCommitted();
+  if (claim) markIdempotencyClaimed();
   if (last !== undefined) {
     recordProduced({ [source]: last });
     relay?.kick();

@@ -222,6 +222,7 @@ export function createPipeline(deps: PipelineDeps) {
         ...(session && hasPositions(session.positions) ? { after: session.positions } : {}),
         clientCertChain: clientCertificateChain(req.socket as TLSSocket),
         remoteAddress,
+        ...idempotencyKeyOf(req, op, caller !== undefined),
       };
       if (op.owner === 'gateway') {
         const local = deps.local[`${op.api}.${op.operationId}`];
@@ -290,6 +291,20 @@ export function createPipeline(deps: PipelineDeps) {
       sendError(req, res, apiError, requestId, { envelope: matched !== undefined && answersAsStream(matched) });
     }
   };
+}
+
+/**
+ * The `Idempotency-Key` of an authenticated caller's write (1 to 255 visible ASCII characters),
+ * which its owner answers a repeat by (platform db/idempotency.ts); ignored on a read and for a
+ * caller without a session (keys are per identity).
+ */
+function idempotencyKeyOf(req: IncomingMessage, op: OperationDef, authenticated: boolean): { idempotencyKey?: string } {
+  const raw = req.headers['idempotency-key'];
+  if (raw === undefined || op.method === 'GET' || !authenticated) return {};
+  const key = Array.isArray(raw) ? raw.join(',') : raw;
+  if (!/^[\x21-\x7e]{1,255}$/.test(key))
+    throw ApiError.field('Idempotency-Key', 'must be 1 to 255 visible ASCII characters', key.slice(0, 64));
+  return { idempotencyKey: key };
 }
 
 /** Operations whose success is a stream (events, JSON lines): their errors are always the JSON envelope. */
