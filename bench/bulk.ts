@@ -138,9 +138,13 @@ export async function benchBulk(
       ]);
       const template = (await db.query(`select * from identities where name = $1`, [name(tag, 0)])).rows[0];
       const columns = Object.keys(template);
-      const payload =
-        (await db.query(`select payload from outbox where type = 'identity.created' order by position desc limit 1`))
-          .rows[0]?.payload ?? {};
+      // The event auth wrote for the template, as audit applied it (auth's outbox drops published rows).
+      const audit = new pg.Client({ connectionString: cluster.databases.audit });
+      await audit.connect();
+      const payload = await audit
+        .query(`select state from entity_states where entity_type = 'identities' and id = $1`, [template.id])
+        .then((r) => r.rows[0]?.state ?? {})
+        .finally(() => audit.end());
       loadAverage1m.floor = load1();
       const f = await pool(count, connections, async (k) => {
         const c = await db.connect();

@@ -14,6 +14,7 @@
  * no MFA, no enrollment in pki-enrollment), so the list renders them as it renders API-created ones.
  */
 import pg from 'pg';
+import { eventTypes, subjects } from '@ziti/contracts';
 import { shortId } from '@ziti/platform';
 import type { LocalCluster } from '../deploy/local-cluster.ts';
 import { create } from './common.ts';
@@ -53,18 +54,32 @@ export async function seedIdentities(
         `select column_name from information_schema.columns where table_schema = current_schema() and table_name = 'identities' order by ordinal_position`,
       )
     ).rows.map((r) => r.column_name);
-    // The template's outbox row (the relay may already have published it; it is kept for an hour).
+    // The template's identity.created event as audit applied it (auth's outbox drops an event once
+    // published): the state it carried.
+    const audit = new pg.Client({ connectionString: cluster.databases.audit });
+    await audit.connect();
     let template: { subject: string; type: string; version: number; payload: Record<string, unknown> } | undefined;
-    for (let tries = 0; tries < 50 && !template; tries++) {
-      template = (
-        await db.query(
-          `select subject, type, version, payload from outbox where type = 'identity.created' and payload->>'id' = $1`,
-          [templateId],
-        )
-      ).rows[0];
-      if (!template) await new Promise((r) => setTimeout(r, 100));
+    try {
+      for (let tries = 0; tries < 100 && !template; tries++) {
+        const row = (
+          await audit.query<{ state: Record<string, unknown> }>(
+            `select state from entity_states where entity_type = 'identities' and id = $1`,
+            [templateId],
+          )
+        ).rows[0];
+        if (row)
+          template = {
+            subject: subjects.event('auth', eventTypes.identityCreated.type),
+            type: eventTypes.identityCreated.type,
+            version: eventTypes.identityCreated.version,
+            payload: row.state,
+          };
+        else await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      await audit.end();
     }
-    if (!template) throw new Error(`seed: no identity.created outbox row for the template ${templateId}`);
+    if (!template) throw new Error(`seed: audit never applied the template ${templateId}`);
     for (const key of ['id', 'name', 'roleAttributes', 'createdAt', 'updatedAt'])
       if (!(key in template.payload)) throw new Error(`seed: identity.created payload has no ${key}`);
 
