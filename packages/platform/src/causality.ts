@@ -169,11 +169,29 @@ export class DeadlinePassedError extends Error {
  */
 export function checkDeadline(stage: 'start' | 'commit'): void {
   const ctx = context.getStore();
-  if (ctx?.deadline === undefined) return;
-  // Once something of the request committed (here or at a service it called), the rest goes on:
-  // refusing now would say that nothing happened.
-  if (ctx.committed || hasPositions(ctx.produced)) return;
+  if (!refusable() || ctx?.deadline === undefined) return;
   if (Date.now() > ctx.deadline - (ctx.deadlineMarginMs ?? 0)) throw new DeadlinePassedError(stage);
+}
+
+/**
+ * Whether the current work may still be refused as not carried out: a caller waits for it (it has
+ * a deadline) and nothing of it committed yet, here or at a service it called (refusing then would
+ * say that nothing happened). Background work is never refused.
+ */
+export function refusable(): boolean {
+  const ctx = context.getStore();
+  return ctx?.deadline !== undefined && !ctx.committed && !hasPositions(ctx.produced);
+}
+
+/**
+ * A request's write refused before it started because the service is saturated (more requests
+ * already wait for a database connection than it admits): nothing of it happened.
+ */
+export class SaturatedError extends Error {
+  constructor(readonly resource: string) {
+    super(`too many requests wait for ${resource}`);
+    this.name = 'SaturatedError';
+  }
 }
 
 /** Makes the current request's writes claim `claim` (db/idempotency.ts `IdempotentReplies`). */

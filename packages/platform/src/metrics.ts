@@ -44,14 +44,14 @@ const busSeries = lazy(() => ({
   }),
   refused: new Counter({
     name: 'ziti_bus_requests_refused_total',
-    help: 'Bus requests this owner refused because their deadline passed before the write could start or commit (nothing of them happened), by target service, kind and stage (start, commit)',
+    help: 'Bus requests this owner refused, having done nothing: their deadline passed before the write could start or commit, or too many waited for a database connection; by target service, kind and stage (start, commit, queue)',
     labelNames: ['target', 'kind', 'stage'],
     registers: [metricsRegistry],
   }),
 }));
 
-/** Counts a request the owner refused past its deadline (`subject` without the namespace). */
-export function observeRefusedBusRequest(subject: string, stage: 'start' | 'commit'): void {
+/** Counts a request the owner refused as not carried out (`subject` without the namespace). */
+export function observeRefusedBusRequest(subject: string, stage: 'start' | 'commit' | 'queue'): void {
   busSeries().refused.inc({ ...busTarget(subject), stage });
 }
 

@@ -1,4 +1,5 @@
 import { ApiError } from '@ziti/contracts';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Bus,
@@ -13,7 +14,7 @@ import {
   queryRows,
   remainingBudgetMs,
 } from '../src/index.ts';
-import { createTestDatabase, infra, uniqueName } from '../../../test/support/infra.ts';
+import { createTestDatabase, infra, uniqueName, waitFor } from '../../../test/support/infra.ts';
 
 /**
  * Issue 35 item 2: a write never ends in an ambiguous 503. A bus request carries its deadline
@@ -31,6 +32,7 @@ for (const kind of ['nats', 'memory'] as const) {
     let bus: Bus;
     let db: Database;
     let drop = async () => undefined as void;
+    let url = '';
     /** Each write's work by name, settled (the test waits for it before looking at the table). */
     const done = new Map<string, Promise<unknown>>();
     let nestedBudget: number | undefined;
@@ -39,6 +41,7 @@ for (const kind of ['nats', 'memory'] as const) {
       if (kind === 'nats') {
         const made = await createTestDatabase('deadline');
         drop = made.drop;
+        url = made.url;
         db = await openDatabase({ url: made.url, poolSize: 4 });
         bus = await NatsBus.connect({ url: infra.natsUrl, name: 'test', namespace: uniqueName('dl'), logger });
       } else {
@@ -124,6 +127,44 @@ for (const kind of ['nats', 'memory'] as const) {
       await done.get(name);
       expect(await rows(name)).toBe(0);
     });
+
+    it.skipIf(kind === 'memory')(
+      'is refused at once, having done nothing, when too many already wait for a database connection',
+      async () => {
+        // The pool's 4 connections held for 1 s; 16 (4 × the pool) may queue behind them, the rest are refused.
+        const holds = Array.from({ length: 4 }, (_, i) => write(uniqueName(`hold-${i}`), 0, 1_000, 10_000));
+        const admin = new pg.Client({ connectionString: url });
+        await admin.connect();
+        try {
+          await waitFor(
+            async () =>
+              (
+                await admin.query(
+                  "select count(*)::int as n from pg_stat_activity where datname = current_database() and state = 'idle in transaction'",
+                )
+              ).rows[0].n === 4,
+            'the four holds in their transactions',
+          );
+        } finally {
+          await admin.end();
+        }
+        const names = Array.from({ length: 30 }, (_, i) => uniqueName(`queued-${i}`));
+        const outs = await Promise.all(
+          names.map(async (n) => {
+            const t0 = Date.now();
+            return { ...(await write(n, 0, 0, 10_000)), ms: Date.now() - t0 };
+          }),
+        );
+        await Promise.all(holds);
+        const refused = outs.filter((o) => !o.ok);
+        expect(refused.length).toBe(14);
+        for (const o of refused) if (!o.ok) expect(notCarriedOut(o.err), String(o.err)).toBe(true);
+        for (const [i, o] of outs.entries()) expect(await rows(names[i]!)).toBe(o.ok ? 1 : 0);
+        // The refused were answered at once; the admitted waited for the holds (~0.9 s).
+        expect(Math.max(...refused.map((o) => o.ms))).toBeLessThan(500);
+        expect(Math.min(...outs.filter((o) => o.ok).map((o) => o.ms))).toBeGreaterThan(500);
+      },
+    );
 
     it('hands a nested call no more time than its caller has left', async () => {
       const reply = (await bus.request('test.outer', { before: 1_000 }, { timeoutMs: 3_000 })) as { budget: number };

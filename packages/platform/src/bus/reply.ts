@@ -2,6 +2,7 @@ import { ApiError, type RequestMeta, requestMetaSchema } from '@ziti/contracts';
 import {
   DeadlinePassedError,
   type RequestDeadline,
+  SaturatedError,
   hasPositions,
   recordProduced,
   remainingBudgetMs,
@@ -31,12 +32,10 @@ export async function toBusReply(
   const positions = hasPositions(settled.produced) ? { positions: settled.produced } : {};
   if (settled.ok) return { ok: true, result: settled.result, ...positions };
   if (settled.error instanceof ApiError) return { ok: false, error: settled.error.toJSON(), ...positions };
-  if (settled.error instanceof DeadlinePassedError) {
-    logger.warn(
-      { subject, stage: settled.error.stage, budgetMs: deadline?.budgetMs },
-      'request refused: its deadline passed',
-    );
-    observeRefusedBusRequest(subject, settled.error.stage);
+  if (settled.error instanceof DeadlinePassedError || settled.error instanceof SaturatedError) {
+    const stage = settled.error instanceof SaturatedError ? 'queue' : settled.error.stage;
+    logger.warn({ subject, stage, budgetMs: deadline?.budgetMs }, `request refused: ${settled.error.message}`);
+    observeRefusedBusRequest(subject, stage);
     return { ok: false, error: notCarriedOutError(subject).toJSON(), ...positions };
   }
   const dependency = unavailableDependency(settled.error);

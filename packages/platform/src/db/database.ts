@@ -11,6 +11,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { watchPool } from '../metrics.ts';
+import { SaturatedError, refusable } from '../causality.ts';
 import { DependencyUnavailableError } from '../unavailable.ts';
 import { usePreparedStatements } from './pglite-prepared.ts';
 
@@ -94,6 +95,8 @@ export function sharedPgliteArtifacts(): Promise<{ pgliteWasmModule: WebAssembly
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if ('url' in config) {
     const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize ?? 10, keepAlive: true });
+    /** Requests' transactions that may wait for a connection at once (beyond: refused up front). */
+    const maxQueued = 4 * (config.poolSize ?? 10);
     pool.on('error', () => {
       // An idle client lost its connection; the pool drops it and connects anew on next use.
     });
@@ -111,6 +114,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       db,
       kind: 'postgres',
       transaction: async (fn) => {
+        // Admission: a request's write that would queue behind `maxQueued` others for a connection
+        // is refused now, having done nothing (503, Retry-After), instead of waiting towards its
+        // deadline; background work (consumers) always queues.
+        if (pool.waitingCount >= maxQueued && refusable()) throw new SaturatedError('a database connection');
         // drizzle's pool transaction keeps a client whose BEGIN failed and has no error listener
         // while it holds one: the transaction runs on a client held here instead.
         const held = await checkOut(pool);
