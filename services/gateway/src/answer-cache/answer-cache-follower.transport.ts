@@ -99,7 +99,11 @@ export class AnswerCacheFollower {
     } catch (err) {
       if (generation !== this.generation) return;
       // Said once, not every retry: an owner that is down is reported by its own health.
-      if (attempt === 1) this.logger.info({ err }, 'the answer cache waits for the owners of its events to answer');
+      // The reason, not the error: an owner not up yet is expected at start, and is no stack trace.
+      if (attempt === 1)
+        this.logger.info(
+          `the answer cache waits for the owners of its events to answer: ${err instanceof Error ? err.message : String(err)}`,
+        );
       this.retry = setTimeout(() => void this.begin(sources, generation, attempt + 1), retryMs);
       this.retry.unref();
     }
