@@ -2,8 +2,6 @@ import { eventTypes } from '@ziti/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type Database,
-  type EventDelivery,
-  type EventEnvelope,
   SourceConsumer,
   createLogger,
   durableName,
@@ -11,7 +9,7 @@ import {
   openDatabase,
   queryRows,
 } from '../src/index.ts';
-import { BatchBus } from './support/batch-bus.ts';
+import { BatchBus, identityDeletedDelivery } from './support/batch-bus.ts';
 
 /**
  * Regression (found in review): `gap_since` is "since when `applied` has been non-empty", not "since when the oldest
@@ -23,20 +21,8 @@ import { BatchBus } from './support/batch-bus.ts';
  */
 const logger = createLogger('test', 'silent');
 const type = eventTypes.identityDeleted.type;
-const version = eventTypes.identityDeleted.version;
 
-const delivery = (position: number): EventDelivery => ({
-  attempt: 1,
-  event: {
-    id: `auth:${position}`,
-    type,
-    version,
-    source: 'auth',
-    sequence: position,
-    occurredAt: new Date().toISOString(),
-    data: { id: `identity-${position}` },
-  } as EventEnvelope,
-});
+const delivery = identityDeletedDelivery;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

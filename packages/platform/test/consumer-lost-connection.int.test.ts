@@ -2,8 +2,6 @@ import { eventTypes } from '@ziti/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type Database,
-  type EventDelivery,
-  type EventEnvelope,
   SourceConsumer,
   createLogger,
   durableName,
@@ -12,7 +10,7 @@ import {
   queryRows,
 } from '../src/index.ts';
 import { createTestDatabase } from '../../../test/support/infra.ts';
-import { BatchBus } from './support/batch-bus.ts';
+import { BatchBus, identityDeletedDelivery } from './support/batch-bus.ts';
 
 /**
  * Issue 35 item 3: a consumer whose Postgres connection is cut under a batch (failover,
@@ -23,20 +21,8 @@ import { BatchBus } from './support/batch-bus.ts';
  */
 const logger = createLogger('test', 'silent');
 const type = eventTypes.identityDeleted.type;
-const version = eventTypes.identityDeleted.version;
 
-const delivery = (position: number, attempt = 1): EventDelivery => ({
-  attempt,
-  event: {
-    id: `auth:${position}`,
-    type,
-    version,
-    source: 'auth',
-    sequence: position,
-    occurredAt: new Date().toISOString(),
-    data: { id: `identity-${position}` },
-  } as EventEnvelope,
-});
+const delivery = identityDeletedDelivery;
 
 let db: Database | undefined;
 let consumer: SourceConsumer | undefined;

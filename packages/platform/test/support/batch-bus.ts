@@ -1,5 +1,5 @@
-import { maintenanceActions } from '@ziti/contracts';
-import type { Bus, Consumer, EventConsumerOptions } from '../../src/index.ts';
+import { eventTypes, maintenanceActions } from '@ziti/contracts';
+import type { Bus, Consumer, EventConsumerOptions, EventDelivery, EventEnvelope } from '../../src/index.ts';
 
 /**
  * A bus that hands a consumer's batch handler to the test, so a test delivers batches in the
@@ -26,3 +26,17 @@ export class BatchBus implements Bus {
   }
   async close(): Promise<void> {}
 }
+
+/** auth's `identity.deleted` at `position` (of identity `identity-<position>`), as the bus delivers it. */
+export const identityDeletedDelivery = (position: number, attempt = 1): EventDelivery => ({
+  attempt,
+  event: {
+    id: `auth:${position}`,
+    type: eventTypes.identityDeleted.type,
+    version: eventTypes.identityDeleted.version,
+    source: 'auth',
+    sequence: position,
+    occurredAt: new Date().toISOString(),
+    data: { id: `identity-${position}` },
+  } as EventEnvelope,
+});
