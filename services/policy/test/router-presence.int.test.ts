@@ -10,7 +10,7 @@ import {
 } from '../src/client-edge-routers/client-edge-routers.mapper.ts';
 import { PolicyAdvisor } from '../src/policy-advice/policy-advice.domain.ts';
 import { policyAdviceDetail } from '../src/policy-advice/policy-advice.mapper.ts';
-import { PostureEvaluation } from '../src/posture-checks/posture-evaluation.domain.ts';
+import { PostureEvaluation } from '../src/posture-data/posture-evaluation.domain.ts';
 import { PgPostureData } from '../src/posture-data/posture-data.store.ts';
 import { presenceShown } from '@ziti/contracts';
 import { RelationService } from '../src/relations/relations.domain.ts';

@@ -28,7 +28,7 @@ import type {
 import type { PostureCheck } from '../src/posture-checks/posture-checks.domain.ts';
 import type { PostureCheckStore, PostureCheckTypeStore } from '../src/posture-checks/posture-checks.ports.ts';
 import type { PostureDataStore } from '../src/posture-data/posture-data.ports.ts';
-import type { PostureEvaluationStore } from '../src/posture-checks/posture-evaluation.ports.ts';
+import type { PostureEvaluationStore } from '../src/posture-data/posture-evaluation.ports.ts';
 import type { RelationStore } from '../src/relations/relations.ports.ts';
 import type { RoleTargets } from '../src/policies/roles.ports.ts';
 import type { ServiceViewStore } from '../src/services/service-view.ports.ts';

@@ -1,6 +1,6 @@
 import { ApiError } from '@ziti/contracts';
 import { cleanHex } from '../posture-checks/posture-checks.domain.ts';
-import type { PostureCaller } from '../posture-checks/posture-evaluation.ports.ts';
+import type { PostureCaller } from './posture-evaluation.ports.ts';
 import type { ApiSessionDirectory, PostureDataUnitOfWork } from './posture-data.ports.ts';
 
 /**

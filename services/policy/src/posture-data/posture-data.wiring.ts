@@ -1,7 +1,7 @@
 import { type Bus, type Database, type Db, type OutboxRelay, createReader, createUnitOfWork } from '@ziti/platform';
 import type { AccessLinks } from '../access/access.ports.ts';
-import { PostureEvaluation } from '../posture-checks/posture-evaluation.domain.ts';
-import type { PostureEvaluator } from '../posture-checks/posture-evaluation.ports.ts';
+import { PostureEvaluation } from './posture-evaluation.domain.ts';
+import type { PostureEvaluator } from './posture-evaluation.ports.ts';
 import { BusApiSessionDirectory } from './auth-api-sessions.adapter.ts';
 import { PostureDataService } from './posture-data.domain.ts';
 import type { PostureDataStores } from './posture-data.ports.ts';

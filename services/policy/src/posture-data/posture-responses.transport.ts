@@ -1,6 +1,6 @@
 import type { OperationRequest } from '@ziti/contracts';
 import { type OperationHandlersPart, callerOf, pathIdOf, reply } from '@ziti/platform';
-import type { PostureCaller } from '../posture-checks/posture-evaluation.ports.ts';
+import type { PostureCaller } from './posture-evaluation.ports.ts';
 import type { PostureDataService } from './posture-data.domain.ts';
 import { promptedServices } from './posture-responses.mapper.ts';
 

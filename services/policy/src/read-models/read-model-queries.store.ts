@@ -65,18 +65,6 @@ export const serviceRoutersOf = (service: string) =>
   `select x.edge_router_id from service_edge_routers x where x.service_id = ${service}`;
 
 /**
- * A session's edge routers: the first `limit` live routers both the identity and the service
- * reach, connected first (the reference's `SORT BY connected DESC LIMIT 25`), then by name and id;
- * each row's `state` is `EdgeRouterWithPresence`, `rank` its place (1 first).
- */
-export const firstSharedRoutersOf = (identity: string, service: string, limit: string) =>
-  `select ${edgeRouterWithPresenceOf('sr')} as state,
-          row_number() over (order by ${routerOnlineOf('sr')} desc, sr.name collate "C", sr.id collate "C") as rank
-     from edge_routers sr
-    where not sr.deleted and sr.id in (${identityRoutersOf(identity)}) and sr.id in (${serviceRoutersOf(service)})
-    order by rank limit ${limit}`;
-
-/**
  * Whether a live service is visible to an identity: to an admin any live service, else one it may
  * dial or bind (`identity_services`). One indexed probe; the client's edge routers and terminators of
  * a service ask it before they list.

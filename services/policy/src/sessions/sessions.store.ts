@@ -2,11 +2,28 @@ import type { ServiceState } from '@ziti/contracts';
 import { type Db, date, json, listRows, queryRows, toListPage } from '@ziti/platform';
 import { defineQueryEntity, map, scalar } from '@ziti/zitiql';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
-import { firstSharedRoutersOf } from '../read-models/read-model-queries.store.ts';
+import {
+  edgeRouterWithPresenceOf,
+  identityRoutersOf,
+  routerOnlineOf,
+  serviceRoutersOf,
+} from '../read-models/read-model-queries.store.ts';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { SessionCreationBatcher } from './session-creation-batcher.store.ts';
 import type { FailedServiceRequest, Session, SessionType, SessionViewer } from './sessions.domain.ts';
 import type { CreationFacts, SessionStore, SessionUseFacts } from './sessions.ports.ts';
+
+/**
+ * A session's edge routers: the first `limit` live routers both the identity and the service
+ * reach, connected first (the reference's `SORT BY connected DESC LIMIT 25`), then by name and id;
+ * each row's `state` is `EdgeRouterWithPresence`, `rank` its place (1 first).
+ */
+const firstSharedRoutersOf = (identity: string, service: string, limit: string) =>
+  `select ${edgeRouterWithPresenceOf('sr')} as state,
+          row_number() over (order by ${routerOnlineOf('sr')} desc, sr.name collate "C", sr.id collate "C") as rank
+     from edge_routers sr
+    where not sr.deleted and sr.id in (${identityRoutersOf(identity)}) and sr.id in (${serviceRoutersOf(service)})
+    order by rank limit ${limit}`;
 
 /** Filterable fields of sessions (ZITI-FACTS §3.5: `token`, `apiSession`, `service`, `type`; plus `identity`). */
 export const sessionQuery = defineQueryEntity({
