@@ -50,7 +50,7 @@ function freshBundle() {
 }
 
 async function build() {
-  const { build: esbuild } = await import('esbuild');
+  const { build: esbuild, stop } = await import('esbuild');
   const { workspacePlugin } = await import('../../tools/esbuild-workspace-plugin.mjs');
   const read = new Map();
   for (const f of manifests()) read.set(f, readFileSync(join(root, f)));
@@ -73,6 +73,10 @@ async function build() {
     // is read by the plugin: its content is what the fingerprint is made of, and each module keeps
     // its own import.meta.url (the migrations are found relative to it).
     plugins: [workspacePlugin({ name: 'ziti-standalone', root, read, moduleUrl: 'source' })],
+  }).finally(() => {
+    // esbuild's service process would otherwise stay beside the controller for its whole life
+    // (~90 MiB resident after a bundle of the workspace).
+    stop();
   });
   const files = [...read.keys()];
   const hash = fingerprintOf(files, (f) => read.get(f));
