@@ -7,7 +7,7 @@ import { type Consumer, type EventEnvelope, NatsBus, createLogger } from '../src
  * it holds — queued or being handled — as long as the process lives, whether or not its processor
  * makes progress. A replica whose handler hangs (a query stuck on a lock, a dead TCP connection
  * without keepalive: pg has no statement timeout by default) keeps its events forever: the other
- * replicas never get them, although ADR 0008 promises redelivery within the 4 s ack wait.
+ * replicas never get them, although ADR 0008 promises redelivery within the ack wait (1.5 s).
  */
 const logger = createLogger('test', 'silent');
 const namespace = uniqueName('lease');
@@ -67,7 +67,7 @@ describe('regression: a live replica with a hung handler', () => {
       }),
     );
     for (let n = 2; n <= 21; n++) await a.publish('ziti.evt.auth.identity.deleted', event(n));
-    // Three ack waits (4 s each) are ample for redelivery to B.
+    // Three ack waits (1.5 s each) are ample for redelivery to B.
     const all = Array.from({ length: 21 }, (_, i) => i + 1);
     const deadline = Date.now() + 12_000;
     while (Date.now() < deadline && !all.every((n) => gotB.includes(n))) await new Promise((r) => setTimeout(r, 200));
