@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type E2e, startE2e } from '../support/e2e.ts';
 import { uniqueName, waitFor } from '../support/infra.ts';
+import { type LagScrape, lagBucketsIn, p99Between } from '../support/lag-metrics.ts';
 
 /**
  * Issue 35 item 3: policy's read models stay within 2 s of their owners at p99 while its Postgres
@@ -18,38 +19,12 @@ const mgmt = (path: string, init: Record<string, unknown> = {}) =>
 
 const consumers = ['policy-from-auth', 'policy-from-inventory'];
 
-/** Cumulative counts by bucket bound of one consumer's lag histogram, for each running policy replica. */
-type LagScrape = Map<number, Map<number, number>>;
-
+/** One consumer's lag histogram on each running policy replica. */
 async function lagBuckets(consumer: string): Promise<LagScrape> {
   const out: LagScrape = new Map();
-  for (const p of e.cluster.processes().filter((x) => x.service === 'policy')) {
-    const text = await (await fetch(`http://127.0.0.1:${p.healthPort}/metrics`)).text();
-    const buckets = new Map<number, number>();
-    for (const line of text.split('\n')) {
-      if (!line.startsWith('ziti_event_consumer_lag_seconds_bucket{') || !line.includes(`consumer="${consumer}"`))
-        continue;
-      const le = /le="([^"]+)"/.exec(line)![1]!;
-      buckets.set(le === '+Inf' ? Infinity : Number(le), Number(line.split(' ').at(-1)));
-    }
-    out.set(p.pid!, buckets);
-  }
+  for (const p of e.cluster.processes().filter((x) => x.service === 'policy'))
+    out.set(p.pid!, lagBucketsIn(await (await fetch(`http://127.0.0.1:${p.healthPort}/metrics`)).text(), consumer));
   return out;
-}
-
-/**
- * The smallest bucket bound under which at least 99 % of the events applied between two scrapes
- * fell, over the replicas running at the second (a replica that started meanwhile counts from 0;
- * one that stopped took its figures with it).
- */
-function p99Between(before: LagScrape, after: LagScrape): { p99: number; count: number } {
-  const delta = new Map<number, number>();
-  for (const [pid, buckets] of after)
-    for (const [le, n] of buckets) delta.set(le, (delta.get(le) ?? 0) + n - (before.get(pid)?.get(le) ?? 0));
-  const bounds = [...delta.keys()].sort((a, b) => a - b);
-  const count = delta.get(Infinity) ?? 0;
-  for (const le of bounds) if ((delta.get(le) ?? 0) >= 0.99 * count) return { p99: le, count };
-  return { p99: Infinity, count };
 }
 
 /** `writers` callers creating identities and services (alternately) until `stop()`; what they made. */
