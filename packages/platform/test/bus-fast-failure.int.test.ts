@@ -320,6 +320,61 @@ describe('a request that is not safe to repeat (a write)', () => {
   });
 });
 
+describe('a write sent with an idempotency key (retry.settles)', () => {
+  /** The gateway's rule: every reply is the outcome but "another send holds the key". */
+  const settles = (reply: { ok: boolean; error?: { code: string } }) =>
+    reply.ok || reply.error?.code !== 'IDEMPOTENCY_KEY_IN_USE';
+
+  it('waits for the send that holds the key when a repeat answers that it is held', async () => {
+    const namespace = uniqueName('keyed');
+    const subject = 'ziti.rpc.auth.op.management.createKeyed';
+    const caller = await bus(infra.natsUrl, namespace);
+    const replicas = [await bus(infra.natsUrl, namespace), await bus(infra.natsUrl, namespace)];
+    let runs = 0;
+    // The first send runs the write (slowly); every later one finds its key held.
+    for (const replica of replicas)
+      replica.serve(subject, 'ziti-auth', async () => {
+        if (++runs > 1) throw new ApiError('IDEMPOTENCY_KEY_IN_USE');
+        await new Promise((r) => setTimeout(r, 800));
+        return { created: 1 };
+      });
+    await Promise.all(replicas.map(flushed));
+    const keyed = await timed(() =>
+      caller.request(subject, {}, { timeoutMs: 5_000, retry: { afterMs: 200, attempts: 3, settles } }),
+    );
+    expect(keyed.error).toBeUndefined();
+    expect(keyed.value).toEqual({ created: 1 });
+    expect(keyed.ms).toBeGreaterThanOrEqual(780);
+    expect(runs).toBeGreaterThan(1);
+    // Without `settles` the first reply wins, whatever it says: the caller would be told 409.
+    runs = 0;
+    const plain = await timed(() =>
+      caller.request(subject, {}, { timeoutMs: 5_000, retry: { afterMs: 200, attempts: 3 } }),
+    );
+    expect((plain.error as ApiError).code).toBe('IDEMPOTENCY_KEY_IN_USE');
+  });
+
+  it('answers that the key is held once no other send can answer, not a timeout', async () => {
+    const namespace = uniqueName('keyed-held');
+    const subject = 'ziti.rpc.auth.op.management.createHeld';
+    const caller = await bus(infra.natsUrl, namespace);
+    const replicas = [await bus(infra.natsUrl, namespace), await bus(infra.natsUrl, namespace)];
+    let runs = 0;
+    // The first send hangs (its replica died after claiming the key); the repeats find it held.
+    for (const replica of replicas)
+      replica.serve(subject, 'ziti-auth', async () => {
+        if (++runs > 1) throw new ApiError('IDEMPOTENCY_KEY_IN_USE');
+        return new Promise(() => undefined);
+      });
+    await Promise.all(replicas.map(flushed));
+    const result = await timed(() =>
+      caller.request(subject, {}, { timeoutMs: 1_500, retry: { afterMs: 200, attempts: 3, settles } }),
+    );
+    expect((result.error as ApiError).code).toBe('IDEMPOTENCY_KEY_IN_USE');
+    expect(result.ms).toBeGreaterThanOrEqual(1_480);
+  });
+});
+
 describe('a service-to-service call (callService)', () => {
   /** A replica that takes every call sent to it and never answers (frozen, its NATS connection still up). */
   async function frozenReplica(namespace: string, owner: 'inventory', action: string) {

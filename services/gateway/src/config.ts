@@ -25,7 +25,8 @@ export interface GatewayConfig {
   corsOrigins?: string[];
   /**
    * A read (GET) the owner has not answered after this long is sent again, to whichever replica
-   * is live (`ZITI_GATEWAY_READ_RETRY_MS`); 0: sent once. Writes are always sent once.
+   * is live (`ZITI_GATEWAY_READ_RETRY_MS`); 0: sent once. So is a write with an `Idempotency-Key`
+   * (its owner runs it once); other writes are always sent once.
    */
   readRetryMs: number;
   /**

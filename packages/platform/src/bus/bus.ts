@@ -29,8 +29,12 @@ export interface RequestOptions {
    * send is frozen or hung with its connection up. The earlier sends may still answer, and the first
    * reply wins, so a slow replica costs nothing but a repeated read. The in-process bus has no
    * replicas and ignores it.
+   *
+   * `settles` (a write sent with an idempotency key, whose repeats each run until one holds the
+   * key): whether a reply ends the request. One that does not (the key is held by another send of
+   * the same write, still running) is kept and given only once no other send can answer.
    */
-  retry?: { afterMs: number; attempts: number };
+  retry?: { afterMs: number; attempts: number; settles?: (reply: BusReply) => boolean };
 }
 
 /** A request handler: resolves with the reply payload or throws (an `ApiError` keeps its code). */

@@ -72,6 +72,11 @@ interface PendingRequest {
   outstanding: number;
   /** A repeat went to every replica (`repeatSubject`): it holds one of `maxRepeatsToAll` until done. */
   toAll: boolean;
+  /** Whether a reply ends the request (`retry.settles`); one that does not is kept here. */
+  settles?: (reply: BusReply) => boolean;
+  unsettled?: Uint8Array;
+  /** A further send is scheduled. */
+  resending: boolean;
   done: boolean;
 }
 
@@ -262,7 +267,16 @@ export class NatsBus implements Bus {
         // The server answers a request nobody serves with a 503 status message (no responders).
         if (msg.headers?.hasError && msg.headers.code === 503) {
           this.pending.delete(key);
-          if (--waiting.outstanding === 0) this.finish(waiting, new NoRespondersError(waiting.subject));
+          if (--waiting.outstanding === 0)
+            this.finish(waiting, waiting.unsettled ?? new NoRespondersError(waiting.subject));
+          return;
+        }
+        if (waiting.settles && !waiting.settles(codec.decode(msg.data) as BusReply)) {
+          // Another send of the same write holds its key: its own reply is the outcome, if it comes
+          // (or a later send finds the outcome kept by then).
+          this.pending.delete(key);
+          waiting.unsettled = msg.data;
+          if (--waiting.outstanding === 0 && !waiting.resending) this.finish(waiting, msg.data);
           return;
         }
         this.finish(waiting, msg.data);
@@ -280,10 +294,12 @@ export class NatsBus implements Bus {
         subject,
         resolve,
         reject,
-        timer: setTimeout(() => this.finish(waiting, new RequestTimeoutError(subject)), timeoutMs),
+        timer: setTimeout(() => this.finish(waiting, waiting.unsettled ?? new RequestTimeoutError(subject)), timeoutMs),
         keys: [],
         outstanding: 0,
         toAll: false,
+        ...(retry?.settles ? { settles: retry.settles } : {}),
+        resending: false,
         done: false,
       };
       const started = Date.now();
@@ -315,7 +331,9 @@ export class NatsBus implements Bus {
         if (!retry || sent >= retry.attempts || retry.afterMs <= 0) return;
         // A send that could not be answered before the deadline is not made.
         if (Date.now() - started + retry.afterMs >= timeoutMs) return;
+        waiting.resending = true;
         waiting.resend = setTimeout(() => {
+          waiting.resending = false;
           if (waiting.done) return;
           if (send(true)) scheduleResend(sent + 1);
         }, retry.afterMs);

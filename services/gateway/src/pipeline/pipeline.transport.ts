@@ -15,6 +15,7 @@ import {
 import {
   type ApiSessionStore,
   type Bus,
+  type BusReply,
   type Logger,
   type RequestOptions,
   answerCacheMetrics,
@@ -102,8 +103,10 @@ export interface PipelineDeps {
   /**
    * A read (GET) not answered after this long is sent again (up to `readAttempts` sends within the
    * request's timeout; the first reply wins): a replica killed mid-request costs about this, not
-   * the whole timeout. 0 or absent: every request is sent once. Writes are always sent once: none
-   * carries an idempotency key, so a repeat could apply it twice.
+   * the whole timeout. 0 or absent: every request is sent once. A write is sent again so only when
+   * its caller gave it an `Idempotency-Key`: the owner runs it once whatever the number of sends
+   * (db/idempotency.ts), and a send answered that another send holds the key waits for that one's
+   * answer. Other writes are always sent once: a repeat could apply them twice.
    */
   readRetryMs?: number;
   /** Checks the bearer JWT of sessions whose auth policy requires an external JWT signer. */
@@ -136,7 +139,12 @@ export function createPipeline(deps: PipelineDeps) {
     deps.readRetryMs && deps.readRetryMs > 0
       ? { timeoutMs, retry: { afterMs: deps.readRetryMs, attempts: readAttempts } }
       : sendOnce;
-  const busOptions = (op: OperationDef): RequestOptions => (op.method === 'GET' ? readOptions : sendOnce);
+  const keyedWriteOptions: RequestOptions =
+    readOptions.retry !== undefined
+      ? { timeoutMs, retry: { ...readOptions.retry, settles: settlesKeyedWrite } }
+      : sendOnce;
+  const busOptions = (op: OperationDef, request: OperationRequest): RequestOptions =>
+    op.method === 'GET' ? readOptions : request.idempotencyKey !== undefined ? keyedWriteOptions : sendOnce;
 
   return async (req: Request, res: Response): Promise<void> => {
     const requestId = newRequestId();
@@ -253,7 +261,7 @@ export function createPipeline(deps: PipelineDeps) {
       // `inEventTransaction`) into the handler's own context, `toBusReply` (bus/reply.ts) puts what
       // it collected in the bus reply's `positions`, and `fromBusReply` on this side records them
       // into this context. So `settled.produced` holds every position any owner's commit produced.
-      const settled = await settleProduced(() => dispatch(op, request, deps, busOptions(op)));
+      const settled = await settleProduced(() => dispatch(op, request, deps, busOptions(op, request)));
       if (session && hasPositions(settled.produced)) {
         // Read-your-writes (docs/adr/0008): the session's next request, on any gateway replica,
         // carries these positions (edge-auth's `touch` returns them as `after`), and the services
@@ -305,6 +313,15 @@ function idempotencyKeyOf(req: IncomingMessage, op: OperationDef, authenticated:
   if (!/^[\x21-\x7e]{1,255}$/.test(key))
     throw ApiError.field('Idempotency-Key', 'must be 1 to 255 visible ASCII characters', key.slice(0, 64));
   return { idempotencyKey: key };
+}
+
+/**
+ * Whether a reply to one send of a keyed write is its outcome: every reply but "the key is held by
+ * another send still running" (409 IDEMPOTENCY_KEY_IN_USE), which is the outcome only when no
+ * other send answers.
+ */
+function settlesKeyedWrite(reply: BusReply): boolean {
+  return reply.ok || reply.error.code !== 'IDEMPOTENCY_KEY_IN_USE';
 }
 
 /** Operations whose success is a stream (events, JSON lines): their errors are always the JSON envelope. */
