@@ -1,19 +1,14 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createHttpClient } from '../support/http.ts';
 import { uniqueName, waitFor } from '../support/infra.ts';
-import { certificatesFromPkcs7Base64 } from '../support/pkcs7.ts';
-import { freePort } from '../../deploy/ports.ts';
+import { startStandaloneProcess } from '../support/standalone-process.ts';
 
 /**
  * `npm start` with HEALTH_PORT: one process, one registry, every service's series apart by their
  * labels (outbox per service, consumers per durable), served at `/metrics` on the health port.
  */
-
-const root = new URL('../../', import.meta.url).pathname;
 
 /** `name{labels} value` lines whose name is `name` and whose labels include `labels`, summed. */
 function total(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -33,39 +28,11 @@ describe('npm start serves /metrics on HEALTH_PORT', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('with the series of every service in the one process, apart by their labels', async () => {
-    const [port, healthPort] = [await freePort(), await freePort()];
-    const password = uniqueName('pw');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/standalone/src/main.ts'], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH ?? '',
-        ZITI_DATA_DIR: dataDir,
-        ZITI_PORT: String(port),
-        ZITI_ADVERTISED_ADDRESS: `localhost:${port}`,
-        ZITI_ADMIN_PASSWORD: password,
-        HEALTH_PORT: String(healthPort),
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    const exited = new Promise<number | null>((r) => child.once('exit', r));
+    const controller = await startStandaloneProcess(dataDir);
+    const { http, healthPort, admin } = controller;
     try {
-      await waitFor(() => output.includes('is up at'), 'the controller to start', 90_000);
-      expect(output).toContain(`Metrics: http://127.0.0.1:${healthPort}/metrics`);
-
-      const insecure = createHttpClient(`https://127.0.0.1:${port}`, undefined);
-      const ca = certificatesFromPkcs7Base64((await insecure({ path: '/.well-known/est/cacerts' })).text);
-      const http = createHttpClient(`https://127.0.0.1:${port}`, ca.join(''));
-      const login = await http({
-        method: 'POST',
-        path: '/edge/management/v1/authenticate?method=password',
-        body: { username: 'admin', password },
-      });
-      expect(login.status).toBe(200);
-      const token = login.json.data.token as string;
+      expect(controller.output()).toContain(`Metrics: http://127.0.0.1:${healthPort}/metrics`);
+      const token = admin['zt-session']!;
       const created = await http({
         method: 'POST',
         path: '/edge/management/v1/identities',
@@ -103,10 +70,9 @@ describe('npm start serves /metrics on HEALTH_PORT', () => {
       // PGlite has no connection pool to report.
       expect(text).not.toContain('ziti_db_pool_connections{');
 
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      expect(await controller.stop()).toBe(0);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      if (controller.child.exitCode === null) controller.child.kill('SIGKILL');
     }
   }, 180_000);
 });

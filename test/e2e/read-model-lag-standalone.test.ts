@@ -1,13 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../deploy/ports.ts';
-import { createHttpClient } from '../support/http.ts';
 import { uniqueName, waitFor } from '../support/infra.ts';
 import { lagBucketsIn, p99Between } from '../support/lag-metrics.ts';
-import { certificatesFromPkcs7Base64 } from '../support/pkcs7.ts';
+import { startStandaloneProcess } from '../support/standalone-process.ts';
 
 /**
  * Issue 35 item 3 under `npm start`: policy's read model of identities stays within 2 s of auth at
@@ -15,45 +12,14 @@ import { certificatesFromPkcs7Base64 } from '../support/pkcs7.ts';
  * `ziti_event_consumer_lag_seconds` on HEALTH_PORT, and every identity is then in it.
  */
 
-const root = new URL('../../', import.meta.url).pathname;
-
 describe('npm start: read-model lag during a bulk import', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'ziti-lag-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it("keeps policy's identities within 2 s of auth at p99, and applies every create", async () => {
-    const [port, healthPort] = [await freePort(), await freePort()];
-    const password = uniqueName('pw');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/standalone/src/main.ts'], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH ?? '',
-        ZITI_DATA_DIR: dataDir,
-        ZITI_PORT: String(port),
-        ZITI_CTRL_PORT: '0',
-        ZITI_ADVERTISED_ADDRESS: `localhost:${port}`,
-        ZITI_ADMIN_PASSWORD: password,
-        HEALTH_PORT: String(healthPort),
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    const exited = new Promise<number | null>((r) => child.once('exit', r));
+    const controller = await startStandaloneProcess(dataDir);
+    const { http, healthPort, admin: headers } = controller;
     try {
-      await waitFor(() => output.includes('is up at'), 'the controller to start', 90_000);
-      const insecure = createHttpClient(`https://127.0.0.1:${port}`, undefined);
-      const ca = certificatesFromPkcs7Base64((await insecure({ path: '/.well-known/est/cacerts' })).text);
-      const http = createHttpClient(`https://127.0.0.1:${port}`, ca.join(''));
-      const login = await http({
-        method: 'POST',
-        path: '/edge/management/v1/authenticate?method=password',
-        body: { username: 'admin', password },
-      });
-      expect(login.status).toBe(200);
-      const headers = { 'zt-session': login.json.data.token as string };
       const lag = async () =>
         new Map([
           [
@@ -103,10 +69,9 @@ describe('npm start: read-model lag during a bulk import', () => {
       expect(count).toBeGreaterThanOrEqual(made.length);
       expect(p99).toBeLessThanOrEqual(2);
 
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      expect(await controller.stop()).toBe(0);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      if (controller.child.exitCode === null) controller.child.kill('SIGKILL');
     }
   }, 240_000);
 });

@@ -325,29 +325,40 @@ describe('a write sent with an idempotency key (retry.settles)', () => {
   const settles = (reply: { ok: boolean; error?: { code: string } }) =>
     reply.ok || reply.error?.code !== 'IDEMPOTENCY_KEY_IN_USE';
 
-  it('waits for the send that holds the key when a repeat answers that it is held', async () => {
-    const namespace = uniqueName('keyed');
-    const subject = 'ziti.rpc.auth.op.management.createKeyed';
+  /**
+   * Two replicas of a keyed write: the first send runs `first` (it holds the key), every later one
+   * finds the key held. Answers the caller bus, the subject and how many sends ran.
+   */
+  async function keyedReplicas(name: string, first: () => Promise<unknown>) {
+    const namespace = uniqueName(name);
+    const subject = `ziti.rpc.auth.op.management.${name}`;
     const caller = await bus(infra.natsUrl, namespace);
     const replicas = [await bus(infra.natsUrl, namespace), await bus(infra.natsUrl, namespace)];
-    let runs = 0;
-    // The first send runs the write (slowly); every later one finds its key held.
+    const runs = { n: 0 };
     for (const replica of replicas)
       replica.serve(subject, 'ziti-auth', async () => {
-        if (++runs > 1) throw new ApiError('IDEMPOTENCY_KEY_IN_USE');
-        await new Promise((r) => setTimeout(r, 800));
-        return { created: 1 };
+        if (++runs.n > 1) throw new ApiError('IDEMPOTENCY_KEY_IN_USE');
+        return first();
       });
     await Promise.all(replicas.map(flushed));
+    return { caller, subject, runs };
+  }
+
+  it('waits for the send that holds the key when a repeat answers that it is held', async () => {
+    // The first send runs the write slowly.
+    const { caller, subject, runs } = await keyedReplicas('createKeyed', async () => {
+      await new Promise((r) => setTimeout(r, 800));
+      return { created: 1 };
+    });
     const keyed = await timed(() =>
       caller.request(subject, {}, { timeoutMs: 5_000, retry: { afterMs: 200, attempts: 3, settles } }),
     );
     expect(keyed.error).toBeUndefined();
     expect(keyed.value).toEqual({ created: 1 });
     expect(keyed.ms).toBeGreaterThanOrEqual(780);
-    expect(runs).toBeGreaterThan(1);
+    expect(runs.n).toBeGreaterThan(1);
     // Without `settles` the first reply wins, whatever it says: the caller would be told 409.
-    runs = 0;
+    runs.n = 0;
     const plain = await timed(() =>
       caller.request(subject, {}, { timeoutMs: 5_000, retry: { afterMs: 200, attempts: 3 } }),
     );
@@ -355,18 +366,8 @@ describe('a write sent with an idempotency key (retry.settles)', () => {
   });
 
   it('answers that the key is held once no other send can answer, not a timeout', async () => {
-    const namespace = uniqueName('keyed-held');
-    const subject = 'ziti.rpc.auth.op.management.createHeld';
-    const caller = await bus(infra.natsUrl, namespace);
-    const replicas = [await bus(infra.natsUrl, namespace), await bus(infra.natsUrl, namespace)];
-    let runs = 0;
-    // The first send hangs (its replica died after claiming the key); the repeats find it held.
-    for (const replica of replicas)
-      replica.serve(subject, 'ziti-auth', async () => {
-        if (++runs > 1) throw new ApiError('IDEMPOTENCY_KEY_IN_USE');
-        return new Promise(() => undefined);
-      });
-    await Promise.all(replicas.map(flushed));
+    // The first send hangs (its replica died after claiming the key).
+    const { caller, subject } = await keyedReplicas('createHeld', () => new Promise(() => undefined));
     const result = await timed(() =>
       caller.request(subject, {}, { timeoutMs: 1_500, retry: { afterMs: 200, attempts: 3, settles } }),
     );
