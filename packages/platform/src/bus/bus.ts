@@ -52,11 +52,28 @@ export interface EventDelivery {
   attempt: number;
 }
 
-/** Thrown by a consumer's handler to have only these events (by `id`) redelivered later; the rest are acked. */
+/** The longest a handler may ask the bus to hold an event back (`RetryEvents.delayMs`). */
+export const maxRetryDelayMs = 60_000;
+
+/**
+ * Thrown by a consumer's handler to have only these events (by `id`) redelivered later; the rest
+ * are acked. Without `delayMs` they come again after the bus's redelivery delay, which grows with
+ * each event's attempts; with it, after that many milliseconds (at most `maxRetryDelayMs`), all of
+ * them at once: a handler that takes events only in order and knows when it can take them again
+ * (a sink waiting out its back-off) has them back together, in order, rather than each on its
+ * own schedule.
+ */
 export class RetryEvents extends Error {
-  constructor(readonly eventIds: ReadonlySet<string>) {
+  readonly delayMs?: number;
+
+  constructor(
+    readonly eventIds: ReadonlySet<string>,
+    options: { delayMs?: number } = {},
+  ) {
     super(`${eventIds.size} event(s) to retry`);
     this.name = 'RetryEvents';
+    if (options.delayMs !== undefined && Number.isFinite(options.delayMs))
+      this.delayMs = Math.round(Math.min(maxRetryDelayMs, Math.max(0, options.delayMs)));
   }
 }
 

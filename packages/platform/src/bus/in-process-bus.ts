@@ -427,11 +427,14 @@ export class InProcessBus implements Bus {
       attempt: ++q.attempt,
     }));
     let retry: Queued[] = [];
+    let retryDelayMs: number | undefined;
     try {
       await instance.handler(deliveries);
     } catch (err) {
-      if (err instanceof RetryEvents) retry = batch.filter((q) => err.eventIds.has(q.entry.id));
-      else {
+      if (err instanceof RetryEvents) {
+        retry = batch.filter((q) => err.eventIds.has(q.entry.id));
+        retryDelayMs = err.delayMs;
+      } else {
         this.logger.warn({ err, consumer: d.durable }, 'event batch failed; redelivering');
         retry = batch;
       }
@@ -440,7 +443,7 @@ export class InProcessBus implements Bus {
       // Back to the head, in order: they come again before anything published after them.
       d.queue.unshift(...retry);
       for (const q of retry) d.bytes += q.entry.json.length;
-      d.retryAt = Date.now() + this.redeliveryDelayMs(retry[0]!.attempt);
+      d.retryAt = Date.now() + (retryDelayMs ?? this.redeliveryDelayMs(retry[0]!.attempt));
     } else d.retryAt = 0;
     d.keepingUp = retry.length === 0 && Date.now() - began <= this.publishWaitMs;
     for (const q of batch) settle(q);

@@ -735,8 +735,8 @@ export class NatsBus implements Bus {
         deliveries.push({ event, attempt: m.info.redeliveryCount });
         byId.set(event.id, [...(byId.get(event.id) ?? []), m]);
       }
-      const settle = (m: JsMsg, retry: boolean, attempt: number) => {
-        if (retry) m.nak(Math.min(10_000, 500 * attempt));
+      const settle = (m: JsMsg, retry: boolean, attempt: number, delayMs?: number) => {
+        if (retry) m.nak(delayMs ?? Math.min(10_000, 500 * attempt));
         else m.ack();
         inHand.delete(m);
       };
@@ -744,10 +744,11 @@ export class NatsBus implements Bus {
         if (deliveries.length > 0) await options.handler(deliveries);
         for (const d of deliveries) for (const m of byId.get(d.event.id) ?? []) settle(m, false, d.attempt);
       } catch (err) {
-        const retry = err instanceof RetryEvents ? err.eventIds : undefined;
+        const retry = err instanceof RetryEvents ? err : undefined;
         if (!retry) log.warn({ err, durable }, 'event batch failed; redelivering');
         for (const d of deliveries)
-          for (const m of byId.get(d.event.id) ?? []) settle(m, !retry || retry.has(d.event.id), d.attempt);
+          for (const m of byId.get(d.event.id) ?? [])
+            settle(m, !retry || retry.eventIds.has(d.event.id), d.attempt, retry?.delayMs);
       }
     };
 

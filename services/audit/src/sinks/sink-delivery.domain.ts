@@ -25,6 +25,9 @@ export interface OrderedSinkOptions {
   now?: () => number;
 }
 
+/** The soonest events handed back come again (an event above a missing one, a batch out of time). */
+const handBackMinMs = 250;
+
 /**
  * Delivers audit's events to one output strictly in position order, each once as far as the sink
  * can know, whatever the bus redelivers and in whatever order (docs/extensions.md, "Event sinks").
@@ -36,8 +39,9 @@ export interface OrderedSinkOptions {
  * event at or below the position is a redelivery and is acknowledged without a second delivery.
  * A failure stops the batch at the failing event: the events before it are acknowledged, it and
  * everything after it are handed back, and the next attempt waits for an exponential, jittered,
- * capped back-off kept here across redeliveries. The bus acknowledges only what is at or below
- * the saved checkpoint.
+ * capped back-off kept here across redeliveries; what is handed back is asked to come again
+ * together when that back-off ends. The bus acknowledges only what is at or below the saved
+ * checkpoint.
  *
  * A position that never comes (it expired from the stream, or the checkpoint was lost with the
  * durable's progress) is passed over after `gapTimeoutMs`, with an error log, from the lowest
@@ -189,7 +193,19 @@ export class OrderedSink {
     // the position by then is passed as a redelivery.
     const saved = this.saved;
     const retry = events.filter((e) => saved === undefined || e.sequence > saved).map((e) => e.id);
-    if (retry.length > 0) throw new RetryEvents(new Set(retry));
+    if (retry.length > 0) throw new RetryEvents(new Set(retry), { delayMs: this.handBackDelayMs() });
+  }
+
+  /**
+   * When what is handed back should come again: at the next attempt when the sink is backing off,
+   * all together (each on the bus's own schedule, which grows with its attempts, an outage's
+   * events would come back in an order the sink refuses, and each would wait out its
+   * predecessor's redelivery: one delay per event); soon otherwise (a missing predecessor is
+   * usually one redelivery away).
+   */
+  private handBackDelayMs(): number {
+    const untilNextAttempt = Math.min(this.options.backoff.maxMs, this.nextAttemptAt - this.now());
+    return Math.max(handBackMinMs, untilNextAttempt);
   }
 
   /**

@@ -146,6 +146,36 @@ describe('OrderedSink', () => {
     expect(sink.failing).toBe(false);
   });
 
+  it('asks for what it hands back at the end of its back-off, all together, and soon otherwise', async () => {
+    let now = 1_000_000;
+    const { sink, output } = await sinkWith({
+      checkpoint: new MemoryCheckpoint(0),
+      maxWaitInBatchMs: 0,
+      backoff: { minMs: 4_000, maxMs: 10_000 },
+      now: () => now,
+    });
+    const handedBack = async (run: Promise<void>) => {
+      const err = await run.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(RetryEvents);
+      return err as RetryEvents;
+    };
+    output.plan = [0];
+    // The first failure: back-off 4 s (random 1: no jitter off it), from now.
+    expect((await handedBack(sink.handle(batch(1, 2)))).delayMs).toBe(4_000);
+    // Events handed back later, while the back-off runs, come again when it ends, with the others.
+    now += 1_500;
+    expect((await handedBack(sink.handle(batch(3)))).delayMs).toBe(2_500);
+    now += 2_400;
+    expect((await handedBack(sink.handle(batch(1, 2, 3)))).delayMs).toBe(250);
+    // Not backing off: an event above a missing one is asked for again soon.
+    now += 100;
+    expect(await retried(sink.handle(batch(1, 2, 3)))).toEqual([]);
+    expect((await handedBack(sink.handle(batch(5)))).delayMs).toBe(250);
+  });
+
   it('retries in hand when the back-off is short, growing it each time', async () => {
     const { sink, output, seen } = await sinkWith({ checkpoint: new MemoryCheckpoint(0) });
     output.plan = [0, 0, 0];

@@ -174,7 +174,14 @@ describe.each(Object.keys(makeBus))('event sinks on the %s bus', (kind) => {
   });
 
   async function setup(
-    options: { file?: boolean; webhook?: boolean; timeoutMs?: number; auth?: boolean; handBack?: boolean } = {},
+    options: {
+      file?: boolean;
+      webhook?: boolean;
+      timeoutMs?: number;
+      auth?: boolean;
+      handBack?: boolean;
+      backoff?: SinkConfig['backoff'];
+    } = {},
   ) {
     const bus = await makeBus[kind]!();
     cleanups.push(() => bus.close());
@@ -185,7 +192,7 @@ describe.each(Object.keys(makeBus))('event sinks on the %s bus', (kind) => {
     cleanups.push(() => receiver.stop());
     const { lines, logger } = captureLogs();
     const config: SinkConfig = {
-      backoff: { minMs: 20, maxMs: 200 },
+      backoff: options.backoff ?? { minMs: 20, maxMs: 200 },
       // handBack: every failure hands the batch back to the bus at once (as a back-off longer
       // than 5 s does), so order rests on the bus's redeliveries and the sink's refusals.
       tuning: { gapTimeoutMs: 10_000, ...(options.handBack ? { maxWaitInBatchMs: 0 } : {}) },
@@ -281,6 +288,30 @@ describe.each(Object.keys(makeBus))('event sinks on the %s bus', (kind) => {
     await waitFor(() => receiver.accepted.length >= 30, 'everything after the outage', 25_000);
     expect(receiver.accepted.map((a) => a.id)).toEqual(ids(range(1, 30)));
   });
+
+  it('events handed back one by one through a long outage all come again when it ends, not a redelivery apart', async () => {
+    // Each event of the outage is handed back at its own time, after its own number of attempts
+    // (the bus's own redelivery delay grows with them); the sink still needs them in order. They
+    // must come back when the sink tries again, together: each waiting out its predecessor's own
+    // redelivery delay in turn would take one delay per event.
+    const backoff = { minMs: 500, maxMs: 5_000 };
+    const { bus, receiver } = await setup({ webhook: true, handBack: true, backoff });
+    await relay(bus, [auditEvent(1)]);
+    await waitFor(() => receiver.accepted.length === 1, 'the first event');
+    receiver.mode = 'fail';
+    for (const n of range(2, 21)) {
+      await relay(bus, [auditEvent(n)]);
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+    await waitFor(() => receiver.attempts >= 6, 'several failed attempts');
+    receiver.mode = 'ok';
+    const recovered = Date.now();
+    await waitFor(() => receiver.accepted.length >= 21, 'everything after the outage', 90_000);
+    const tookMs = Date.now() - recovered;
+    expect(receiver.accepted.map((a) => a.id)).toEqual(ids(range(1, 21)));
+    // The longest back-off and a margin for a loaded machine; a redelivery per event is far more.
+    expect(tookMs, `took ${tookMs} ms`).toBeLessThan(backoff.maxMs + 5_000);
+  }, 150_000);
 
   it('a webhook that refuses connections for a while receives everything afterwards, in order, once', async () => {
     const { bus, receiver, lines } = await setup({ webhook: true });
