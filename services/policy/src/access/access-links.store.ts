@@ -35,6 +35,8 @@ const derivationLock = 7_355_610;
 export class PgAccessLinks implements AccessLinks {
   /** The scope of the last `captureAccess` of this transaction, for `accessChanges`. */
   private captured: AccessScope | undefined;
+  /** That capture was known to be empty: nothing was kept in `access_capture`. */
+  private capturedNone = false;
 
   constructor(private readonly db: Db) {}
 
@@ -141,7 +143,12 @@ export class PgAccessLinks implements AccessLinks {
    * It has no index (the diff is a hash anti-join), so deleted rows leave no index entries behind,
    * and the heap's pages are pruned by the delete's own scan (temp tables see no autovacuum).
    */
-  async captureAccess(scope: AccessScope): Promise<void> {
+  async captureAccess(scope: AccessScope, known: { none?: boolean } = {}): Promise<void> {
+    this.capturedNone = known.none === true;
+    if (this.capturedNone) {
+      this.captured = scope;
+      return;
+    }
     await queryRows(this.db, createAccessCapture);
     const { where, params } = this.scopeSql(scope);
     await queryRows(
@@ -164,8 +171,11 @@ export class PgAccessLinks implements AccessLinks {
     this.captured = undefined;
     const rows = await queryRows<{ identity_id: string; service_id: string; dial: boolean; bind: boolean }>(
       this.db,
-      // The capture is read as it was before this statement and emptied by it (`cleared`).
-      `with now as (select identity_id, service_id, dial, bind from identity_services where ${where}),
+      // Nothing captured: every pair there is now is a change. Otherwise the capture is read as it
+      // was before this statement and emptied by it (`cleared`).
+      this.capturedNone
+        ? `select identity_id, service_id, dial, bind from identity_services where ${where} order by 1, 2`
+        : `with now as (select identity_id, service_id, dial, bind from identity_services where ${where}),
             cleared as (delete from access_capture)
        select n.identity_id, n.service_id, n.dial, n.bind from now n
         where not exists (select 1 from access_capture b where b.identity_id = n.identity_id

@@ -33,16 +33,31 @@ export const bulkEventIdentityLimit = 5_000;
  * rows of the entities it touches from current state.
  */
 export class AccessDerivation {
-  async identityChanged(links: AccessLinks, events: EventSink, identityId: string): Promise<void> {
+  /**
+   * An identity's row changed. One policy had no row of before (`fresh`) had no access: nothing is
+   * captured to compare with, every pair it has after the relink is new.
+   */
+  async identityChanged(
+    links: AccessLinks,
+    events: EventSink,
+    identityId: string,
+    change: { fresh?: boolean } = {},
+  ): Promise<void> {
     await links.lock();
-    await links.captureAccess({ identityIds: [identityId] });
+    await links.captureAccess({ identityIds: [identityId] }, { none: change.fresh === true });
     await links.relinkIdentity(identityId);
     await this.announce(links, events, await links.accessChanges());
   }
 
-  async serviceChanged(links: AccessLinks, events: EventSink, serviceId: string): Promise<void> {
+  /** A service's row changed (`fresh` as for an identity). */
+  async serviceChanged(
+    links: AccessLinks,
+    events: EventSink,
+    serviceId: string,
+    change: { fresh?: boolean } = {},
+  ): Promise<void> {
     await links.lock();
-    await links.captureAccess({ serviceIds: [serviceId] });
+    await links.captureAccess({ serviceIds: [serviceId] }, { none: change.fresh === true });
     await links.relinkService(serviceId);
     await this.announce(links, events, await links.accessChanges());
     // Its name, configs or other fields may have changed for everyone who sees it.

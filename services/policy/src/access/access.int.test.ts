@@ -35,11 +35,12 @@ const router = routerFixture;
 
 /**
  * What the consumers do for an event (read-models/owner-state.domain.ts): apply the state, derive
- * again if what access reads moved (a state that changes only its tags or envInfo derives nothing).
+ * again if what access reads moved (a state that changes only its tags or envInfo derives nothing),
+ * knowing whether the entity is new to policy (then nothing is captured before the relink).
  */
 async function putIdentity(tx: Db, s: IdentityState, deleted = false) {
-  await applyOwnerState(new PgIdentityReadModel(tx), s, ++position, deleted, (id) =>
-    access.identityChanged(new PgAccessLinks(tx), events, id),
+  await applyOwnerState(new PgIdentityReadModel(tx), s, ++position, deleted, (id, change) =>
+    access.identityChanged(new PgAccessLinks(tx), events, id, change),
   );
 }
 /** A newer state of a live identity that changes only what access does not read (a login's client info, a tag). */
@@ -48,8 +49,9 @@ async function touchIdentity(tx: Db, id: string) {
   if (current) await putIdentity(tx, { ...current.state, tags: { touched: Math.random() } });
 }
 async function putService(tx: Db, s: ServiceState, deleted = false) {
-  if (await new PgServiceReadModel(tx).apply(s, ++position, deleted))
-    await access.serviceChanged(new PgAccessLinks(tx), events, s.id);
+  await applyOwnerState(new PgServiceReadModel(tx), s, ++position, deleted, (id, change) =>
+    access.serviceChanged(new PgAccessLinks(tx), events, id, change),
+  );
 }
 async function putRouter(tx: Db, s: EdgeRouterState) {
   if (await new PgEdgeRouterReadModel(tx).apply(s, ++position, false))
@@ -175,10 +177,14 @@ describe('derived access', () => {
       for (let i = 0; i < 8; i++) await putRouter(tx, router(`race-r${i}`, pick()));
     });
     const kinds: PolicyKind[] = ['service', 'edgeRouter', 'serviceEdgeRouter'];
+    let created = 0;
     const change = async () => {
       const r = Math.random();
       await database.transaction(async (tx) => {
-        if (r < 0.1) await touchIdentity(tx, `race-i${Math.floor(Math.random() * 30)}`);
+        // New to policy while the policies move: their access is announced without a capture.
+        if (r < 0.05) await putIdentity(tx, identity(`race-new-i${created++}`, pick()));
+        else if (r < 0.08) await putService(tx, service(`race-new-s${created++}`, pick()));
+        else if (r < 0.1) await touchIdentity(tx, `race-i${Math.floor(Math.random() * 30)}`);
         else if (r < 0.35) await putIdentity(tx, identity(`race-i${Math.floor(Math.random() * 30)}`, pick()));
         else if (r < 0.5)
           await putService(tx, service(`race-s${Math.floor(Math.random() * 15)}`, pick()), Math.random() < 0.1);

@@ -75,8 +75,11 @@ export interface AccessLinks {
   relinkEdgeRouter(edgeRouterId: string): Promise<void>;
   /** Relinks a posture check to the service policies selecting it; returns those before and after. */
   relinkPostureCheck(postureCheckId: string): Promise<string[]>;
-  /** Keeps the access of the scope as it is now, for `accessChanges` after a relink. */
-  captureAccess(scope: AccessScope): Promise<void>;
+  /**
+   * Keeps the access of the scope as it is now, for `accessChanges` after a relink; `none`: the
+   * caller knows the scope has none (an entity new to policy), so there is nothing to read.
+   */
+  captureAccess(scope: AccessScope, known?: { none?: boolean }): Promise<void>;
   /** The pairs of the captured scope whose access differs from the capture. */
   accessChanges(): Promise<AccessChanges>;
   /** Every link from scratch; returns the identities whose services may have changed. */

@@ -1,4 +1,5 @@
 import type { AccessDerivation } from '../access/access.domain.ts';
+import type { EntityChange } from '../read-models/read-models.ports.ts';
 import type { PolicyKind } from '../access/access.ports.ts';
 import type { SystemEdgeRouterPolicies } from './system-edge-router-policies.domain.ts';
 import type { PolicyChange, PolicyService } from './policies.domain.ts';
@@ -25,15 +26,15 @@ export class EntityChanges {
     private readonly systemPolicies: SystemEdgeRouterPolicies,
   ) {}
 
-  async identityChanged(s: PolicyStores, id: string, deleted = false): Promise<void> {
+  async identityChanged(s: PolicyStores, id: string, deleted = false, change: EntityChange = {}): Promise<void> {
     const changes = deleted ? await this.dropReferences(s, 'identities', [id]) : [];
-    await this.access.identityChanged(s.links, s.events, id);
+    await this.access.identityChanged(s.links, s.events, id, change);
     await this.announce(s, changes);
   }
 
-  async serviceChanged(s: PolicyStores, id: string, deleted = false): Promise<void> {
+  async serviceChanged(s: PolicyStores, id: string, deleted = false, change: EntityChange = {}): Promise<void> {
     const changes = deleted ? await this.dropReferences(s, 'services', [id]) : [];
-    await this.access.serviceChanged(s.links, s.events, id);
+    await this.access.serviceChanged(s.links, s.events, id, change);
     await this.announce(s, changes);
   }
 

@@ -75,8 +75,8 @@ export function policyEngineWiring(database: Database, relay: OutboxRelay | unde
   const entities = new EntityChanges(access, policies, new SystemEdgeRouterPolicies());
   // Consumers apply events in a transaction with its own event sink: access changes leave with it.
   const derive: Derivations = {
-    identityChanged: (tx, id, ev) => entities.identityChanged(bind(tx, ev), id),
-    serviceChanged: (tx, id, ev) => entities.serviceChanged(bind(tx, ev), id),
+    identityChanged: (tx, id, ev, change) => entities.identityChanged(bind(tx, ev), id, false, change),
+    serviceChanged: (tx, id, ev, change) => entities.serviceChanged(bind(tx, ev), id, false, change),
     edgeRouterChanged: (tx, id, ev) => entities.edgeRouterChanged(bind(tx, ev), id),
     identityDeleted: (tx, id, ev) => entities.identityChanged(bind(tx, ev), id, true),
     serviceDeleted: (tx, id, ev) => entities.serviceChanged(bind(tx, ev), id, true),

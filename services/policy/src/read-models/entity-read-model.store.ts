@@ -1,4 +1,4 @@
-import { type Db, ReadModelRows, json, queryRows } from '@ziti/platform';
+import { type Db, ReadModelRows, isEmbedded, json, queryRows } from '@ziti/platform';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import { roleAttributesOf } from '../shared/role-attributes.store.ts';
 import type { Applied, EntityReadModel, ReadModelRow } from './read-models.ports.ts';
@@ -50,20 +50,20 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
          or (${this.def.table}.source_sequence = excluded.source_sequence
              and (${compared.map((c) => `${this.def.table}.${c}`).join(', ')})
                  is distinct from (${compared.map((c) => `excluded.${c}`).join(', ')}))
-      returning id${this.def.derivedFromColumns ? `, ${this.movedSql()} as moved` : ''}`;
+      returning id, ${this.movedSql()} as moved`;
   }
 
   /**
    * Whether the columns or the deletion moved: the subquery reads the row as it was before this
    * statement (a statement never sees its own writes; `applyState` locked it first, so that is the
-   * newest committed row), null for a row it inserted.
+   * newest committed row), null for a row it inserted (there was none).
    */
   private movedSql(): string {
     const t = this.def.table;
     const cols = [...this.def.columns.map((c) => c.name), 'deleted'];
-    return `coalesce((select (${cols.map((c) => `o.${c}`).join(', ')}) is distinct from (${cols
+    return `(select (${cols.map((c) => `o.${c}`).join(', ')}) is distinct from (${cols
       .map((c) => `${t}.${c}`)
-      .join(', ')}) from ${t} o where o.id = ${t}.id), true)`;
+      .join(', ')}) from ${t} o where o.id = ${t}.id)`;
   }
 
   private params(state: S, position: number, deleted: boolean): unknown[] {
@@ -79,18 +79,20 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
     // one it replaces: a concurrent writer of the same entity (another consumer batch, a resync, an
     // integrity fix) has committed by then, and `moved` compares with what it wrote. Without the lock
     // the comparison could see the row as it was before that writer and skip a derivation it needs.
-    if (this.def.derivedFromColumns)
+    // PGlite runs one transaction at a time: there is no other writer to wait for.
+    if (this.def.derivedFromColumns && !isEmbedded(this.db))
       await queryRows(this.db, `select 1 from ${this.def.table} where id = $1 for update`, [state.id], {
         prepare: true,
       });
-    const [row] = await queryRows<{ moved?: boolean }>(
+    const [row] = await queryRows<{ moved?: boolean | null }>(
       this.db,
       this.upsertSql(),
       this.params(state, position, deleted),
       { prepare: true },
     );
     if (!row) return false;
-    return { derive: !this.def.derivedFromColumns || row.moved !== false };
+    // `moved` is null where the statement inserted the row: policy had none before.
+    return { derive: !this.def.derivedFromColumns || row.moved !== false, fresh: row.moved === null };
   }
 
   async tombstone(id: string, position: number): Promise<boolean> {

@@ -1,4 +1,4 @@
-import type { EntityReadModel } from './read-models.ports.ts';
+import type { EntityChange, EntityReadModel } from './read-models.ports.ts';
 
 /**
  * How an owner's full state of an entity reaches policy (docs/adr/0008): it is applied to the read
@@ -14,10 +14,10 @@ export async function applyOwnerState<S extends { id: string }>(
   state: S,
   position: number,
   deleted: boolean,
-  changed: (id: string) => Promise<void>,
+  changed: (id: string, change: EntityChange) => Promise<void>,
 ): Promise<boolean> {
   const applied = await model.applyState(state, position, deleted);
   if (!applied) return false;
-  if (applied.derive) await changed(state.id);
+  if (applied.derive) await changed(state.id, applied.fresh ? { fresh: true } : {});
   return true;
 }

@@ -23,6 +23,7 @@ import { applyOwnerState } from './owner-state.domain.ts';
 import { applyOwnerPage } from './read-model-integrity.domain.ts';
 import type {
   EdgeRouterReadModel,
+  EntityChange,
   EntityReadModel,
   IdentityReadModel,
   RouterPresenceReadModel,
@@ -38,9 +39,9 @@ interface ReadModelSource<S extends { id: string }> {
   deleted?: EventDefinition;
   model: (tx: Db) => EntityReadModel<S>;
   /** Derives again what depends on the entity, in the same transaction, when its row changed (absent: nothing does). */
-  changed?: (tx: Db, id: string, events: EventSink) => Promise<void>;
+  changed?: (tx: Db, id: string, events: EventSink, change: EntityChange) => Promise<void>;
   /** Instead of `changed` when the row changed by the owner's deletion (absent: `changed`). */
-  removed?: (tx: Db, id: string, events: EventSink) => Promise<void>;
+  removed?: (tx: Db, id: string, events: EventSink, change: EntityChange) => Promise<void>;
   /** Derives everything again after the read model was rebuilt from its owner (absent: nothing to derive). */
   rebuilt?: (tx: Db, events: EventSink) => Promise<void>;
   logger: Logger;
@@ -77,7 +78,9 @@ function readModelFeed<S extends { id: string }>(
             const deleted = def === o.deleted;
             const derive = (deleted ? o.removed : undefined) ?? o.changed;
             const apply = () =>
-              applyOwnerState(o.model(tx), state, event.sequence, deleted, async (id) => derive?.(tx, id, events));
+              applyOwnerState(o.model(tx), state, event.sequence, deleted, async (id, change) =>
+                derive?.(tx, id, events, change),
+              );
             // What policy changes because of it (a policy's roles, a system policy) was made on behalf of
             // the request that made the owner's change: its events carry that request's meta, as a
             // policy change made through the API does, so the audit trail records them.
@@ -95,8 +98,9 @@ function readModelFeed<S extends { id: string }>(
  * system policies (policies/entity-changes.domain.ts) and the service views.
  */
 export interface Derivations {
-  identityChanged(tx: Db, id: string, events: EventSink): Promise<void>;
-  serviceChanged(tx: Db, id: string, events: EventSink): Promise<void>;
+  /** `change.fresh`: policy had no row of it before (its access is known to be empty). */
+  identityChanged(tx: Db, id: string, events: EventSink, change?: EntityChange): Promise<void>;
+  serviceChanged(tx: Db, id: string, events: EventSink, change?: EntityChange): Promise<void>;
   edgeRouterChanged(tx: Db, id: string, events: EventSink): Promise<void>;
   /** The owner deleted it: also out of every policy's roles (and an edge router's system policy gone). */
   identityDeleted(tx: Db, id: string, events: EventSink): Promise<void>;
@@ -139,7 +143,7 @@ export const inventoryReadModelSubscription = (
     updated: inventoryEventTypes.serviceUpdated,
     deleted: inventoryEventTypes.serviceDeleted,
     model: services,
-    changed: (tx, id, events) => derive.serviceChanged(tx, id, events),
+    changed: (tx, id, events, change) => derive.serviceChanged(tx, id, events, change),
     removed: (tx, id, events) => derive.serviceDeleted(tx, id, events),
     rebuilt: (tx, events) => derive.rebuild(tx, events, 'services'),
     logger,
@@ -219,7 +223,7 @@ export const authReadModelSubscription = (
     updated: eventTypes.identityUpdated,
     deleted: eventTypes.identityDeleted,
     model: identities,
-    changed: (tx, id, events) => derive.identityChanged(tx, id, events),
+    changed: (tx, id, events, change) => derive.identityChanged(tx, id, events, change),
     removed: (tx, id, events) => derive.identityDeleted(tx, id, events),
     rebuilt: (tx, events) => derive.rebuild(tx, events, 'identities'),
     logger,

@@ -187,19 +187,28 @@ describe('what an applied state asks to derive again', () => {
 
   it("an identity's state that leaves its attributes, admin flag, name and type as they were derives nothing", async () => {
     const model = new PgIdentityReadModel(database.db);
-    expect(await model.applyState(identity('d1'), 1, false)).toEqual({ derive: true });
+    expect(await model.applyState(identity('d1'), 1, false)).toEqual({ derive: true, fresh: true });
     // A login (its updatedAt) or a tag: stored, nothing to derive.
     expect(await model.applyState(identity('d1', { updatedAt: '2026-01-02T00:00:00.000Z' }), 2, false)).toEqual({
       derive: false,
+      fresh: false,
     });
-    expect(await model.applyState(identity('d1', { tags: { x: 1 } }), 3, false)).toEqual({ derive: false });
+    expect(await model.applyState(identity('d1', { tags: { x: 1 } }), 3, false)).toEqual({
+      derive: false,
+      fresh: false,
+    });
     expect((await model.current('d1'))?.state.tags).toEqual({ x: 1 });
-    expect(await model.applyState(identity('d1', { roleAttributes: ['b'] }), 4, false)).toEqual({ derive: true });
+    expect(await model.applyState(identity('d1', { roleAttributes: ['b'] }), 4, false)).toEqual({
+      derive: true,
+      fresh: false,
+    });
     expect(await model.applyState(identity('d1', { roleAttributes: ['b'], isAdmin: true }), 5, false)).toEqual({
       derive: true,
+      fresh: false,
     });
     expect(await model.applyState(identity('d1', { roleAttributes: ['b'], isAdmin: true }), 6, true)).toEqual({
       derive: true,
+      fresh: false,
     });
     // An older state is not applied at all.
     expect(await model.applyState(identity('d1', { roleAttributes: ['c'] }), 4, false)).toBe(false);
@@ -207,7 +216,7 @@ describe('what an applied state asks to derive again', () => {
 
   it('a service derives again on every applied state (its configs and name are in the views)', async () => {
     const model = new PgServiceReadModel(database.db);
-    expect(await model.applyState(service('d2'), 1, false)).toEqual({ derive: true });
-    expect(await model.applyState(service('d2', { tags: { x: 1 } }), 2, false)).toEqual({ derive: true });
+    expect(await model.applyState(service('d2'), 1, false)).toEqual({ derive: true, fresh: true });
+    expect(await model.applyState(service('d2', { tags: { x: 1 } }), 2, false)).toEqual({ derive: true, fresh: false });
   });
 });

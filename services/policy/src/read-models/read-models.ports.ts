@@ -12,9 +12,16 @@ export interface ReadModelRow {
  */
 /**
  * What applying a state did: nothing (an older or the same state), or stored it, and whether what
- * depends on the entity must be derived again (false when only state nothing derives from moved).
+ * depends on the entity must be derived again (false when only state nothing derives from moved)
+ * and whether policy had no row of it at all before (not even a tombstone: nothing links it yet).
  */
-export type Applied = false | { derive: boolean };
+export type Applied = false | { derive: boolean; fresh?: boolean };
+
+/** What a derivation may take for granted about the entity it derives for. */
+export interface EntityChange {
+  /** Policy had no row of it before this change: nothing linked it, it had no access. */
+  fresh?: boolean;
+}
 
 export interface EntityReadModel<S extends { id: string }> {
   /** Applies a state if `position` is newer than what is stored; returns whether it did. */
