@@ -2,6 +2,7 @@ import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contrac
 import { identityFixture, policyTestDatabase, routerFixture, serviceFixture } from '../../test/support.ts';
 import { type Database, type Db, type EventSink, queryRows } from '@ziti/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../../test/support/infra.ts';
 import { AccessDerivation } from './access.domain.ts';
 import type { PolicyKind } from './access.ports.ts';
 import { PgAccessLinks } from './access-links.store.ts';
@@ -236,6 +237,55 @@ describe('derived access', () => {
       for (const kind of kinds)
         for (let i = 0; i < 6; i++) await putPolicy(tx, kind, { id: `race-${kind}-${i}`, deleted: true });
     });
+  });
+
+  it("an update that races its entity's create still announces the access the create gave, and its loss", async () => {
+    await database.transaction(async (tx) => {
+      await putService(tx, service('late-s1', ['late-one']));
+      await putService(tx, service('late-s2', ['late-two']));
+      await putPolicy(tx, 'service', { id: 'late-p1', type: 'Dial', a: ['#late-one'], b: ['#late-one'] });
+      await putPolicy(tx, 'service', { id: 'late-p2', type: 'Dial', a: ['#late-two'], b: ['#late-two'] });
+    });
+    const before = emitted.length;
+    // The create holds its transaction open; the update (a later position) starts meanwhile and
+    // waits on the created row, its statement's snapshot taken before the create committed.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let created!: () => void;
+    const inserted = new Promise<void>((r) => (created = r));
+    const create = database.transaction(async (tx) => {
+      await putIdentity(tx, identity('late-i', ['late-one']));
+      created();
+      await held;
+    });
+    await inserted;
+    const update = database.transaction((tx) => putIdentity(tx, identity('late-i', ['late-two'])));
+    await waitFor(
+      async () => {
+        const [w] = await rows(
+          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+        );
+        return Number(w!.n) > 0 || undefined;
+      },
+      'the update waiting on the created row',
+      10_000,
+      10,
+    );
+    release();
+    await Promise.all([create, update]);
+    const announced = emitted
+      .slice(before)
+      .filter((e) => e.type === 'identityAccess.changed')
+      .flatMap((e) => (e.data as { services: { serviceId: string; dial: boolean }[] }).services);
+    expect(announced).toEqual([
+      { serviceId: 'late-s1', dial: true, bind: false },
+      { serviceId: 'late-s1', dial: false, bind: false },
+      { serviceId: 'late-s2', dial: true, bind: false },
+    ]);
+    expect(await rows("select service_id from identity_services where identity_id = 'late-i'")).toEqual([
+      { service_id: 'late-s2' },
+    ]);
+    expect(await differences()).toEqual([]);
   });
 
   it('the integrity check finds drifted links and the fix rebuilds them from scratch, announcing whose access moved', async () => {

@@ -50,13 +50,13 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
          or (${this.def.table}.source_sequence = excluded.source_sequence
              and (${compared.map((c) => `${this.def.table}.${c}`).join(', ')})
                  is distinct from (${compared.map((c) => `excluded.${c}`).join(', ')}))
-      returning id, ${this.movedSql()} as moved`;
+      returning id, ${this.movedSql()} as moved, ${this.def.table}.xmax = 0 as inserted`;
   }
 
   /**
    * Whether the columns or the deletion moved: the subquery reads the row as it was before this
    * statement (a statement never sees its own writes; `applyState` locked it first, so that is the
-   * newest committed row), null for a row it inserted (there was none).
+   * newest committed row), null where it saw none.
    */
   private movedSql(): string {
     const t = this.def.table;
@@ -84,15 +84,17 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
       await queryRows(this.db, `select 1 from ${this.def.table} where id = $1 for update`, [state.id], {
         prepare: true,
       });
-    const [row] = await queryRows<{ moved?: boolean | null }>(
+    const [row] = await queryRows<{ moved?: boolean | null; inserted: boolean }>(
       this.db,
       this.upsertSql(),
       this.params(state, position, deleted),
       { prepare: true },
     );
     if (!row) return false;
-    // `moved` is null where the statement inserted the row: policy had none before.
-    return { derive: !this.def.derivedFromColumns || row.moved !== false, fresh: row.moved === null };
+    // Inserted (not the conflict's update: a row version no one replaced): there was no row at all,
+    // and a concurrent writer of the same entity takes the update path. `moved` cannot tell: its
+    // subquery reads the statement's snapshot, which may predate a row that writer committed.
+    return { derive: !this.def.derivedFromColumns || row.moved !== false, fresh: row.inserted === true };
   }
 
   async tombstone(id: string, position: number): Promise<boolean> {
