@@ -19,7 +19,7 @@ import {
 import type { Bus, Served } from './bus/bus.ts';
 import { setRequestMeta } from './causality.ts';
 import type { CallTable } from './call.ts';
-import { type IdempotentReplies, requestFingerprint } from './db/idempotency.ts';
+import { type IdempotentReplies, requestFingerprint, tokenScope } from './db/idempotency.ts';
 import type { Logger } from './logger.ts';
 
 /**
@@ -95,8 +95,10 @@ export function serveOperations(
     // The subject names the operation, and the gateway validated the input against its schemas.
     const run = () => handler(parsed.data as never);
     const idempotencyKey = parsed.data.idempotencyKey;
-    if (!idempotency || !idempotencyKey || !caller) return run();
-    const claim = { caller: caller.identityId, key: idempotencyKey, operation: key };
+    if (!idempotency || !idempotencyKey) return run();
+    const scope = caller ? caller.identityId : tokenScope(parsed.data);
+    if (!scope) return run();
+    const claim = { caller: scope, key: idempotencyKey, operation: key };
     return idempotency.answer({ ...claim, fingerprint: requestFingerprint(key, parsed.data) }, run);
   });
 }

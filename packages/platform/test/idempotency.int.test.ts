@@ -12,6 +12,7 @@ import {
   openDatabase,
   queryRows,
   reply,
+  requestFingerprint,
   serveOperations,
 } from '../src/index.ts';
 import { createTestDatabase, infra, uniqueName } from '../../../test/support/infra.ts';
@@ -70,17 +71,33 @@ for (const kind of ['nats', 'memory'] as const) {
       await drop();
     });
 
-    const send = (body: Record<string, unknown>, key?: string, caller = 'alice', timeoutMs = 10_000) => {
+    const send = (
+      body: Record<string, unknown>,
+      key?: string,
+      caller: string | null = 'alice',
+      timeoutMs = 10_000,
+      query: Record<string, unknown> = {},
+    ) => {
       const request: OperationRequest = {
         requestId: uniqueName('rq'),
         api: 'management',
         operationId: 'createIdentity',
         params: {},
-        query: {},
+        query,
         body,
         headers: {},
         remoteAddress: '127.0.0.1',
-        caller: { identityId: caller, apiSessionId: `${caller}-session`, token: 't', isAdmin: true, authQueries: [] },
+        ...(caller
+          ? {
+              caller: {
+                identityId: caller,
+                apiSessionId: `${caller}-session`,
+                token: 't',
+                isAdmin: true,
+                authQueries: [],
+              },
+            }
+          : {}),
         ...(key ? { idempotencyKey: key } : {}),
       };
       return bus.request(subjects.operation('auth', 'management', 'createIdentity'), request, { timeoutMs });
@@ -138,6 +155,56 @@ for (const kind of ['nats', 'memory'] as const) {
       // The one that lost the claim is answered from the first outcome, or told it is in progress.
       expect(codes).toContain(201);
       for (const c of codes) expect([201, 'IDEMPOTENCY_KEY_IN_USE']).toContain(c);
+    });
+
+    it('keeps no hash of a secret: the fingerprint leaves secret-named values out', async () => {
+      const name = uniqueName('secretive');
+      const first = (await send({ name, password: 'first-password-1' }, `k-${name}`)) as { body: unknown };
+      const [row] = await queryRows<{ fingerprint: string }>(
+        db.db,
+        'select fingerprint from idempotent_requests where key = $1',
+        [`k-${name}`],
+      );
+      const request = (password: string): OperationRequest => ({
+        requestId: 'r',
+        api: 'management',
+        operationId: 'createIdentity',
+        params: {},
+        query: {},
+        body: { name, password },
+        headers: {},
+        remoteAddress: '127.0.0.1',
+      });
+      expect(row!.fingerprint).toBe(requestFingerprint('management.createIdentity', request('any other')));
+      // So a repeat that differs only in the secret is the same write, answered from the first.
+      const again = (await send({ name, password: 'second-password-2' }, `k-${name}`)) as { body: unknown };
+      expect(again.body).toEqual(first.body);
+      expect(await count(name)).toBe(1);
+    });
+
+    it('keys a write without a session by the token it spends, and not at all without one', async () => {
+      const name = uniqueName('enrolling');
+      const token = (t: string) => ({ token: `${name}-${t}` });
+      const first = (await send({ name }, `k-${name}`, null, 10_000, token('a'))) as { body: unknown };
+      const again = (await send({ name }, `k-${name}`, null, 10_000, token('a'))) as {
+        body: unknown;
+        headers?: unknown;
+      };
+      expect(again.body).toEqual(first.body);
+      expect(again.headers).toEqual({ 'idempotent-replayed': 'true' });
+      expect(await count(name)).toBe(1);
+      // Another token's key is its own, and a write with no token is never answered from a key.
+      await send({ name }, `k-${name}`, null, 10_000, token('b'));
+      await send({ name }, `k-${name}`, null);
+      await send({ name }, `k-${name}`, null);
+      expect(await count(name)).toBe(4);
+      const [row] = await queryRows<{ caller: string }>(
+        db.db,
+        'select caller from idempotent_requests where key = $1 order by claimed_at limit 1',
+        [`k-${name}`],
+      );
+      expect(row!.caller).toMatch(/^token:[0-9a-f]{64}$/);
+      expect(row!.caller).not.toContain(name);
     });
 
     it('repeats the error of a write that committed before it failed, and does not write again', async () => {

@@ -28,14 +28,40 @@ export async function claimIdempotentRequest(tx: Db, claim: IdempotencyClaim): P
   if (rows.length === 0) throw new IdempotentDuplicateError();
 }
 
-/** What a write asked for: its operation and input (never who asked or from where). */
-export function requestFingerprint(operation: string, request: OperationRequest): string {
-  const input = [operation, request.params, request.query, request.body ?? null, request.rawBody ?? null];
-  return createHash('sha256').update(JSON.stringify(input)).digest('hex');
-}
-
 /** Field names whose values are secrets: an answer holding one is not kept (only that it was given). */
 const secretName = /(password|passphrase|secret|token|jwt|key|codes?)$/i;
+
+/**
+ * What a write asked for: its operation and input (never who asked or from where), each value of a
+ * secret-named field left out: a fast hash of a password kept for a day would let whoever reads the
+ * table guess it at the hash's speed, not argon2id's. A repeat that differs only in a secret is taken
+ * for the same write (the key says it is).
+ */
+export function requestFingerprint(operation: string, request: OperationRequest): string {
+  const input = [operation, request.params, request.query, request.body ?? null, request.rawBody ?? null];
+  const text = JSON.stringify(input, (name, value: unknown) =>
+    name !== '' && secretName.test(name) && value !== null && typeof value !== 'object' ? '[secret]' : value,
+  );
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * Whose key it is for a caller without a session: the one-time enrollment token the write spends,
+ * as a hash (the caller is whoever holds the token; a key is never answered to another token).
+ * Undefined when the request carries none: such a write is not answered from a key.
+ */
+export function tokenScope(request: OperationRequest): string | undefined {
+  const token = request.query?.token ?? (request.body as { token?: unknown } | undefined)?.token;
+  if (typeof token !== 'string' || token === '') return undefined;
+  return `token:${createHash('sha256').update(token).digest('hex')}`;
+}
+
+/** An answer's raw body that is certificates only (an enrollment's PEM): nothing secret in it. */
+function certificatesOnly(rawBody: string): boolean {
+  const text = Buffer.from(rawBody, 'base64').toString('utf8');
+  const rest = text.replace(/-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+-----END CERTIFICATE-----/g, '');
+  return rest.trim() === '' && text.includes('-----BEGIN CERTIFICATE-----');
+}
 
 function holdsSecret(value: unknown, depth = 0): boolean {
   if (depth > 8 || value === null || typeof value !== 'object') return false;
@@ -51,11 +77,12 @@ const keptForHours = 24;
 
 /**
  * The writes of one service that callers sent with an `Idempotency-Key` (the gateway passes it on
- * for an authenticated caller's writes): a repeat of a key is answered from the first outcome, so a
- * caller may send a write again after a timeout or a dropped connection without doing it twice.
- * The key is claimed in the transaction of the write's first unit of work (so a write that
- * committed has its claim, and one that did not has none), the outcome kept right after; keys are
- * per caller and remembered for a day. A repeat while the first is still running, or whose answer
+ * for an authenticated caller's writes, and for the enrollments that spend a one-time token): a
+ * repeat of a key is answered from the first outcome, so a caller may send a write again after a
+ * timeout or a dropped connection without doing it twice. The key is claimed in the transaction of
+ * the write's first unit of work (so a write that committed has its claim, and one that did not has
+ * none), the outcome kept right after; keys are per caller (an identity, or the token an
+ * enrollment spends: `tokenScope`) and remembered for a day. A repeat while the first is still running, or whose answer
  * was lost (a crash between the commit and keeping it) or held a secret, is answered 409
  * IDEMPOTENCY_KEY_IN_USE; the same key with other input 422 IDEMPOTENCY_KEY_REUSED.
  */
@@ -82,7 +109,9 @@ export class IdempotentReplies {
       throw err;
     }
     if (idempotencyClaimed()) {
-      const secret = !('error' in reply) && (reply.rawBody !== undefined || holdsSecret(reply.body));
+      const secret =
+        !('error' in reply) &&
+        ((reply.rawBody !== undefined && !certificatesOnly(reply.rawBody)) || holdsSecret(reply.body));
       await this.keep(claim, secret ? null : { reply });
     }
     return reply;
