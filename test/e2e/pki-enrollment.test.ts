@@ -260,6 +260,42 @@ describe('ott enrollment', () => {
     expect((await certLogin(viaDer.text, csr4.keyPem)).status).toBe(200);
   });
 
+  it('sent again with its Idempotency-Key, gets its certificate again; without one the token is spent, as on the reference', async () => {
+    // Issue 35 item 2: an enrollment whose answer was lost is not left ambiguous. The key is kept per
+    // token (the caller has no session): another token's enrollment with the same key is its own.
+    const { id, detail } = await identityWith({ ott: true });
+    const csr = await makeCsr(`CN=${id}`);
+    const key = uniqueName('enroll-key');
+    const send = (token: string, k?: string) =>
+      e.call('client', {
+        method: 'POST',
+        path: `/enroll?method=ott&token=${token}`,
+        rawBody: csr.csrPem,
+        headers: { 'content-type': 'application/x-pem-file', ...(k ? { 'idempotency-key': k } : {}) },
+      });
+    const first = await send(detail.enrollment.ott.token, key);
+    expect(first.status).toBe(200);
+    const again = await send(detail.enrollment.ott.token, key);
+    expect(again.status).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect((await certLogin(again.text, csr.keyPem)).status).toBe(200);
+    const authenticators = await mgmt(`/authenticators?filter=${encodeURIComponent(`identity = "${id}"`)}`);
+    expect(authenticators.json.data).toHaveLength(1);
+    const spent = await send(detail.enrollment.ott.token);
+    expect(spent.status).toBe(400);
+    expect(spent.json.error.code).toBe('INVALID_ENROLLMENT_TOKEN');
+
+    const other = await identityWith({ ott: true });
+    const theirs = await send(other.detail.enrollment.ott.token, key);
+    expect(theirs.status).toBe(200);
+    expect(theirs.headers['idempotent-replayed']).toBeUndefined();
+    expect(theirs.text).not.toBe(first.text);
+    const theirLogin = await certLogin(theirs.text, csr.keyPem);
+    expect(theirLogin.status).toBe(200);
+    expect(theirLogin.json.data.identityId).toBe(other.id);
+  });
+
   it('refuses unknown, malformed, wrong-kind and expired tokens and unreadable bodies with their codes', async () => {
     const unknown = await enrollOtt(randomUUID(), 'CN=x');
     expect(unknown.res.status).toBe(400);

@@ -230,7 +230,7 @@ export function createPipeline(deps: PipelineDeps) {
         ...(session && hasPositions(session.positions) ? { after: session.positions } : {}),
         clientCertChain: clientCertificateChain(req.socket as TLSSocket),
         remoteAddress,
-        ...idempotencyKeyOf(req, op, caller !== undefined),
+        ...idempotencyKeyOf(req, op, caller !== undefined, input),
       };
       if (op.owner === 'gateway') {
         const local = deps.local[`${op.api}.${op.operationId}`];
@@ -302,13 +302,35 @@ export function createPipeline(deps: PipelineDeps) {
 }
 
 /**
- * The `Idempotency-Key` of an authenticated caller's write (1 to 255 visible ASCII characters),
- * which its owner answers a repeat by (platform db/idempotency.ts); ignored on a read and for a
- * caller without a session (keys are per identity).
+ * The writes a caller without a session may send with an `Idempotency-Key`: the enrollments that
+ * spend a one-time token, keyed by that token (platform db/idempotency.ts `tokenScope`), so that
+ * an enrollment whose answer was lost can be sent again and get its certificate rather than "token
+ * already used". Not one without a token (`?method=ca`: nothing tells one caller from another),
+ * nor a login (its answer is a session token, which is never kept).
  */
-function idempotencyKeyOf(req: IncomingMessage, op: OperationDef, authenticated: boolean): { idempotencyKey?: string } {
+const tokenEnrollments = new Set(['enroll', 'enrollOtt', 'enrollOttCa', 'enrollUpdb', 'enrollErOtt']);
+
+function keyedWithoutSession(op: OperationDef, input: { query: unknown; body?: unknown }): boolean {
+  if (op.api !== 'client' || !tokenEnrollments.has(op.operationId)) return false;
+  const token =
+    (input.query as { token?: unknown } | undefined)?.token ?? (input.body as { token?: unknown } | undefined)?.token;
+  return typeof token === 'string' && token !== '';
+}
+
+/**
+ * The `Idempotency-Key` of a write (1 to 255 visible ASCII characters), which its owner answers a
+ * repeat by (platform db/idempotency.ts); ignored on a read, and for a caller without a session
+ * except on a token enrollment (keys are per identity, or per token).
+ */
+function idempotencyKeyOf(
+  req: IncomingMessage,
+  op: OperationDef,
+  authenticated: boolean,
+  input: { query: unknown; body?: unknown },
+): { idempotencyKey?: string } {
   const raw = req.headers['idempotency-key'];
-  if (raw === undefined || op.method === 'GET' || !authenticated) return {};
+  if (raw === undefined || op.method === 'GET') return {};
+  if (!authenticated && !keyedWithoutSession(op, input)) return {};
   const key = Array.isArray(raw) ? raw.join(',') : raw;
   if (!/^[\x21-\x7e]{1,255}$/.test(key))
     throw ApiError.field('Idempotency-Key', 'must be 1 to 255 visible ASCII characters', key.slice(0, 64));
