@@ -45,15 +45,21 @@ export function requestFingerprint(operation: string, request: OperationRequest)
   return createHash('sha256').update(text).digest('hex');
 }
 
+/** The one-time token an enrollment's input carries (`?token=`, or `token` in its JSON body). */
+export function enrollmentTokenOf(input: { query?: unknown; body?: unknown }): string | undefined {
+  const token =
+    (input.query as { token?: unknown } | undefined)?.token ?? (input.body as { token?: unknown } | undefined)?.token;
+  return typeof token === 'string' && token !== '' ? token : undefined;
+}
+
 /**
  * Whose key it is for a caller without a session: the one-time enrollment token the write spends,
  * as a hash (the caller is whoever holds the token; a key is never answered to another token).
  * Undefined when the request carries none: such a write is not answered from a key.
  */
 export function tokenScope(request: OperationRequest): string | undefined {
-  const token = request.query?.token ?? (request.body as { token?: unknown } | undefined)?.token;
-  if (typeof token !== 'string' || token === '') return undefined;
-  return `token:${createHash('sha256').update(token).digest('hex')}`;
+  const token = enrollmentTokenOf(request);
+  return token === undefined ? undefined : `token:${createHash('sha256').update(token).digest('hex')}`;
 }
 
 /** An answer's raw body that is certificates only (an enrollment's PEM): nothing secret in it. */
@@ -82,9 +88,10 @@ const keptForHours = 24;
  * timeout or a dropped connection without doing it twice. The key is claimed in the transaction of
  * the write's first unit of work (so a write that committed has its claim, and one that did not has
  * none), the outcome kept right after; keys are per caller (an identity, or the token an
- * enrollment spends: `tokenScope`) and remembered for a day. A repeat while the first is still running, or whose answer
- * was lost (a crash between the commit and keeping it) or held a secret, is answered 409
- * IDEMPOTENCY_KEY_IN_USE; the same key with other input 422 IDEMPOTENCY_KEY_REUSED.
+ * enrollment spends: `tokenScope`) and remembered for a day. A repeat while the first is still
+ * running, or whose answer was lost (a crash between the commit and keeping it) or held a secret,
+ * is answered 409 IDEMPOTENCY_KEY_IN_USE; the same key with other input 422
+ * IDEMPOTENCY_KEY_REUSED.
  */
 export class IdempotentReplies {
   private lastPrune = 0;

@@ -20,6 +20,7 @@ import {
   type RequestOptions,
   answerCacheMetrics,
   busFailureError,
+  enrollmentTokenOf,
   hasPositions,
   settleProduced,
 } from '@ziti/platform';
@@ -311,10 +312,7 @@ export function createPipeline(deps: PipelineDeps) {
 const tokenEnrollments = new Set(['enroll', 'enrollOtt', 'enrollOttCa', 'enrollUpdb', 'enrollErOtt']);
 
 function keyedWithoutSession(op: OperationDef, input: { query: unknown; body?: unknown }): boolean {
-  if (op.api !== 'client' || !tokenEnrollments.has(op.operationId)) return false;
-  const token =
-    (input.query as { token?: unknown } | undefined)?.token ?? (input.body as { token?: unknown } | undefined)?.token;
-  return typeof token === 'string' && token !== '';
+  return op.api === 'client' && tokenEnrollments.has(op.operationId) && enrollmentTokenOf(input) !== undefined;
 }
 
 /**

@@ -34,8 +34,8 @@ export const bulkEventIdentityLimit = 5_000;
  */
 export class AccessDerivation {
   /**
-   * An identity's row changed. One policy had no row of before (`fresh`) had no access: nothing is
-   * captured to compare with, every pair it has after the relink is new.
+   * An identity's row changed. An identity policy had no row of before (`fresh`) had no access:
+   * nothing is captured to compare with, and every pair it has after the relink is new.
    */
   async identityChanged(
     links: AccessLinks,

@@ -50,7 +50,7 @@ export class PgEntityReadModel<S extends { id: string }> implements EntityReadMo
          or (${this.def.table}.source_sequence = excluded.source_sequence
              and (${compared.map((c) => `${this.def.table}.${c}`).join(', ')})
                  is distinct from (${compared.map((c) => `excluded.${c}`).join(', ')}))
-      returning id, ${this.movedSql()} as moved, ${this.def.table}.xmax = 0 as inserted`;
+      returning id, ${this.def.table}.xmax = 0 as inserted${this.def.derivedFromColumns ? `, ${this.movedSql()} as moved` : ''}`;
   }
 
   /**
