@@ -1,30 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import type { Bus, Logger, RunnableService, Served } from '@ziti/platform';
-import { fetchServerIdentity, serveCalls, watchRouterEdge } from '@ziti/platform';
-import { BusApiSessionSource } from './api-sessions/api-sessions.adapter.ts';
-import { ApiSessionSync } from './api-sessions/api-session-sync.domain.ts';
-import { EdgeStateFollower } from './api-sessions/edge-state-events.transport.ts';
-import { Circuits } from './circuits/circuits.domain.ts';
+import type { Bus, Logger, RunnableService } from '@ziti/platform';
+import { fetchServerIdentity, watchRouterEdge } from '@ziti/platform';
+import { apiSessionsWiring } from './api-sessions/api-sessions.wiring.ts';
 import type { CircuitStore } from './circuits/circuits.ports.ts';
-import { circuitCalls } from './circuits/circuits.transport.ts';
-import { DynamicCosts } from './circuits/terminator-selection.domain.ts';
+import { circuitsWiring } from './circuits/circuits.wiring.ts';
 import type { FabricConfig } from './config.ts';
-import { ControlListener, type ControlTls } from './control-channel/control-listener.transport.ts';
-import { RouterMessages } from './control-channel/router-messages.transport.ts';
-import { EdgeState } from './routers/edge-state.domain.ts';
-import { RouterConnections } from './routers/router-connections.domain.ts';
-import { BusRouterRegistry } from './routers/routers.adapter.ts';
-import { BusSessionAuthority, BusTerminatorOwner } from './terminators/terminators.adapter.ts';
-import { Terminators } from './terminators/terminators.domain.ts';
-
-/** The version routers are told (the hello answer): the reference's, whose behaviour this controller speaks. */
-export const controllerVersion = {
-  version: 'v1.1.9',
-  revision: 'ziti-edge-controller',
-  buildDate: '2024-08-22 09:50:40',
-  os: process.platform,
-  arch: process.arch === 'x64' ? 'amd64' : process.arch,
-};
+import { controlChannelWiring } from './control-channel/control-channel.wiring.ts';
+import type { ControlListener, ControlTls } from './control-channel/control-listener.transport.ts';
+import type { RouterConnections } from './routers/router-connections.domain.ts';
+import type { HeldLinks } from './routers/router-link.ports.ts';
+import { routersWiring } from './routers/routers.wiring.ts';
+import type { FabricWiringDeps } from './shared/fabric-deps.wiring.ts';
+import { terminatorsWiring } from './terminators/terminators.wiring.ts';
 
 export interface FabricServiceDeps {
   config: FabricConfig;
@@ -53,84 +40,60 @@ export type FabricService = RunnableService & {
  */
 export function createFabricService(deps: FabricServiceDeps): FabricService {
   const { config, bus, logger } = deps;
-  const replicaId = `fabric-${randomBytes(6).toString('hex')}`;
-  const registry = new BusRouterRegistry(bus);
-  const sessions = new BusSessionAuthority(bus);
-  const owner = new BusTerminatorOwner(bus);
-  const costs = new DynamicCosts();
-  const apiSessions = new ApiSessionSync(new BusApiSessionSource(bus), () => connections.edgeLinks(), logger);
-  const terminators = new Terminators(sessions, owner, apiSessions, logger);
-  const circuits = new Circuits(
-    sessions,
-    owner,
+  const wiring: FabricWiringDeps = {
+    config,
+    bus,
+    logger,
+    circuits: deps.circuits,
+    replicaId: `fabric-${randomBytes(6).toString('hex')}`,
+  };
+  // The parts that instruct routers find their links through `routers`, built after them (it needs
+  // them); nothing looks a link up before a router connects.
+  const held: HeldLinks = {
+    of: (routerId) => routers.get(routerId)?.link,
+    edge: () => routers.edgeLinks(),
+  };
+  const { apiSessions, follower: followerOf } = apiSessionsWiring(wiring, held);
+  const terminators = terminatorsWiring(wiring, apiSessions);
+  const circuits = circuitsWiring(wiring, { apiSessions, terminators, held });
+  const routers = routersWiring(wiring, {
     apiSessions,
-    (routerId) => connections.get(routerId)?.link,
-    deps.circuits,
-    costs,
-    { replicaId, routeTimeoutMs: config.routeTimeoutMs, attempts: 3 },
-    logger,
-  );
-  const edgeState = new EdgeState(
+    terminators: terminators.terminators,
+    circuits: circuits.circuits,
+    held,
+  });
+  const follower = followerOf(routers);
+  const control = controlChannelWiring(wiring, {
+    connections: routers,
+    terminators: terminators.terminators,
+    circuits: circuits.circuits,
     apiSessions,
-    terminators,
-    circuits,
-    (link) => connections.get(link.routerId)?.link === link,
-    logger,
-  );
-  const connections: RouterConnections = new RouterConnections(
-    registry,
-    edgeState,
-    { replicaId, leaseMs: config.leaseMs, helloTimeoutMs: config.limits.helloTimeoutMs },
-    logger,
-  );
-  const follower = new EdgeStateFollower(bus, apiSessions, connections, logger);
-  const messages = new RouterMessages({ terminators, circuits, apiSessions, logger });
-  let listener: ControlListener | undefined;
+  });
   let port = config.port;
-  let served: Served | undefined;
-  let credit: NodeJS.Timeout | undefined;
   let unwatch: (() => void) | undefined;
   let started = false;
   return {
     name: 'fabric',
-    connections,
+    connections: routers,
     port: () => port,
-    listener: () => listener,
+    listener: control.listener,
     async start() {
       const identity = deps.tls ?? (await fetchServerIdentity(bus, logger));
       // Followed before any router is let in, so no change concerning it is missed.
       await follower.start();
-      served = serveCalls(bus, 'fabric', circuitCalls(circuits, costs));
-      listener = new ControlListener(
-        {
-          certChainPem: identity.certChainPem,
-          keyPem: identity.keyPem,
-          caBundlePem: identity.caBundlePem,
-        },
-        connections,
-        messages,
-        {
-          bind: config.bind,
-          port: config.port,
-          limits: config.limits,
-          version: controllerVersion,
-          controllerId: config.advertisedAddress,
-          maxConnections: config.maxConnections,
-          handshakeTimeoutMs: config.limits.helloTimeoutMs,
-        },
-        logger,
-      );
-      port = await listener.start();
-      connections.startLeaseRenewal();
+      circuits.start();
+      port = await control.start(identity);
+      routers.startLeaseRenewal();
       unwatch = watchRouterEdge({
-        connectedRouters: () => connections.list().length,
-        channels: () => listener?.channels ?? 0,
+        connectedRouters: () => routers.list().length,
+        channels: () => control.listener()?.channels ?? 0,
         apiSessions: () => apiSessions.size,
       });
-      credit = setInterval(() => costs.creditOverTime(), 60_000);
-      credit.unref();
       started = true;
-      logger.info({ port, advertised: config.advertisedAddress, replicaId }, 'control channel listening');
+      logger.info(
+        { port, advertised: config.advertisedAddress, replicaId: wiring.replicaId },
+        'control channel listening',
+      );
       deps.onListening?.(port);
     },
     async ready() {
@@ -138,14 +101,12 @@ export function createFabricService(deps: FabricServiceDeps): FabricService {
     },
     async stop() {
       started = false;
-      if (credit) clearInterval(credit);
       unwatch?.();
       // Routers first learn that this replica goes (so their circuits are kept), then the port closes.
-      await connections.stop('the controller is stopping');
-      await listener?.stop();
-      await served?.drain();
+      await routers.stop('the controller is stopping');
+      await control.stop();
       await follower.stop();
-      await deps.circuits.close();
+      await circuits.stop();
       if (deps.ownsBus !== false) await bus.close();
     },
   };

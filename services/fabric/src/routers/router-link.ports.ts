@@ -59,3 +59,14 @@ export type RouteOutcome =
   | { outcome: 'failed'; attempt: number; errorCode: number | null; error: string }
   | { outcome: 'timedOut' }
   | { outcome: 'closed' };
+
+/**
+ * The links this replica holds, for the parts that instruct routers. `RouterConnections` holds them
+ * and is built after those parts (it needs them), so `app.ts` hands them a lookup that reads it.
+ */
+export interface HeldLinks {
+  /** The router's current link here, if this replica holds it. */
+  of(routerId: string): RouterLink | undefined;
+  /** Every edge router's link here (they get API-session changes). */
+  edge(): RouterLink[];
+}
