@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { type Server, createServer } from 'node:https';
 import type { Duplex } from 'node:stream';
-import { ApiError, type GatewayOperationKey, type OperationDef, inputLimits, operations } from '@ziti/contracts';
+import { ApiError, type OperationDef, inputLimits, operations } from '@ziti/contracts';
 import {
   type ApiSessionStore,
   type Bus,
@@ -13,23 +13,14 @@ import {
 } from '@ziti/platform';
 import express from 'express';
 import type { GatewayConfig } from './config.ts';
-import { AnswerCacheFollower, type AnswerCaches } from './answer-cache/answer-cache-follower.transport.ts';
-import { ExtJwtSecondaryCheck } from './edge-auth/ext-jwt-secondary.transport.ts';
-import { ClientAddresses } from './edge-auth/client-address.transport.ts';
-import { type AuthRateLimiter, TokenBucketLimiter } from './edge-auth/rate-limit.domain.ts';
-import { auditExportHandler } from './audit-export/audit-export.transport.ts';
-import { EventStreams } from './event-stream/event-stream.transport.ts';
-import {
-  type InformationalOperationKey,
-  type StreamOperationKey,
-  informationalHandlers,
-} from './informational/informational.transport.ts';
-import {
-  type GatewayHandler,
-  type LocalHandler,
-  type StreamingHandler,
-  createPipeline,
-} from './pipeline/pipeline.transport.ts';
+import type { AnswerCaches } from './answer-cache/answer-cache-follower.transport.ts';
+import { answerCacheWiring } from './answer-cache/answer-cache.wiring.ts';
+import { edgeAuthWiring } from './edge-auth/edge-auth.wiring.ts';
+import type { AuthRateLimiter } from './edge-auth/rate-limit.domain.ts';
+import type { EventStreams } from './event-stream/event-stream.transport.ts';
+import { eventStreamsWiring } from './event-stream/event-stream.wiring.ts';
+import { localHandlersWiring } from './pipeline/local-handlers.wiring.ts';
+import { createPipeline } from './pipeline/pipeline.transport.ts';
 import { corsStep } from './pipeline/cors.transport.ts';
 import { newRequestId, rawErrorResponse, sendError } from './pipeline/responses.transport.ts';
 import { RouteTable } from './routes/route-table.transport.ts';
@@ -65,53 +56,22 @@ export interface GatewayDeps {
 }
 
 /**
- * Every operation the gateway owns, with exactly one handler: a reply (informational) or a stream.
- * The two key sets partition `GatewayOperationKey`, so the compiler finds an operation left without
- * a handler or given two.
- */
-export function gatewayHandlers(
-  informational: Record<InformationalOperationKey, LocalHandler>,
-  streams: Record<StreamOperationKey, StreamingHandler>,
-): Record<GatewayOperationKey, GatewayHandler> {
-  return { ...informational, ...streams };
-}
-
-/**
  * The gateway's express app: one middleware, CORS then the pipeline, which routes by the operation
  * table, reads each body within its operation's limit and answers every error with the envelope.
  */
 export function createGatewayApp(deps: GatewayDeps): express.Express {
   const cors = corsStep(deps.config.corsOrigins);
-  const authLimiter =
-    deps.authLimiter ?? (deps.config.authRateLimit ? new TokenBucketLimiter(deps.config.authRateLimit) : undefined);
   const pipeline = createPipeline({
     routes: new RouteTable(deps.operations ?? operations),
     bus: deps.bus,
     sessions: deps.sessions,
     sessionTimeoutSeconds: deps.config.sessionTimeoutSeconds,
-    local: gatewayHandlers(informationalHandlers(deps.config), {
-      'management.streamEntityChangeEvents': (
-        deps.eventStreams ??
-        new EventStreams({
-          bus: deps.bus,
-          sessions: deps.sessions,
-          sessionTimeoutSeconds: deps.config.sessionTimeoutSeconds,
-          logger: deps.logger,
-        })
-      ).handler,
-      'management.exportAuditRecords': auditExportHandler({
-        bus: deps.bus,
-        logger: deps.logger,
-        requestTimeoutMs: deps.config.requestTimeoutMs,
-      }),
-    }),
+    local: localHandlersWiring(deps, deps.eventStreams ?? eventStreamsWiring(deps)),
     logger: deps.logger,
     instanceId: `c${randomBytes(12).toString('hex')}`,
-    ...(authLimiter ? { authLimiter } : {}),
-    clientAddresses: new ClientAddresses(deps.config.trustedProxies, deps.config.forwardedHeader),
+    ...edgeAuthWiring(deps),
     readRetryMs: deps.config.readRetryMs,
     requestTimeoutMs: deps.config.requestTimeoutMs,
-    extJwt: new ExtJwtSecondaryCheck(deps.bus, deps.logger),
     ...(deps.answers ? { answers: deps.answers } : {}),
   });
   const app = express();
@@ -194,18 +154,8 @@ export function createGateway(
   let drain: (() => Promise<void>) | undefined;
   let passthrough: { closeAll(): void } | undefined;
   let started = false;
-  const follower = new AnswerCacheFollower(deps.bus, deps.logger, {
-    identities: deps.config.answerCacheEntries,
-    serviceChars: deps.config.serviceAnswerCacheChars,
-  });
-  const eventStreams =
-    deps.eventStreams ??
-    new EventStreams({
-      bus: deps.bus,
-      sessions: deps.sessions,
-      sessionTimeoutSeconds: deps.config.sessionTimeoutSeconds,
-      logger: deps.logger,
-    });
+  const follower = answerCacheWiring(deps);
+  const eventStreams = deps.eventStreams ?? eventStreamsWiring(deps);
   return {
     name: 'gateway',
     port: () => {
