@@ -145,7 +145,7 @@ export default tseslint.config(
           sqlPieces: {
             'services/auth/src/identities/identities.store.ts': ['identityColumns', 'identityFromRow'],
             'services/auth/src/auth-policies/auth-policies.store.ts': ['authPolicyColumns', 'policyFromRow'],
-            'services/policy/src/posture-checks/posture-checks.store.ts': ['postureCheckFromRow', 'postureCheckQuery'],
+            'services/policy/src/posture/posture-checks.store.ts': ['postureCheckFromRow', 'postureCheckQuery'],
             // Only the query entities and SQL fragments of policy's derived tables, which every
             // reader of them shares: no store.
             'services/policy/src/read-models/read-model-queries.store.ts': '*',

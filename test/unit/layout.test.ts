@@ -189,12 +189,12 @@ describe('lint floors', () => {
       "import { PgClientEdgeRouters } from '../client-edge-routers/client-edge-routers.store.ts';",
     ],
     [
-      'services/policy/src/posture-data/probe.store.ts',
-      "import { PgPostureCheckStore } from '../posture-checks/posture-checks.store';",
+      'services/policy/src/what-if/probe.store.ts',
+      "import { PgPostureCheckStore } from '../posture/posture-checks.store';",
     ],
     [
       'services/policy/src/relations/probe.store.ts',
-      "import { postureCheckFromRow, PgPostureCheckStore } from '../posture-checks/posture-checks.store.ts';",
+      "import { postureCheckFromRow, PgPostureCheckStore } from '../posture/posture-checks.store.ts';",
     ],
     [
       'services/auth/src/authenticators/probe.store.ts',
@@ -225,7 +225,7 @@ describe('lint floors', () => {
     ],
     [
       'services/policy/src/sessions/sessions.store.ts',
-      "import { PgPostureData } from '../posture-data/posture-data.store.ts';",
+      "import { PgPostureData } from '../posture/posture-data.store.ts';",
     ],
   ])('%s: a store that imports %s fails lint', async (file, line) => {
     const found = await problems(file, `${line}\nexport const y = 1;`);
@@ -237,7 +237,7 @@ describe('lint floors', () => {
       "import { factsRows } from './sessions.store.ts';",
       "import { linkTableOf } from '../access/link-tables.store.ts';",
       "import { roleAttributesOf } from '../shared/role-attributes.store.ts';",
-      "import { postureCheckFromRow } from '../posture-checks/posture-checks.store.ts';",
+      "import { postureCheckFromRow } from '../posture/posture-checks.store.ts';",
       "import { edgeRouterQuery } from '../read-models/read-model-queries.store.ts';",
       "import type { AccessLinks } from '../access/access.ports.ts';",
       'export const v = [factsRows, linkTableOf, roleAttributesOf, postureCheckFromRow, edgeRouterQuery];',

@@ -7,7 +7,7 @@ import { maintenanceWiring } from './maintenance/maintenance.wiring.ts';
 import { policyOperations } from './operations.transport.ts';
 import { policyEngineWiring } from './policies/policy-engine.wiring.ts';
 import { policyAdviceWiring } from './policy-advice/policy-advice.wiring.ts';
-import { postureDataWiring } from './posture-data/posture-data.wiring.ts';
+import { postureDataWiring } from './posture/posture-data.wiring.ts';
 import { readModelSubscriptionsWiring } from './read-models/read-models.wiring.ts';
 import { roleAttributesWiring } from './read-models/role-attributes.wiring.ts';
 import { relationsWiring } from './relations/relations.wiring.ts';

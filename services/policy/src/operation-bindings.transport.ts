@@ -14,8 +14,8 @@ import {
 } from './policies/service-edge-router-policies.transport.ts';
 import { servicePolicyOperations, servicePolicyRelationOperations } from './policies/service-policies.transport.ts';
 import { policyAdviceOperations } from './policy-advice/policy-advice.transport.ts';
-import { postureCheckOperations } from './posture-checks/posture-checks.transport.ts';
-import { postureResponseOperations } from './posture-data/posture-responses.transport.ts';
+import { postureCheckOperations } from './posture/posture-checks.transport.ts';
+import { postureResponseOperations } from './posture/posture-responses.transport.ts';
 import { roleAttributeOperations } from './read-models/role-attributes.transport.ts';
 import {
   edgeRouterRelationOperations,

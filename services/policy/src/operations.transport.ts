@@ -9,10 +9,10 @@ import {
 } from './policies/edge-router-policies.transport.ts';
 import type { PolicyAdvisor } from './policy-advice/policy-advice.domain.ts';
 import { policyAdviceOperations } from './policy-advice/policy-advice.transport.ts';
-import type { PostureCheckService } from './posture-checks/posture-checks.domain.ts';
-import { postureCheckOperations } from './posture-checks/posture-checks.transport.ts';
-import type { PostureDataService } from './posture-data/posture-data.domain.ts';
-import { postureResponseOperations } from './posture-data/posture-responses.transport.ts';
+import type { PostureCheckService } from './posture/posture-checks.domain.ts';
+import { postureCheckOperations } from './posture/posture-checks.transport.ts';
+import type { PostureDataService } from './posture/posture-data.domain.ts';
+import { postureResponseOperations } from './posture/posture-responses.transport.ts';
 import type { RoleAttributeService } from './read-models/role-attributes.domain.ts';
 import { roleAttributeOperations } from './read-models/role-attributes.transport.ts';
 import type { RelationService } from './relations/relations.domain.ts';

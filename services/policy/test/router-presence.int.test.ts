@@ -10,8 +10,8 @@ import {
 } from '../src/client-edge-routers/client-edge-routers.mapper.ts';
 import { PolicyAdvisor } from '../src/policy-advice/policy-advice.domain.ts';
 import { policyAdviceDetail } from '../src/policy-advice/policy-advice.mapper.ts';
-import { PostureEvaluation } from '../src/posture-data/posture-evaluation.domain.ts';
-import { PgPostureData } from '../src/posture-data/posture-data.store.ts';
+import { PostureEvaluation } from '../src/posture/posture-evaluation.domain.ts';
+import { PgPostureData } from '../src/posture/posture-data.store.ts';
 import { presenceShown } from '@ziti/contracts';
 import { RelationService } from '../src/relations/relations.domain.ts';
 import { PgRelations } from '../src/relations/relations.store.ts';

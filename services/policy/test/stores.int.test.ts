@@ -25,10 +25,10 @@ import type {
   RouterPresenceReadModel,
   ServiceReadModel,
 } from '../src/read-models/read-models.ports.ts';
-import type { PostureCheck } from '../src/posture-checks/posture-checks.domain.ts';
-import type { PostureCheckStore, PostureCheckTypeStore } from '../src/posture-checks/posture-checks.ports.ts';
-import type { PostureDataStore } from '../src/posture-data/posture-data.ports.ts';
-import type { PostureEvaluationStore } from '../src/posture-data/posture-evaluation.ports.ts';
+import type { PostureCheck } from '../src/posture/posture-checks.domain.ts';
+import type { PostureCheckStore, PostureCheckTypeStore } from '../src/posture/posture-checks.ports.ts';
+import type { PostureDataStore } from '../src/posture/posture-data.ports.ts';
+import type { PostureEvaluationStore } from '../src/posture/posture-evaluation.ports.ts';
 import type { RelationStore } from '../src/relations/relations.ports.ts';
 import type { RoleTargets } from '../src/policies/roles.ports.ts';
 import type { ServiceViewStore } from '../src/services/service-view.ports.ts';
@@ -52,8 +52,8 @@ import { PgSystemEdgeRouterPolicies } from '../src/policies/system-edge-router-p
 import { pgServiceEdgeRouterPolicies } from '../src/policies/service-edge-router-policies.store.ts';
 import { pgServicePolicies } from '../src/policies/service-policies.store.ts';
 import { PgRoleTargets } from '../src/policies/roles.store.ts';
-import { PgPostureCheckStore, PgPostureCheckTypeStore } from '../src/posture-checks/posture-checks.store.ts';
-import { PgPostureData, forgetApiSessionPosture } from '../src/posture-data/posture-data.store.ts';
+import { PgPostureCheckStore, PgPostureCheckTypeStore } from '../src/posture/posture-checks.store.ts';
+import { PgPostureData, forgetApiSessionPosture } from '../src/posture/posture-data.store.ts';
 import { PgRelations } from '../src/relations/relations.store.ts';
 import { PgServiceView } from '../src/services/service-view.store.ts';
 import { PgApiSessions } from '../src/api-sessions/api-sessions.store.ts';

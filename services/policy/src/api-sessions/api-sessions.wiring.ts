@@ -1,5 +1,5 @@
 import type { Db, EventHandler } from '@ziti/platform';
-import { forgetApiSessionPosture } from '../posture-data/posture-data.store.ts';
+import { forgetApiSessionPosture } from '../posture/posture-data.store.ts';
 import { apiSessionHandlers } from './api-session-events.transport.ts';
 import { ApiSessionLifecycle } from './api-sessions.domain.ts';
 import type { ApiSessionRecords } from './api-sessions.ports.ts';

@@ -9,9 +9,9 @@ import {
 import { PgAccessLinks } from '../access/access-links.store.ts';
 import { AccessDerivation } from '../access/access.domain.ts';
 import type { PolicyKind } from '../access/access.ports.ts';
-import { PostureCheckService } from '../posture-checks/posture-checks.domain.ts';
-import type { PostureCheckStores } from '../posture-checks/posture-checks.ports.ts';
-import { PgPostureCheckStore, PgPostureCheckTypeStore } from '../posture-checks/posture-checks.store.ts';
+import { PostureCheckService } from '../posture/posture-checks.domain.ts';
+import type { PostureCheckStores } from '../posture/posture-checks.ports.ts';
+import { PgPostureCheckStore, PgPostureCheckTypeStore } from '../posture/posture-checks.store.ts';
 import type { Derivations } from '../read-models/read-model-events.transport.ts';
 import {
   PgEdgeRouterReadModel,

@@ -1,5 +1,5 @@
 import { type OperationHandlersPart, listInputOf, pageReply, pathIdOf } from '@ziti/platform';
-import { postureCheckDetail } from '../posture-checks/posture-checks.mapper.ts';
+import { postureCheckDetail } from '../posture/posture-checks.mapper.ts';
 import type { RelationDeps } from '../relations/relations.transport.ts';
 import { servicePageReply } from '../services/services.mapper.ts';
 import type { PolicyService } from './policies.domain.ts';

@@ -1,7 +1,7 @@
 import { ApiError, type EntityDetail, type IdentityState, type ServiceState } from '@ziti/contracts';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import type { PolicyKind } from '../access/access.ports.ts';
-import type { PostureCheck } from '../posture-checks/posture-checks.domain.ts';
+import type { PostureCheck } from '../posture/posture-checks.domain.ts';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { Policy } from '../policies/policies.domain.ts';
 import type { RelatedEntityDetails, RelationReader, RelationStore } from './relations.ports.ts';

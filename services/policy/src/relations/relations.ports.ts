@@ -1,7 +1,7 @@
 import type { EntityDetail, IdentityState, ServiceState } from '@ziti/contracts';
 import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import type { PolicyKind } from '../access/access.ports.ts';
-import type { PostureCheck } from '../posture-checks/posture-checks.domain.ts';
+import type { PostureCheck } from '../posture/posture-checks.domain.ts';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { Policy } from '../policies/policies.domain.ts';
 import type { Relation, RelationSource } from './relations.domain.ts';

@@ -4,8 +4,8 @@ import type { ListInput, ListPage } from '@ziti/platform/list-page';
 import type { QueryEntity } from '@ziti/zitiql';
 import type { PolicyKind } from '../access/access.ports.ts';
 import { edgeRouterPolicyTable } from '../policies/edge-router-policies.store.ts';
-import type { PostureCheck } from '../posture-checks/posture-checks.domain.ts';
-import { postureCheckFromRow, postureCheckQuery } from '../posture-checks/posture-checks.store.ts';
+import type { PostureCheck } from '../posture/posture-checks.domain.ts';
+import { postureCheckFromRow, postureCheckQuery } from '../posture/posture-checks.store.ts';
 import {
   edgeRouterQuery,
   edgeRouterWithPresenceOf,

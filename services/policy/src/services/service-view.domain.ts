@@ -1,6 +1,6 @@
 import { ApiError, type ConfigState, type ServiceState } from '@ziti/contracts';
 import type { ListInput, RoleFilter } from '@ziti/platform/list-page';
-import type { PolicyPostureResult, PostureEvaluator } from '../posture-data/posture-evaluation.ports.ts';
+import type { PolicyPostureResult, PostureEvaluator } from '../posture/posture-evaluation.ports.ts';
 import type { ServiceViewReader, ServiceViewStore } from './service-view.ports.ts';
 
 /** Whose view of the services a read is: the calling identity (ZITI-FACTS §6.3). */

@@ -1,5 +1,5 @@
 import { type Database, createReader } from '@ziti/platform';
-import type { PostureEvaluator } from '../posture-data/posture-evaluation.ports.ts';
+import type { PostureEvaluator } from '../posture/posture-evaluation.ports.ts';
 import { ServiceViewService } from './service-view.domain.ts';
 import { PgServiceView } from './service-view.store.ts';
 

@@ -3,8 +3,8 @@ import { type Database, createReader, createUnitOfWork, queryRows } from '@ziti/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identityFixture, policyBed, policyTestDatabase, routerFixture, serviceFixture } from '../../test/support.ts';
 import { PgApiSessions } from '../api-sessions/api-sessions.store.ts';
-import { PostureEvaluation } from '../posture-data/posture-evaluation.domain.ts';
-import { PgPostureData } from '../posture-data/posture-data.store.ts';
+import { PostureEvaluation } from '../posture/posture-evaluation.domain.ts';
+import { PgPostureData } from '../posture/posture-data.store.ts';
 import type { PolicyInput } from '../policies/policies.domain.ts';
 import { SessionUseAuthority } from './session-use.domain.ts';
 import { SessionService } from './sessions.domain.ts';

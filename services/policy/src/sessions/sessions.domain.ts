@@ -6,7 +6,7 @@ import type {
   PolicyPostureFailure,
   PostureEvaluationReader,
   PostureEvaluator,
-} from '../posture-data/posture-evaluation.ports.ts';
+} from '../posture/posture-evaluation.ports.ts';
 import type { EdgeRouterWithPresence } from '../read-models/read-models.ports.ts';
 import type { CircuitPaths, CreationFacts, SessionWork } from './sessions.ports.ts';
 

@@ -1,7 +1,7 @@
 import { ApiError, subjects } from '@ziti/contracts';
 import { type Bus, InProcessBus, NoRespondersError, RequestTimeoutError } from '@ziti/platform';
 import { describe, expect, it } from 'vitest';
-import type { PostureEvaluationReader, PostureEvaluator } from '../posture-data/posture-evaluation.ports.ts';
+import type { PostureEvaluationReader, PostureEvaluator } from '../posture/posture-evaluation.ports.ts';
 import { FabricCircuitPaths } from './fabric-route-paths.adapter.ts';
 import { sessionUseVerdict } from './session-use.domain.ts';
 import { type Session, SessionService, decideCreation } from './sessions.domain.ts';

@@ -1,5 +1,5 @@
 import { type Bus, type Database, type OutboxRelay, createReader, createUnitOfWork } from '@ziti/platform';
-import type { PostureEvaluationReader, PostureEvaluator } from '../posture-data/posture-evaluation.ports.ts';
+import type { PostureEvaluationReader, PostureEvaluator } from '../posture/posture-evaluation.ports.ts';
 import { FabricCircuitPaths } from './fabric-route-paths.adapter.ts';
 import { SessionCreationBatcher } from './session-creation-batcher.store.ts';
 import { SessionUseAuthority } from './session-use.domain.ts';

@@ -1,6 +1,6 @@
 import { ApiError } from '@ziti/contracts';
 import type { PolicyKind, Touched } from '../access/access.ports.ts';
-import { type PostureCheckInput, roleAttributesOf } from '../posture-checks/posture-checks.domain.ts';
+import { type PostureCheckInput, roleAttributesOf } from '../posture/posture-checks.domain.ts';
 import { applyOwnerState } from '../read-models/owner-state.domain.ts';
 import type { PolicyInput } from '../policies/policies.domain.ts';
 import {

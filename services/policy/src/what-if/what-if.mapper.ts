@@ -1,6 +1,6 @@
 import { ApiError, type OperationDef, operationById, validateOperationInput } from '@ziti/contracts';
 import type { WhatIfChange, WhatIfResult } from '@ziti/contracts/generated/schemas';
-import type { PostureCheckInput } from '../posture-checks/posture-checks.domain.ts';
+import type { PostureCheckInput } from '../posture/posture-checks.domain.ts';
 import type { PolicyInput } from '../policies/policies.domain.ts';
 import type { ServiceChange, WhatIfAnswer } from './what-if-diff.domain.ts';
 import { type ProposedChange, type WhatIfEntityType, atChange } from './what-if.domain.ts';

@@ -1,6 +1,6 @@
 import type { EdgeRouterState, IdentityState, ServiceState } from '@ziti/contracts';
 import type { PolicyKind, Touched } from '../access/access.ports.ts';
-import type { PostureCheckService } from '../posture-checks/posture-checks.domain.ts';
+import type { PostureCheckService } from '../posture/posture-checks.domain.ts';
 import type { EntityReadModel } from '../read-models/read-models.ports.ts';
 import type { PolicyService } from '../policies/policies.domain.ts';
 

@@ -5,8 +5,8 @@ import {
   mfaPromptGraceSeconds,
   passedOnEvent,
   zeroTime,
-} from '../posture-data/posture-data.domain.ts';
-import { type PostureCheck, type ProcessMultiSpec, noTimeout } from '../posture-checks/posture-checks.domain.ts';
+} from './posture-data.domain.ts';
+import { type PostureCheck, type ProcessMultiSpec, noTimeout } from './posture-checks.domain.ts';
 import type {
   PolicyPostureFailure,
   PolicyPostureResult,
@@ -15,7 +15,7 @@ import type {
   PostureEvaluator,
   PostureQuery,
 } from './posture-evaluation.ports.ts';
-import { inSemVerRange, parseSemVer, parseSemVerRange } from '../posture-checks/semver-range.domain.ts';
+import { inSemVerRange, parseSemVer, parseSemVerRange } from './semver-range.domain.ts';
 
 /**
  * Posture evaluation (ZITI-FACTS §6.3, §10.1; ziti `controller/model/posture_check_model_*.go`,

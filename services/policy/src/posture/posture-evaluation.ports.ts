@@ -1,5 +1,5 @@
 import type { IdentityPostureData } from './posture-data.domain.ts';
-import type { PostureCheck } from '../posture-checks/posture-checks.domain.ts';
+import type { PostureCheck } from './posture-checks.domain.ts';
 
 /**
  * What edge sessions and service views need of posture (ZITI-FACTS §6.3, §10.1): for a caller's API

@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/contracts';
-import { cleanHex } from '../posture-checks/posture-checks.domain.ts';
+import { cleanHex } from './posture-checks.domain.ts';
 import type { PostureCaller } from './posture-evaluation.ports.ts';
 import type { ApiSessionDirectory, PostureDataUnitOfWork } from './posture-data.ports.ts';
 

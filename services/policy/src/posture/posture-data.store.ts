@@ -1,6 +1,6 @@
 import { type Db, date, dateOrNull, json, queryRows } from '@ziti/platform';
-import type { PostureCheck } from '../posture-checks/posture-checks.domain.ts';
-import { postureCheckFromRow } from '../posture-checks/posture-checks.store.ts';
+import type { PostureCheck } from './posture-checks.domain.ts';
+import { postureCheckFromRow } from './posture-checks.store.ts';
 import type { GrantingServicePolicy, PostureEvaluationStore } from './posture-evaluation.ports.ts';
 import type {
   ApiSessionPosture,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { PostureCheck, PostureCheckSpec } from '../posture-checks/posture-checks.domain.ts';
-import { specOf } from '../posture-checks/posture-checks.domain.ts';
+import type { PostureCheck, PostureCheckSpec } from './posture-checks.domain.ts';
+import { specOf } from './posture-checks.domain.ts';
 import type { ApiSessionPosture, IdentityPostureData, ProcessData } from './posture-data.domain.ts';
 import { evaluateCheck } from './posture-evaluation.domain.ts';
-import { inSemVerRange, parseSemVer, parseSemVerRange } from '../posture-checks/semver-range.domain.ts';
+import { inSemVerRange, parseSemVer, parseSemVerRange } from './semver-range.domain.ts';
 
 /**
  * The evaluation rules of each posture check type (ziti `controller/model/posture_check_model_*.go`)
