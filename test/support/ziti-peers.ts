@@ -732,6 +732,11 @@ export class EdgeAdmin {
     interceptAddress?: string;
     interceptPort?: number;
     encryptionRequired?: boolean;
+    /**
+     * The routers the clients may use, when not the hosts' (`edgeRouterIds`): a client then reaches
+     * the service over links between routers.
+     */
+    clientEdgeRouterIds?: string[];
   }): Promise<HostedService> {
     const name = options.name ?? uniqueName('svc');
     const role = (x: string) => (x.startsWith('#') ? x : `@${x}`);
@@ -767,15 +772,22 @@ export class EdgeAdmin {
       identityRoles: options.clientIdentityIds.map(role),
       serviceRoles,
     });
+    const clientRouters = options.clientEdgeRouterIds;
     const edgeRouterPolicyId = await this.createEdgeRouterPolicy({
       name: `${name}.erp`,
-      identityRoles: [...options.hostIdentityIds, ...options.clientIdentityIds].map(role),
+      identityRoles: [...options.hostIdentityIds, ...(clientRouters ? [] : options.clientIdentityIds)].map(role),
       edgeRouterRoles: options.edgeRouterIds.map(role),
     });
+    if (clientRouters)
+      await this.createEdgeRouterPolicy({
+        name: `${name}.clients.erp`,
+        identityRoles: options.clientIdentityIds.map(role),
+        edgeRouterRoles: clientRouters.map(role),
+      });
     const serviceEdgeRouterPolicyId = await this.createServiceEdgeRouterPolicy({
       name: `${name}.serp`,
       serviceRoles,
-      edgeRouterRoles: options.edgeRouterIds.map(role),
+      edgeRouterRoles: [...new Set([...options.edgeRouterIds, ...(clientRouters ?? [])])].map(role),
     });
     return {
       serviceId: service.id,
@@ -833,6 +845,11 @@ export interface RouterConfigOptions {
   edgePort: number;
   /** Port of a link listener (router-to-router) on 127.0.0.1; none when absent (a private router). */
   linkPort?: number;
+  /**
+   * Link groups (the router's default is `default`): a dialer dials a peer's listener only when
+   * they share a group, so a test can shape the topology (a line A–B–C).
+   */
+  linkGroups?: { dialer?: string[]; listener?: string[] };
   /** Port of the health-checks web API on 127.0.0.1; no web listener when absent. */
   healthPort?: number;
   /** Config file name inside `dir` (default router.yaml). */
@@ -872,7 +889,7 @@ export function writeRouterConfig(options: RouterConfigOptions): RouterConfigFil
     },
     ctrl: { endpoint: options.ctrlEndpoint },
     link: {
-      dialers: [{ binding: 'transport' }],
+      dialers: [{ binding: 'transport', ...(options.linkGroups?.dialer ? { groups: options.linkGroups.dialer } : {}) }],
       ...(options.linkPort
         ? {
             listeners: [
@@ -880,6 +897,7 @@ export function writeRouterConfig(options: RouterConfigOptions): RouterConfigFil
                 binding: 'transport',
                 bind: `tls:127.0.0.1:${options.linkPort}`,
                 advertise: `tls:127.0.0.1:${options.linkPort}`,
+                ...(options.linkGroups?.listener ? { groups: options.linkGroups.listener } : {}),
                 options: { outQueueSize: 4 },
               },
             ],
@@ -1079,6 +1097,8 @@ export interface ZitiPeers {
       name?: string;
       roleAttributes?: string[];
       linkListener?: boolean;
+      /** Link groups of its dialer and listener (see RouterConfigOptions.linkGroups). */
+      linkGroups?: { dialer?: string[]; listener?: string[] };
       verbose?: boolean;
       onlineTimeoutMs?: number;
       /** Key of the router's enrollment (default RSA 4096, as `ziti router enroll`). */
@@ -1351,6 +1371,7 @@ export function createZitiPeers(options: { ziti: string; prefix?: string; keep?:
         dir: newDir(`router-${created.name}`),
         edgePort: await freePort(),
         ...(o.linkListener ? { linkPort: await freePort() } : {}),
+        ...(o.linkGroups ? { linkGroups: o.linkGroups } : {}),
       });
       t = Date.now();
       await peers.enrollRouter(config, created.enrollmentJwt, o.keyAlg ? { keyAlg: o.keyAlg } : {});

@@ -10,6 +10,7 @@ import type { ControlListener, ControlTls } from './control-channel/control-list
 import type { RouterConnections } from './routers/router-connections.domain.ts';
 import type { HeldLinks } from './routers/router-link.ports.ts';
 import { routersWiring } from './routers/routers.wiring.ts';
+import { linksWiring } from './links/links.wiring.ts';
 import type { FabricWiringDeps } from './shared/fabric-deps.wiring.ts';
 import { terminatorsWiring } from './terminators/terminators.wiring.ts';
 
@@ -52,14 +53,23 @@ export function createFabricService(deps: FabricServiceDeps): FabricService {
   const held: HeldLinks = {
     of: (routerId) => routers.get(routerId)?.link,
     edge: () => routers.edgeLinks(),
+    node: (routerId) => {
+      const h = routers.get(routerId);
+      return h && h.syncStatus === 'SYNC_DONE' && !h.link.closed
+        ? { cost: h.router.cost, noTraversal: h.router.noTraversal }
+        : undefined;
+    },
   };
   const { apiSessions, follower: followerOf } = apiSessionsWiring(wiring, held);
   const terminators = terminatorsWiring(wiring, apiSessions);
-  const circuits = circuitsWiring(wiring, { apiSessions, terminators, held });
+  const links = linksWiring(wiring, held);
+  const circuits = circuitsWiring(wiring, { apiSessions, terminators, graph: links.graph, held });
+  const peers = links.peers(circuits.circuits);
   const routers = routersWiring(wiring, {
     apiSessions,
     terminators: terminators.terminators,
     circuits: circuits.circuits,
+    peers,
     held,
   });
   const follower = followerOf(routers);
@@ -68,6 +78,7 @@ export function createFabricService(deps: FabricServiceDeps): FabricService {
     terminators: terminators.terminators,
     circuits: circuits.circuits,
     apiSessions,
+    peers,
   });
   let port = config.port;
   let unwatch: (() => void) | undefined;

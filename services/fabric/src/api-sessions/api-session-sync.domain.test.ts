@@ -97,6 +97,8 @@ class FakeLink implements RouterLink {
     return { outcome: 'closed' };
   }
   unroute(): void {}
+  peerStates(): void {}
+  linkFaulted(): void {}
   close(): void {
     this.closed = true;
   }

@@ -2,7 +2,8 @@ import type { DialTerminator } from '@ziti/contracts';
 import { shortId } from '@ziti/platform/ids';
 import type { Logger } from '@ziti/platform/logger';
 import type { ApiSessionSync } from '../api-sessions/api-session-sync.domain.ts';
-import type { RouterLink, RouteOutcome } from '../routers/router-link.ports.ts';
+import type { Link, LinkGraph, Path, RouterNode } from '../links/links.domain.ts';
+import type { RouteInstruction, RouterLink, RouteOutcome } from '../routers/router-link.ports.ts';
 import { type EdgeRefusal, checkFingerprints, refusalOf } from '../shared/session-checks.domain.ts';
 import type { SessionAuthority, TerminatorOwner } from '../terminators/terminators.ports.ts';
 import type { CircuitRecord, CircuitStore } from './circuits.ports.ts';
@@ -37,6 +38,10 @@ export type DialOutcome =
     }
   | { outcome: 'refused'; refusal: EdgeRefusal };
 
+type Routed = Extract<RouteOutcome, { outcome: 'routed' }>;
+/** A route that did not succeed, with the router of the path that answered so (or went). */
+type NotRouted = Exclude<RouteOutcome, Routed> & { routerId: string };
+
 /** The route error code for a terminator the router no longer has (ziti `ctrl_msg.ErrorTypeInvalidTerminator`). */
 const invalidTerminatorError = 1;
 
@@ -61,6 +66,9 @@ export class Circuits {
     private readonly owner: TerminatorOwner,
     private readonly apiSessions: Pick<ApiSessionSync, 'session'>,
     private readonly links: (routerId: string) => RouterLink | undefined,
+    /** The links between routers, and the routers connected here that paths may cross. */
+    private readonly graph: LinkGraph,
+    private readonly nodes: RouterNode,
     private readonly store: CircuitStore,
     private readonly costs: DynamicCosts,
     private readonly options: CircuitOptions,
@@ -89,46 +97,45 @@ export class Circuits {
     let terminators = targets.terminators;
     let lastError = '';
     for (let attempt = 0; attempt < this.options.attempts; attempt++) {
+      // Paths from the dialler's router over the links, as they are now (a failed link is gone).
+      const paths = this.graph.pathsFrom(link.routerId, (id) =>
+        id === link.routerId ? { cost: 0, noTraversal: false } : this.nodes(id),
+      );
       const selection = selectTerminator({
         serviceId: service.id,
         strategy: service.terminatorStrategy,
         instanceId: req.terminatorInstanceId,
         terminators,
         dynamicCost: (id) => this.costs.cost(id),
-        // One router carries the circuit alone when it hosts the terminator.
-        pathCost: (routerId) => (routerId === link.routerId ? 0 : undefined),
+        sourceRouterId: link.routerId,
+        // One router carries the circuit alone when it hosts the terminator; others are reached over links.
+        pathCost: (routerId) => paths.cost(routerId),
       });
       if (selection.outcome !== 'selected') return refuse({ code: 'internal', message: selection.message });
       const terminator = selection.terminator;
+      const path = paths.path(terminator.routerId);
+      if (!path)
+        return refuse({ code: 'internal', message: `can't route from ${link.routerId} -> ${terminator.routerId}` });
       const egress = this.links(terminator.routerId);
       if (!egress) return refuse({ code: 'internal', message: `router ${terminator.routerId} is not connected` });
       // ziti `sessionCircuitParams.GetCircuitTags`: who dials what, hosted by whom.
       const tags = { serviceId: service.id, clientId: verdict.session.identityId, hostId: terminator.hostId };
       const ingressId = shortId(10);
       const egressId = shortId(10);
-      const routed = await egress.route(
-        {
-          circuitId,
-          attempt,
-          timeoutMs: this.options.routeTimeoutMs,
-          forwards: [
-            { srcAddress: ingressId, dstAddress: egressId, dstType: 'end' },
-            { srcAddress: egressId, dstAddress: ingressId, dstType: 'start' },
-          ],
-          egress: {
-            binding: terminator.binding,
-            address: egressId,
-            destination: terminator.address,
-            peerData: req.peerData,
-          },
-          tags,
-        },
-        this.options.routeTimeoutMs,
-      );
+      const routes = routeInstructions(path, {
+        circuitId,
+        attempt,
+        ingressId,
+        egressId,
+        timeoutMs: this.options.routeTimeoutMs,
+        egress: { binding: terminator.binding, destination: terminator.address, peerData: req.peerData },
+        tags,
+      });
+      const routed = await this.routeAll(path, routes);
       if (routed.outcome === 'routed') {
         const peerData = returnPeerData(terminator, routed);
         if (service.encryptionRequired && !peerData.has(peerDataKeys.publicKey)) {
-          egress.unroute(circuitId, true);
+          this.unrouteAll(path, circuitId);
           return refuse({
             code: 'encryptionDataMissing',
             message: 'encryption required on service, terminator did not send public header',
@@ -142,7 +149,8 @@ export class Circuits {
           identityId: verdict.session.identityId,
           serviceId: service.id,
           terminatorId: terminator.id,
-          path: [terminator.routerId],
+          path: path.routers,
+          links: path.links.map((l) => l.id),
           ingressId,
           egressId,
           replicaId: this.options.replicaId,
@@ -155,7 +163,12 @@ export class Circuits {
       this.costs.dialFailed(terminator.id);
       lastError = describeFailure(routed);
       this.logger.warn({ circuitId, attempt, terminatorId: terminator.id, error: lastError }, 'route attempt failed');
-      if (routed.outcome === 'failed' && routed.errorCode === invalidTerminatorError && terminator.binding === 'edge') {
+      if (
+        routed.outcome === 'failed' &&
+        routed.routerId === terminator.routerId &&
+        routed.errorCode === invalidTerminatorError &&
+        terminator.binding === 'edge'
+      ) {
         // The router no longer has it (its host went): it goes, and the next attempt picks another.
         await this.owner
           .remove(terminator.routerId, [terminator.id], {
@@ -166,8 +179,9 @@ export class Circuits {
           .catch(() => undefined);
         terminators = terminators.filter((t) => t.id !== terminator.id);
       }
-      egress.unroute(circuitId, true);
-      if (routed.outcome === 'closed') break;
+      this.unrouteAll(path, circuitId);
+      // The terminator's router went: it cannot take another attempt (a transit router's loss can).
+      if (routed.outcome === 'closed' && routed.routerId === terminator.routerId) break;
     }
     return refuse({
       code: 'internal',
@@ -189,6 +203,39 @@ export class Circuits {
     }
   }
 
+  /**
+   * Sends each router of the path its part (`rs.route`: all at once) and waits for every result:
+   * the circuit is routed when all are; the egress router's answer carries the host's peer data.
+   */
+  private async routeAll(path: Path, routes: RouteInstruction[]): Promise<Routed | NotRouted> {
+    const results = await Promise.all(
+      path.routers.map(async (routerId, i) => {
+        const router = this.links(routerId);
+        const outcome: RouteOutcome = router
+          ? await router.route(routes[i]!, this.options.routeTimeoutMs)
+          : { outcome: 'closed' };
+        return { routerId, outcome };
+      }),
+    );
+    const failed = results.find((r) => r.outcome.outcome !== 'routed');
+    if (failed) return { ...(failed.outcome as Exclude<RouteOutcome, Routed>), routerId: failed.routerId };
+    return results[results.length - 1]!.outcome as Routed;
+  }
+
+  private unrouteAll(path: Path, circuitId: string): void {
+    for (const routerId of path.routers) this.links(routerId)?.unroute(circuitId, true);
+  }
+
+  /** Links went (a fault, a router gone): the circuits that crossed them go too. */
+  async linksGone(links: Link[]): Promise<void> {
+    const ids = new Set(links.map((l) => l.id));
+    const crossing = new Set<string>();
+    for (const routerId of new Set(links.map((l) => l.srcRouterId))) {
+      for (const c of await this.store.ofRouter(routerId)) if (c.links?.some((l) => ids.has(l))) crossing.add(c.id);
+    }
+    await this.faulted([...crossing]);
+  }
+
   /** A router went: the circuits through it go with it (the routers still connected forget them). */
   async routerGone(routerId: string): Promise<void> {
     const circuits = await this.store.ofRouter(routerId);
@@ -205,7 +252,7 @@ export class Circuits {
 }
 
 /** The terminator's static peer data, then what its router answered (minus the address headers). */
-function returnPeerData(terminator: DialTerminator, routed: Extract<RouteOutcome, { outcome: 'routed' }>) {
+function returnPeerData(terminator: DialTerminator, routed: Routed) {
   const out = new Map<number, Uint8Array>();
   for (const [k, v] of Object.entries(terminator.peerData)) out.set(Number(k), Buffer.from(v, 'base64'));
   for (const [k, v] of routed.peerData) {
@@ -230,4 +277,64 @@ function describeFailure(o: Exclude<RouteOutcome, { outcome: 'routed' }>): strin
     case 'closed':
       return 'the router disconnected';
   }
+}
+
+/**
+ * The Route message of each router on the path (ziti `network_path.go CreateRouteMessages`): one
+ * router forwards ingress ↔ egress itself; over links, the first forwards ingress ↔ its link, each
+ * transit router link ↔ link, the last its link ↔ egress and dials the terminator.
+ */
+export function routeInstructions(
+  path: Path,
+  c: {
+    circuitId: string;
+    attempt: number;
+    ingressId: string;
+    egressId: string;
+    timeoutMs: number;
+    egress: { binding: string; destination: string; peerData: Map<number, Uint8Array> };
+    tags: Record<string, string>;
+  },
+): RouteInstruction[] {
+  const base = { circuitId: c.circuitId, attempt: c.attempt, timeoutMs: c.timeoutMs, tags: c.tags };
+  const egress = { ...c.egress, address: c.egressId };
+  if (path.links.length === 0)
+    return [
+      {
+        ...base,
+        forwards: [
+          { srcAddress: c.ingressId, dstAddress: c.egressId, dstType: 'end' },
+          { srcAddress: c.egressId, dstAddress: c.ingressId, dstType: 'start' },
+        ],
+        egress,
+      },
+    ];
+  const ids = path.links.map((l) => l.id);
+  const out: RouteInstruction[] = [
+    {
+      ...base,
+      forwards: [
+        { srcAddress: c.ingressId, dstAddress: ids[0]!, dstType: 'link' },
+        { srcAddress: ids[0]!, dstAddress: c.ingressId, dstType: 'start' },
+      ],
+    },
+  ];
+  for (let i = 0; i < ids.length - 1; i++)
+    out.push({
+      ...base,
+      forwards: [
+        { srcAddress: ids[i]!, dstAddress: ids[i + 1]!, dstType: 'link' },
+        { srcAddress: ids[i + 1]!, dstAddress: ids[i]!, dstType: 'link' },
+      ],
+    });
+  const last = ids[ids.length - 1]!;
+  out.push({
+    ...base,
+    forwards: [
+      { srcAddress: c.egressId, dstAddress: last, dstType: 'link' },
+      { srcAddress: last, dstAddress: c.egressId, dstType: 'end' },
+    ],
+    egress,
+  });
+  return out;
 }

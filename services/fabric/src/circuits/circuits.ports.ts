@@ -8,6 +8,8 @@ export interface CircuitRecord {
   terminatorId: string;
   /** Router ids from the dialling router to the terminator's. */
   path: string[];
+  /** The links between them, in order (none when one router carries it; absent in older records). */
+  links?: string[];
   ingressId: string;
   egressId: string;
   /** The fabric replica that routed it. */

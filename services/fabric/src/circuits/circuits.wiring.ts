@@ -1,5 +1,6 @@
 import { type Served, serveCalls } from '@ziti/platform';
 import type { ApiSessionSync } from '../api-sessions/api-session-sync.domain.ts';
+import type { LinkGraph } from '../links/links.domain.ts';
 import type { HeldLinks } from '../routers/router-link.ports.ts';
 import type { FabricWiringDeps } from '../shared/fabric-deps.wiring.ts';
 import type { terminatorsWiring } from '../terminators/terminators.wiring.ts';
@@ -13,7 +14,12 @@ import { DynamicCosts } from './terminator-selection.domain.ts';
  */
 export function circuitsWiring(
   deps: FabricWiringDeps,
-  parts: { apiSessions: ApiSessionSync; terminators: ReturnType<typeof terminatorsWiring>; held: HeldLinks },
+  parts: {
+    apiSessions: ApiSessionSync;
+    terminators: ReturnType<typeof terminatorsWiring>;
+    graph: LinkGraph;
+    held: HeldLinks;
+  },
 ) {
   const costs = new DynamicCosts();
   const circuits = new Circuits(
@@ -21,6 +27,8 @@ export function circuitsWiring(
     parts.terminators.owner,
     parts.apiSessions,
     (routerId) => parts.held.of(routerId),
+    parts.graph,
+    (routerId) => parts.held.node(routerId),
     deps.circuits,
     costs,
     { replicaId: deps.replicaId, routeTimeoutMs: deps.config.routeTimeoutMs, attempts: 3 },

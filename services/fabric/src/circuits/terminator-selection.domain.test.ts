@@ -43,6 +43,7 @@ function select(terminators: DialTerminator[], o: Partial<Input> = {}): Selectio
     instanceId: '',
     terminators,
     dynamicCost: () => 0,
+    sourceRouterId: 'near',
     pathCost: () => 0,
     ...o,
   });
@@ -195,6 +196,22 @@ describe('selectTerminator: candidates and outcomes (network.go selectPath)', ()
     );
     if (s.outcome !== 'selected') throw new Error(s.outcome);
     expect(s.candidates.map((c) => c.terminator.id)).toEqual(['local']);
+  });
+
+  it('terminators none of which a path reaches: noPath, as errorz.MultipleErrors says it', () => {
+    const noPath = { pathCost: (r: string) => (r === 'near' ? 0 : undefined) };
+    expect(select([terminator('a', { routerId: 'far' })], noPath)).toEqual({
+      outcome: 'noPath',
+      message: "can't route from near -> far",
+    });
+    expect(select([terminator('a', { routerId: 'far' }), terminator('b', { routerId: 'farther' })], noPath)).toEqual({
+      outcome: 'noPath',
+      message: "multiple errors occurred 0: can't route from near -> far\n 1: can't route from near -> farther\n",
+    });
+    // A path error is told before offline routers.
+    expect(
+      select([terminator('a', { routerId: 'far' }), terminator('b', { routerOnline: false })], noPath).outcome,
+    ).toBe('noPath');
   });
 
   it('an unknown strategy: invalidStrategy', () => {

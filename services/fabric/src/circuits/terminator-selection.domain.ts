@@ -40,6 +40,8 @@ export type Selection =
   | { outcome: 'selected'; terminator: DialTerminator; candidates: CostedTerminator[] }
   | { outcome: 'noTerminators'; message: string }
   | { outcome: 'noOnlineTerminators'; message: string }
+  /** Terminators on online routers, none of them reachable over the links (`CircuitFailureNoPath`). */
+  | { outcome: 'noPath'; message: string }
   | { outcome: 'invalidStrategy'; message: string };
 
 /**
@@ -103,8 +105,8 @@ export class DynamicCosts {
 
 /**
  * Costs and orders the candidates and lets the strategy pick. `pathCost` is the cost of the path
- * from the dialling router to a terminator's router (0 for the same router), or undefined when
- * there is none.
+ * from the dialling router (`sourceRouterId`) to a terminator's router (0 for the same router), or
+ * undefined when there is none.
  */
 export function selectTerminator(input: {
   serviceId: string;
@@ -112,6 +114,7 @@ export function selectTerminator(input: {
   instanceId: string;
   terminators: DialTerminator[];
   dynamicCost: (terminatorId: string) => number;
+  sourceRouterId: string;
   pathCost: (routerId: string) => number | undefined;
   random?: () => number;
 }): Selection {
@@ -119,6 +122,7 @@ export function selectTerminator(input: {
     return { outcome: 'noTerminators', message: `service ${input.serviceId} has no terminators` };
   const candidates: CostedTerminator[] = [];
   let offline = false;
+  const pathErrors: string[] = [];
   for (const t of input.terminators) {
     if (t.instanceId !== input.instanceId) continue;
     if (!t.routerOnline) {
@@ -126,11 +130,23 @@ export function selectTerminator(input: {
       continue;
     }
     const path = input.pathCost(t.routerId);
-    if (path === undefined) continue;
+    if (path === undefined) {
+      pathErrors.push(`can't route from ${input.sourceRouterId} -> ${t.routerId}`);
+      continue;
+    }
     const unbiased = t.cost + input.dynamicCost(t.id) + path;
     candidates.push({ terminator: t, routeCost: biasedCost(t.precedence, unbiased) });
   }
   if (candidates.length === 0) {
+    // errorz.MultipleErrors: one error alone, else numbered.
+    if (pathErrors.length > 0)
+      return {
+        outcome: 'noPath',
+        message:
+          pathErrors.length === 1
+            ? pathErrors[0]!
+            : `multiple errors occurred${pathErrors.map((e, i) => ` ${i}: ${e}\n`).join('')}`,
+      };
     return offline
       ? {
           outcome: 'noOnlineTerminators',

@@ -4,6 +4,7 @@ import type { RouterApiSession } from '@ziti/contracts';
 import type {
   EdgeHello,
   ForwardDestination,
+  PeerChange,
   RouteInstruction,
   RouteOutcome,
   RouterLink,
@@ -182,6 +183,27 @@ export class ChannelRouterLink implements RouterLink {
 
   unroute(circuitId: string, now: boolean): void {
     this.channel.send(protoMessage(ctrl.Unroute, { circuitId, now }));
+  }
+
+  peerStates(changes: PeerChange[]): void {
+    this.channel.send(
+      protoMessage(ctrl.PeerStateChanges, {
+        changes: changes.map((c) =>
+          c.state === 'healthy'
+            ? { id: c.id, version: c.version, state: ctrl.PeerState.Healthy, listeners: c.listeners }
+            : {
+                id: c.id,
+                version: '',
+                state: c.state === 'removed' ? ctrl.PeerState.Removed : ctrl.PeerState.Unhealthy,
+                listeners: [],
+              },
+        ),
+      }),
+    );
+  }
+
+  linkFaulted(linkId: string, iteration: number): void {
+    this.channel.send(protoMessage(ctrl.Fault, { subject: ctrl.FaultSubject.LinkFault, id: linkId, iteration }));
   }
 
   /** Answers a request of the router. */

@@ -1,5 +1,6 @@
 import type { ApiSessionSync } from '../api-sessions/api-session-sync.domain.ts';
 import type { Circuits } from '../circuits/circuits.domain.ts';
+import type { RouterPeers } from '../links/router-peers.domain.ts';
 import type { RouterConnections } from '../routers/router-connections.domain.ts';
 import type { FabricWiringDeps } from '../shared/fabric-deps.wiring.ts';
 import type { Terminators } from '../terminators/terminators.domain.ts';
@@ -18,13 +19,20 @@ export const controllerVersion = {
 /** The control port: TLS, framing and hello, each router's messages to the part that handles them. */
 export function controlChannelWiring(
   deps: FabricWiringDeps,
-  parts: { connections: RouterConnections; terminators: Terminators; circuits: Circuits; apiSessions: ApiSessionSync },
+  parts: {
+    connections: RouterConnections;
+    terminators: Terminators;
+    circuits: Circuits;
+    apiSessions: ApiSessionSync;
+    peers: RouterPeers;
+  },
 ) {
   const { config, logger } = deps;
   const messages = new RouterMessages({
     terminators: parts.terminators,
     circuits: parts.circuits,
     apiSessions: parts.apiSessions,
+    peers: parts.peers,
     logger,
   });
   let listener: ControlListener | undefined;

@@ -99,6 +99,7 @@ beforeAll(async () => {
   const connections = new RouterConnections(
     registry,
     sync,
+    { connected: () => undefined, disconnected: () => undefined },
     { replicaId: 'fabric-test', leaseMs: 30_000, helloTimeoutMs: 1_000 },
     logger,
   );

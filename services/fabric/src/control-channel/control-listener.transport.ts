@@ -177,13 +177,12 @@ export class ControlListener {
     );
     channel.open();
     const v = routerHello.version;
-    void this.connections.opened(link, router, {
-      version: v.version,
-      revision: v.revision,
-      buildDate: v.buildDate,
-      os: v.os,
-      arch: v.arch,
-    });
+    void this.connections.opened(
+      link,
+      router,
+      { version: v.version, revision: v.revision, buildDate: v.buildDate, os: v.os, arch: v.arch },
+      routerHello.listeners,
+    );
   }
 
   /** Whether the presented chain leads to the controller's CA bundle, for client authentication. */

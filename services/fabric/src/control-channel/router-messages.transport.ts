@@ -17,6 +17,7 @@ import { type Logger, routerEdgeMetrics } from '@ziti/platform';
 import type { ApiSessionSync } from '../api-sessions/api-session-sync.domain.ts';
 import type { Circuits, DialOutcome } from '../circuits/circuits.domain.ts';
 import type { EdgeRefusal } from '../shared/session-checks.domain.ts';
+import type { RouterPeers } from '../links/router-peers.domain.ts';
 import type { Terminators } from '../terminators/terminators.domain.ts';
 import type { ChannelRouterLink } from './channel-router-link.transport.ts';
 
@@ -48,6 +49,7 @@ export interface RouterMessageDeps {
   terminators: Terminators;
   circuits: Circuits;
   apiSessions: ApiSessionSync;
+  peers: RouterPeers;
   logger: Logger;
 }
 
@@ -89,6 +91,41 @@ export class RouterMessages {
       }
       case ctrl.ContentType.FaultType:
         return this.fault(link, ctrl.Fault.decode(msg.body));
+      case ctrl.ContentType.RouterLinksType: {
+        const { links } = ctrl.RouterLinks.decode(msg.body);
+        this.deps.peers.reported(
+          link,
+          links.map((l) => ({
+            id: l.id,
+            destRouterId: l.destRouterId,
+            protocol: l.linkProtocol,
+            dialAddress: l.dialAddress,
+            iteration: l.iteration,
+          })),
+        );
+        return;
+      }
+      case ctrl.ContentType.LinkConnectedType: {
+        // The pre-0.32 report of a dialled link: 1.1.9 routers report links with RouterLinks, which
+        // the graph takes as connected at once, as the reference's does.
+        const connected = ctrl.LinkConnected.decode(msg.body);
+        this.deps.logger.debug({ routerId: link.routerId, linkId: connected.id }, 'a link-connected report');
+        return;
+      }
+      case ctrl.ContentType.VerifyRouterType: {
+        const req = ctrl.VerifyRouter.decode(msg.body);
+        const verdict = await this.deps.peers.verify(req.routerId, req.fingerprints).catch((err: unknown) => ({
+          verified: false as const,
+          reason: `router ${req.routerId} could not be verified: ${describe(err)}`,
+        }));
+        if (!verdict.verified)
+          this.deps.logger.warn(
+            { routerId: link.routerId, peerId: req.routerId, reason: verdict.reason },
+            'router verification failed',
+          );
+        link.reply(createResult(verdict.verified, verdict.verified ? 'router verified' : verdict.reason, msg));
+        return;
+      }
       case edge.ContentType.ApiSessionHeartbeatType: {
         const beat = edge.ApiSessionHeartbeat.decode(msg.body);
         await this.deps.apiSessions.heartbeat(link, beat.tokens);
@@ -199,6 +236,10 @@ export class RouterMessages {
         await this.deps.circuits.faulted(ids);
         return;
       }
+      case ctrl.FaultSubject.LinkFault:
+      case ctrl.FaultSubject.LinkDuplicate:
+        this.deps.peers.faulted(link, fault.id, fault.iteration);
+        return;
       default:
         this.deps.logger.debug({ routerId: link.routerId, subject: fault.subject }, 'a fault this controller ignores');
     }

@@ -1,7 +1,7 @@
 import type { AdmittableRouter, RouterSyncStatus, RouterVersionInfo } from '@ziti/contracts';
 import type { Logger } from '@ziti/platform/logger';
 import { type Admission, type AdmissionFacts, decideAdmission, sameFingerprint } from './admission.domain.ts';
-import type { EdgeHello, RouterLink } from './router-link.ports.ts';
+import type { ConnectedPeer, EdgeHello, LinkListener, PeerWatcher, RouterLink } from './router-link.ports.ts';
 import type { RouterRegistry } from './routers.ports.ts';
 
 /** A router this replica holds the channel of. */
@@ -11,6 +11,10 @@ export interface HeldRouter {
   versionInfo: RouterVersionInfo | null;
   hello: EdgeHello;
   syncStatus: RouterSyncStatus;
+  /** Its link listeners, from its hello (the other routers dial them). */
+  listeners: LinkListener[];
+  /** Deleted while held: its peers are told it was removed, not that it went. */
+  removed?: boolean;
 }
 
 /** What happens once a router is connected and synchronised (the edge state it needs). */
@@ -49,6 +53,7 @@ export class RouterConnections {
   constructor(
     private readonly registry: RouterRegistry,
     private readonly sync: RouterSynchronizer,
+    private readonly peers: PeerWatcher,
     private readonly options: RouterConnectionOptions,
     private readonly logger: Logger,
   ) {
@@ -81,7 +86,12 @@ export class RouterConnections {
    * becomes online, says its edge hello, and gets its synchronisation. A failure on the way closes
    * the channel (the router reconnects).
    */
-  async opened(link: RouterLink, router: AdmittableRouter, versionInfo: RouterVersionInfo | null): Promise<void> {
+  async opened(
+    link: RouterLink,
+    router: AdmittableRouter,
+    versionInfo: RouterVersionInfo | null,
+    listeners: LinkListener[] = [],
+  ): Promise<void> {
     const previous = this.held.get(router.id);
     if (previous && previous.link !== link) previous.link.close('superseded by a new connection of the router');
     const entry: HeldRouter = {
@@ -90,6 +100,7 @@ export class RouterConnections {
       versionInfo,
       hello: { hostname: '', supportedProtocols: {} },
       syncStatus: 'SYNC_QUEUED',
+      listeners,
     };
     this.held.set(router.id, entry);
     try {
@@ -107,6 +118,7 @@ export class RouterConnections {
       entry.syncStatus = 'SYNC_DONE';
       await this.report(entry, true);
       this.logger.info({ routerId: router.id, connectionId: link.connectionId }, 'router connected and synchronised');
+      if (this.held.get(router.id) === entry) this.peers.connected(peerOf(entry), this.peersBesides(router.id));
       await this.sync
         .validateTerminators(link)
         .catch((err: unknown) =>
@@ -126,7 +138,11 @@ export class RouterConnections {
     this.sync.disconnected(link, this.stopping);
     if (!entry || entry.link !== link) return;
     this.held.delete(link.routerId);
+    const wasSynchronised = entry.syncStatus === 'SYNC_DONE';
     entry.syncStatus = 'SYNC_DISCONNECTED';
+    // A replica that stops hands its routers over: their links to each other stay up.
+    if (!this.stopping && (wasSynchronised || entry.removed))
+      this.peers.disconnected(link.routerId, entry.removed === true, this.peersBesides(link.routerId));
     await this.report(entry, false).catch((err: unknown) =>
       // The lease lapses without renewal: inventory marks it offline itself.
       this.logger.warn({ err, routerId: link.routerId }, 'the router going offline could not be reported'),
@@ -150,7 +166,16 @@ export class RouterConnections {
             : !sameFingerprint(now.fingerprint, entry.router.fingerprint ?? '')
               ? 'the router enrolled another certificate'
               : undefined;
-    if (why) entry.link.close(why);
+    if (!why) return;
+    if (now === null) entry.removed = true;
+    entry.link.close(why);
+  }
+
+  /** The other routers held here and synchronised, as their peers see them. */
+  private peersBesides(routerId: string): ConnectedPeer[] {
+    return this.list()
+      .filter((h) => h.router.id !== routerId && h.syncStatus === 'SYNC_DONE' && !h.link.closed)
+      .map(peerOf);
   }
 
   /** Asks inventory again about every router held (after events may have been missed). */
@@ -210,4 +235,8 @@ export class RouterConnections {
       leaseMs: this.options.leaseMs,
     });
   }
+}
+
+function peerOf(h: HeldRouter): ConnectedPeer {
+  return { id: h.router.id, link: h.link, version: h.versionInfo?.version ?? '', listeners: h.listeners };
 }

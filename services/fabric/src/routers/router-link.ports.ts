@@ -24,6 +24,10 @@ export interface RouterLink {
   /** Sends `Route` and waits for its `RouteResult` (or the timeout). */
   route(route: RouteInstruction, timeoutMs: number): Promise<RouteOutcome>;
   unroute(circuitId: string, now: boolean): void;
+  /** Tells the router of other routers (PeerStateChanges), so it links to them. */
+  peerStates(changes: PeerChange[]): void;
+  /** Tells the router a link of it failed at its other end (Fault, LinkFault). */
+  linkFaulted(linkId: string, iteration: number): void;
   /** Closes the channel; `reason` is logged once. */
   close(reason: string): void;
   readonly closed: boolean;
@@ -69,4 +73,39 @@ export interface HeldLinks {
   of(routerId: string): RouterLink | undefined;
   /** Every edge router's link here (they get API-session changes). */
   edge(): RouterLink[];
+  /** A router connected and synchronised here, as path selection weighs it. */
+  node(routerId: string): { cost: number; noTraversal: boolean } | undefined;
+}
+
+/** A router's link listener, as its hello advertises it (other routers dial it). */
+export interface LinkListener {
+  address: string;
+  protocol: string;
+  costTags: string[];
+  groups: string[];
+  localBinding: string;
+}
+
+/**
+ * What a router is told of another router (PeerStateChanges): healthy with its link listeners (it
+ * dials them), unhealthy (disconnected; its links are dropped), or removed (deleted).
+ */
+export type PeerChange =
+  | { id: string; state: 'healthy'; version: string; listeners: LinkListener[] }
+  | { id: string; state: 'unhealthy' | 'removed' };
+
+/** A connected router as the other routers are told of it. */
+export interface ConnectedPeer {
+  id: string;
+  link: RouterLink;
+  version: string;
+  listeners: LinkListener[];
+}
+
+/** Who follows routers coming and going among each other (the links between them). */
+export interface PeerWatcher {
+  /** Connected and synchronised; `others` are the other routers held, synchronised. */
+  connected(peer: ConnectedPeer, others: ConnectedPeer[]): void;
+  /** Its channel closed; `removed` when the router was deleted. */
+  disconnected(routerId: string, removed: boolean, others: ConnectedPeer[]): void;
 }

@@ -4,7 +4,7 @@ import type { FabricWiringDeps } from '../shared/fabric-deps.wiring.ts';
 import type { Terminators } from '../terminators/terminators.domain.ts';
 import { EdgeState } from './edge-state.domain.ts';
 import { RouterConnections } from './router-connections.domain.ts';
-import type { HeldLinks } from './router-link.ports.ts';
+import type { HeldLinks, PeerWatcher } from './router-link.ports.ts';
 import { BusRouterRegistry } from './routers.adapter.ts';
 
 /**
@@ -13,7 +13,13 @@ import { BusRouterRegistry } from './routers.adapter.ts';
  */
 export function routersWiring(
   deps: FabricWiringDeps,
-  parts: { apiSessions: ApiSessionSync; terminators: Terminators; circuits: Circuits; held: HeldLinks },
+  parts: {
+    apiSessions: ApiSessionSync;
+    terminators: Terminators;
+    circuits: Circuits;
+    peers: PeerWatcher;
+    held: HeldLinks;
+  },
 ) {
   const edgeState = new EdgeState(
     parts.apiSessions,
@@ -25,6 +31,7 @@ export function routersWiring(
   return new RouterConnections(
     new BusRouterRegistry(deps.bus),
     edgeState,
+    parts.peers,
     { replicaId: deps.replicaId, leaseMs: deps.config.leaseMs, helloTimeoutMs: deps.config.limits.helloTimeoutMs },
     deps.logger,
   );
