@@ -152,9 +152,29 @@ describeWithZiti('three real routers linked in a line (OpenZiti 1.1.9) on the cl
     expect(done.stdout.toString('utf8')).toBe(line);
   }, 300_000);
 
-  it('with the middle router killed a dial fails cleanly; when it returns the routers link again and dials go through', async () => {
+  it('with the middle router killed its circuits end and a dial fails cleanly; when it returns the routers link again and dials go through', async () => {
+    // A circuit open over the line when B dies ends with it: the controller drops it and the dialler sees it close.
+    holding = true;
+    const dialing = peers.zcat(clientFile, serviceName, 'over B\n', { name: 'zcat-cut', timeoutMs: 60_000 });
+    const openSession = async () => {
+      const res = await mgmt(`/sessions?filter=${encodeURIComponent(`service = "${serviceId}" and type = "Dial"`)}`);
+      for (const session of res.json.data as { id: string }[]) {
+        const route = await mgmt(`/sessions/${session.id}/route-path`);
+        if (route.status === 200 && route.json.data.routePath.length > 0) return session.id;
+      }
+      return null;
+    };
+    const sessionId = await waitFor(openSession, 'the circuit over B to be open');
     await b.process.kill('SIGKILL');
     await admin.waitForRouterOnline(b.id, false, { timeoutMs: 30_000 });
+    await waitFor(async () => {
+      const route = await mgmt(`/sessions/${sessionId}/route-path`);
+      return route.status === 200 && route.json.data.routePath.length === 0;
+    }, 'the circuit over the dead router to be gone');
+    const cut = await dialing;
+    expect(cut.timedOut).toBe(false);
+    holding = false;
+
     const refused = await peers.zcat(clientFile, serviceName, 'x\n', { name: 'zcat-no-path', timeoutMs: 30_000 });
     expect(refused.timedOut).toBe(false);
     expect(refused.code).not.toBe(0);

@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '@ziti/platform/logger';
+import type { AdmittableRouter } from '@ziti/contracts';
+import type { ConnectedPeer, HeldLinks, PeerChange, RouterLink } from '../routers/router-link.ports.ts';
+import { type Link, LinkGraph } from './links.domain.ts';
+import { RouterPeers } from './router-peers.domain.ts';
+
+/** A control channel that records what the router is told. */
+function fakeLink(routerId: string) {
+  const told: PeerChange[][] = [];
+  const faults: { linkId: string; iteration: number }[] = [];
+  const link = {
+    routerId,
+    peerStates: (changes: PeerChange[]) => told.push(changes),
+    linkFaulted: (linkId: string, iteration: number) => faults.push({ linkId, iteration }),
+  } as unknown as RouterLink;
+  return { link, told, faults };
+}
+
+const listener = (port: number) => ({
+  address: `tls:127.0.0.1:${port}`,
+  protocol: 'tls',
+  costTags: [],
+  groups: ['default'],
+  localBinding: '',
+});
+
+function setup(routers: Record<string, Partial<AdmittableRouter>> = {}) {
+  const graph = new LinkGraph();
+  const gone: Link[][] = [];
+  const links = new Map<string, ReturnType<typeof fakeLink>>();
+  const held: HeldLinks = {
+    of: (id) => links.get(id)?.link,
+    edge: () => [],
+    node: () => undefined,
+  };
+  const peers = new RouterPeers(
+    graph,
+    { linksGone: async (l) => void gone.push(l) },
+    {
+      admission: async (id) => (id in routers ? ({ id, fingerprint: null, ...routers[id] } as AdmittableRouter) : null),
+    },
+    held,
+    createLogger('test', 'silent'),
+  );
+  const peer = (id: string, port: number): ConnectedPeer => {
+    const l = fakeLink(id);
+    links.set(id, l);
+    return { id, link: l.link, version: 'v1.1.9', listeners: [listener(port)] };
+  };
+  return { graph, gone, links, peers, peer };
+}
+
+describe('RouterPeers', () => {
+  it('a router that comes learns of the others, and they of it, with their listeners', () => {
+    const { peers, peer, links } = setup();
+    const a = peer('A', 1);
+    const b = peer('B', 2);
+    peers.connected(a, []);
+    expect(links.get('A')!.told).toEqual([]);
+    peers.connected(b, [a]);
+    expect(links.get('A')!.told).toEqual([
+      [{ id: 'B', state: 'healthy', version: 'v1.1.9', listeners: [listener(2)] }],
+    ]);
+    expect(links.get('B')!.told).toEqual([
+      [{ id: 'A', state: 'healthy', version: 'v1.1.9', listeners: [listener(1)] }],
+    ]);
+  });
+
+  it('a router that goes is unhealthy to the others (removed when deleted), and its links go with their circuits', async () => {
+    const { peers, peer, links, graph, gone } = setup();
+    const a = peer('A', 1);
+    peer('B', 2);
+    const c = peer('C', 3);
+    peers.reported(a.link, [{ id: 'ab', destRouterId: 'B', protocol: 'tls', dialAddress: 'x', iteration: 1 }]);
+    peers.reported(c.link, [{ id: 'cb', destRouterId: 'B', protocol: 'tls', dialAddress: 'y', iteration: 1 }]);
+    expect(graph.size).toBe(2);
+    peers.disconnected('B', false, [a, c]);
+    expect(links.get('A')!.told.at(-1)).toEqual([{ id: 'B', state: 'unhealthy' }]);
+    expect(links.get('C')!.told.at(-1)).toEqual([{ id: 'B', state: 'unhealthy' }]);
+    expect(graph.size).toBe(0);
+    await Promise.resolve();
+    expect(
+      gone
+        .flat()
+        .map((l) => l.id)
+        .sort(),
+    ).toEqual(['ab', 'cb']);
+    peers.disconnected('C', true, [a]);
+    expect(links.get('A')!.told.at(-1)).toEqual([{ id: 'C', state: 'removed' }]);
+  });
+
+  it('a link fault removes the link, tells its other end and fails its circuits; an older iteration is ignored', async () => {
+    const { peers, peer, links, graph, gone } = setup();
+    const a = peer('A', 1);
+    const b = peer('B', 2);
+    peers.reported(a.link, [{ id: 'ab', destRouterId: 'B', protocol: 'tls', dialAddress: 'x', iteration: 2 }]);
+    peers.faulted(b.link, 'ab', 1);
+    expect(graph.size).toBe(1);
+    expect(links.get('A')!.faults).toEqual([]);
+    peers.faulted(b.link, 'ab', 2);
+    expect(graph.size).toBe(0);
+    expect(links.get('A')!.faults).toEqual([{ linkId: 'ab', iteration: 2 }]);
+    expect(links.get('B')!.faults).toEqual([]);
+    await Promise.resolve();
+    expect(gone.flat().map((l) => l.id)).toEqual(['ab']);
+  });
+
+  it('a reported link to itself or to no router is not taken', () => {
+    const { peers, peer, graph } = setup();
+    const a = peer('A', 1);
+    peers.reported(a.link, [
+      { id: 'aa', destRouterId: 'A', protocol: 'tls', dialAddress: 'x', iteration: 1 },
+      { id: 'a-', destRouterId: '', protocol: 'tls', dialAddress: 'x', iteration: 1 },
+      { id: '', destRouterId: 'B', protocol: 'tls', dialAddress: 'x', iteration: 1 },
+    ]);
+    expect(graph.size).toBe(0);
+  });
+
+  it('verifies a link peer by the fingerprint its router enrolled with', async () => {
+    const { peers } = setup({ B: { fingerprint: 'ab12cd' }, N: { fingerprint: null } });
+    expect(await peers.verify('B', ['ffff', 'AB12CD'])).toEqual({ verified: true });
+    expect(await peers.verify('B', ['ffff'])).toEqual({
+      verified: false,
+      reason: 'could not verify fingerprint for router B',
+    });
+    expect(await peers.verify('N', ['ab12cd'])).toEqual({
+      verified: false,
+      reason: 'invalid router N, not yet enrolled',
+    });
+    expect(await peers.verify('X', ['ab12cd'])).toEqual({ verified: false, reason: 'router with id X not found' });
+  });
+});
