@@ -296,6 +296,8 @@ export const terminatorDynamicCostsReplySchema = z.object({
  */
 export const signalSubjects = {
   apiSessions: 'ziti.sig.auth.apiSessions',
+  /** What each fabric replica holds of the router fleet: its routers and the links they reported. */
+  fleet: 'ziti.sig.fabric.fleet',
 } as const;
 
 export const apiSessionSignalSchema = z.object({
@@ -303,3 +305,113 @@ export const apiSessionSignalSchema = z.object({
   session: routerApiSessionSchema,
 });
 export type ApiSessionSignal = z.infer<typeof apiSessionSignalSchema>;
+
+const fleetId = z.string().min(1).max(256);
+export const linkListenerSchema = z.object({
+  address: z.string().max(1024),
+  protocol: z.string().max(64),
+  costTags: z.array(z.string().max(256)).max(64),
+  groups: z.array(z.string().max(256)).max(64),
+  localBinding: z.string().max(256),
+});
+/** A router a fabric replica holds, as the others need it: to tell their routers of it and route over it. */
+export const fleetRouterSchema = z.object({
+  id: fleetId,
+  version: z.string().max(256),
+  listeners: z.array(linkListenerSchema).max(64),
+  cost: z.number().int().min(0).max(65_535),
+  noTraversal: z.boolean(),
+  /** When its channel was accepted: of two replicas that claim a router, the newer connection holds it. */
+  connectedAt: z.string().max(64),
+});
+export type FleetRouter = z.infer<typeof fleetRouterSchema>;
+/** A link a router of the replica reported (it dialled or accepted it). */
+export const fleetLinkSchema = z.object({
+  id: fleetId,
+  srcRouterId: fleetId,
+  dstRouterId: fleetId,
+  protocol: z.string().max(64),
+  dialAddress: z.string().max(1024),
+  iteration: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 32 - 1),
+});
+export type FleetLink = z.infer<typeof fleetLinkSchema>;
+/**
+ * Fleet signals (docs/adr/0026): each fabric replica says what it holds now and then in full
+ * (`state`, which replaces all it said before and keeps it alive), and each change at once; a
+ * replica that starts or missed signals asks for everyone's state (`hello`).
+ */
+export const fleetSignalSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('state'),
+    replicaId: fleetId,
+    routers: z.array(fleetRouterSchema).max(20_000),
+    links: z.array(fleetLinkSchema).max(100_000),
+  }),
+  z.object({ kind: z.literal('hello'), replicaId: fleetId }),
+  z.object({ kind: z.literal('routerUp'), replicaId: fleetId, router: fleetRouterSchema }),
+  z.object({ kind: z.literal('routerDown'), replicaId: fleetId, routerId: fleetId, removed: z.boolean() }),
+  z.object({ kind: z.literal('link'), replicaId: fleetId, link: fleetLinkSchema }),
+  z.object({
+    kind: z.literal('linkGone'),
+    replicaId: fleetId,
+    linkId: fleetId,
+    iteration: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 32 - 1),
+  }),
+]);
+export type FleetSignal = z.infer<typeof fleetSignalSchema>;
+
+/** A fabric replica's own subject: instructions for the routers it holds, from the other replicas. */
+export const fabricReplicaSubject = (replicaId: string) => `ziti.rpc.fabric.replica.${replicaId}`;
+
+const peerDataSchema = z
+  .record(z.string().regex(/^\d{1,10}$/), z.string().max(65_536))
+  .refine((r) => Object.keys(r).length <= 64, 'at most 64 peer data entries');
+/** An instruction for a router another replica holds (its Route, Unroute or a link fault). */
+export const replicaInstructionSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('route'),
+    routerId: fleetId,
+    timeoutMs: z.number().int().min(1).max(120_000),
+    route: z.object({
+      circuitId: fleetId,
+      attempt: z.number().int().min(0).max(1_000),
+      timeoutMs: z.number().int().min(1).max(120_000),
+      forwards: z
+        .array(z.object({ srcAddress: fleetId, dstAddress: fleetId, dstType: z.enum(['start', 'end', 'link']) }))
+        .max(8),
+      egress: z
+        .object({
+          binding: z.string().max(256),
+          address: fleetId,
+          destination: z.string().max(1024),
+          /** key → base64 */
+          peerData: peerDataSchema,
+        })
+        .optional(),
+      tags: z.record(z.string().max(256), z.string().max(1024)),
+    }),
+  }),
+  z.object({ kind: z.literal('unroute'), routerId: fleetId, circuitId: fleetId, now: z.boolean() }),
+  z.object({ kind: z.literal('linkFaulted'), routerId: fleetId, linkId: fleetId, iteration: z.number().int().min(0) }),
+]);
+export type ReplicaInstruction = z.infer<typeof replicaInstructionSchema>;
+export const routeOutcomeReplySchema = z.discriminatedUnion('outcome', [
+  z.object({ outcome: z.literal('routed'), attempt: z.number().int(), peerData: peerDataSchema }),
+  z.object({
+    outcome: z.literal('failed'),
+    attempt: z.number().int(),
+    errorCode: z.number().int().nullable(),
+    error: z.string().max(4096),
+  }),
+  z.object({ outcome: z.literal('timedOut') }),
+  z.object({ outcome: z.literal('closed') }),
+]);
+export type RouteOutcomeWire = z.infer<typeof routeOutcomeReplySchema>;

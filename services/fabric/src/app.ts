@@ -51,20 +51,21 @@ export function createFabricService(deps: FabricServiceDeps): FabricService {
   // The parts that instruct routers find their links through `routers`, built after them (it needs
   // them); nothing looks a link up before a router connects.
   const held: HeldLinks = {
-    of: (routerId) => routers.get(routerId)?.link,
+    of: (routerId) => routers.get(routerId)?.link ?? links.remote(routerId),
+    local: (routerId) => routers.get(routerId)?.link,
+    peers: () => routers.peers(),
     edge: () => routers.edgeLinks(),
     node: (routerId) => {
       const h = routers.get(routerId);
-      return h && h.syncStatus === 'SYNC_DONE' && !h.link.closed
-        ? { cost: h.router.cost, noTraversal: h.router.noTraversal }
-        : undefined;
+      if (h) return h.syncStatus === 'SYNC_DONE' && !h.link.closed ? h.router : undefined;
+      return links.fleet.router(routerId);
     },
   };
+  const links = linksWiring(wiring, held);
   const { apiSessions, follower: followerOf } = apiSessionsWiring(wiring, held);
   const terminators = terminatorsWiring(wiring, apiSessions);
-  const links = linksWiring(wiring, held);
   const circuits = circuitsWiring(wiring, { apiSessions, terminators, graph: links.graph, held });
-  const peers = links.peers(circuits.circuits);
+  const { peers, follower: fleet } = links.peers(circuits.circuits);
   const routers = routersWiring(wiring, {
     apiSessions,
     terminators: terminators.terminators,
@@ -93,6 +94,7 @@ export function createFabricService(deps: FabricServiceDeps): FabricService {
       // Followed before any router is let in, so no change concerning it is missed.
       await follower.start();
       circuits.start();
+      fleet.start();
       port = await control.start(identity);
       routers.startLeaseRenewal();
       unwatch = watchRouterEdge({
@@ -116,6 +118,7 @@ export function createFabricService(deps: FabricServiceDeps): FabricService {
       // Routers first learn that this replica goes (so their circuits are kept), then the port closes.
       await routers.stop('the controller is stopping');
       await control.stop();
+      await fleet.stop();
       await follower.stop();
       await circuits.stop();
       if (deps.ownsBus !== false) await bus.close();

@@ -3,7 +3,7 @@ import { shortId } from '@ziti/platform/ids';
 import type { Logger } from '@ziti/platform/logger';
 import type { ApiSessionSync } from '../api-sessions/api-session-sync.domain.ts';
 import type { Link, LinkGraph, Path, RouterNode } from '../links/links.domain.ts';
-import type { RouteInstruction, RouterLink, RouteOutcome } from '../routers/router-link.ports.ts';
+import type { RoutableRouter, RouteInstruction, RouterLink, RouteOutcome } from '../routers/router-link.ports.ts';
 import { type EdgeRefusal, checkFingerprints, refusalOf } from '../shared/session-checks.domain.ts';
 import type { SessionAuthority, TerminatorOwner } from '../terminators/terminators.ports.ts';
 import type { CircuitRecord, CircuitStore } from './circuits.ports.ts';
@@ -65,7 +65,7 @@ export class Circuits {
     private readonly sessions: SessionAuthority,
     private readonly owner: TerminatorOwner,
     private readonly apiSessions: Pick<ApiSessionSync, 'session'>,
-    private readonly links: (routerId: string) => RouterLink | undefined,
+    private readonly links: (routerId: string) => RoutableRouter | undefined,
     /** The links between routers, and the routers connected here that paths may cross. */
     private readonly graph: LinkGraph,
     private readonly nodes: RouterNode,

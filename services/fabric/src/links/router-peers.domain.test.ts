@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '@ziti/platform/logger';
-import type { AdmittableRouter } from '@ziti/contracts';
+import type { AdmittableRouter, FleetSignal } from '@ziti/contracts';
 import type { ConnectedPeer, HeldLinks, PeerChange, RouterLink } from '../routers/router-link.ports.ts';
+import { FleetView } from './fleet.domain.ts';
 import { type Link, LinkGraph } from './links.domain.ts';
 import { RouterPeers } from './router-peers.domain.ts';
 
@@ -11,6 +12,7 @@ function fakeLink(routerId: string) {
   const faults: { linkId: string; iteration: number }[] = [];
   const link = {
     routerId,
+    connectedAt: new Date('2026-01-01T00:00:00Z'),
     peerStates: (changes: PeerChange[]) => told.push(changes),
     linkFaulted: (linkId: string, iteration: number) => faults.push({ linkId, iteration }),
   } as unknown as RouterLink;
@@ -29,11 +31,16 @@ function setup(routers: Record<string, Partial<AdmittableRouter>> = {}) {
   const graph = new LinkGraph();
   const gone: Link[][] = [];
   const links = new Map<string, ReturnType<typeof fakeLink>>();
+  const registered = new Map<string, ConnectedPeer>();
   const held: HeldLinks = {
     of: (id) => links.get(id)?.link,
+    local: (id) => links.get(id)?.link,
+    peers: () => [...registered.values()],
     edge: () => [],
     node: () => undefined,
   };
+  const signals: FleetSignal[] = [];
+  const fleet = new FleetView('replica-1', 15_000);
   const peers = new RouterPeers(
     graph,
     { linksGone: async (l) => void gone.push(l) },
@@ -41,14 +48,25 @@ function setup(routers: Record<string, Partial<AdmittableRouter>> = {}) {
       admission: async (id) => (id in routers ? ({ id, fingerprint: null, ...routers[id] } as AdmittableRouter) : null),
     },
     held,
+    fleet,
+    { send: (signal) => signals.push(signal) },
     createLogger('test', 'silent'),
   );
   const peer = (id: string, port: number): ConnectedPeer => {
     const l = fakeLink(id);
     links.set(id, l);
-    return { id, link: l.link, version: 'v1.1.9', listeners: [listener(port)] };
+    const p: ConnectedPeer = {
+      id,
+      link: l.link,
+      version: 'v1.1.9',
+      listeners: [listener(port)],
+      cost: 0,
+      noTraversal: false,
+    };
+    registered.set(id, p);
+    return p;
   };
-  return { graph, gone, links, peers, peer };
+  return { graph, gone, links, peers, peer, signals, fleet };
 }
 
 describe('RouterPeers', () => {
@@ -129,5 +147,55 @@ describe('RouterPeers', () => {
       reason: 'invalid router N, not yet enrolled',
     });
     expect(await peers.verify('X', ['ab12cd'])).toEqual({ verified: false, reason: 'router with id X not found' });
+  });
+
+  it("another replica's routers: told to the routers held here, dropped with their links when it says they went", async () => {
+    const { peers, peer, links, graph, gone, signals } = setup();
+    const remoteB = {
+      id: 'B',
+      version: 'v1.1.9',
+      listeners: [listener(2)],
+      cost: 0,
+      noTraversal: false,
+      connectedAt: 'x',
+    };
+    peers.signalled({ kind: 'routerUp', replicaId: 'replica-2', router: remoteB });
+    // Nothing held here yet: no one to tell. A comes and hears of B.
+    const a = peer('A', 1);
+    peers.connected(a, []);
+    expect(links.get('A')!.told).toEqual([
+      [{ id: 'B', state: 'healthy', version: 'v1.1.9', listeners: [listener(2)] }],
+    ]);
+    expect(signals.at(-1)).toMatchObject({ kind: 'routerUp', replicaId: 'replica-1', router: { id: 'A' } });
+    // B's link to C, reported on the other replica, is in the graph here.
+    peers.signalled({
+      kind: 'link',
+      replicaId: 'replica-2',
+      link: { id: 'bc', srcRouterId: 'B', dstRouterId: 'C', protocol: 'tls', dialAddress: 'y', iteration: 1 },
+    });
+    expect(graph.get('bc')).toMatchObject({ srcRouterId: 'B', dstRouterId: 'C' });
+    // Our own signals come back to us: ignored.
+    peers.signalled({ kind: 'routerDown', replicaId: 'replica-1', routerId: 'B', removed: false });
+    expect(graph.size).toBe(1);
+    peers.signalled({ kind: 'routerDown', replicaId: 'replica-2', routerId: 'B', removed: false });
+    expect(graph.size).toBe(0);
+    await Promise.resolve();
+    expect(gone.flat().map((l) => l.id)).toEqual(['bc']);
+    expect(links.get('A')!.told.at(-1)).toEqual([{ id: 'B', state: 'unhealthy' }]);
+  });
+
+  it('says what it holds when another replica says hello', () => {
+    const { peers, peer, signals, graph } = setup();
+    const a = peer('A', 1);
+    peers.reported(a.link, [{ id: 'ab', destRouterId: 'B', protocol: 'tls', dialAddress: 'x', iteration: 1 }]);
+    expect(graph.size).toBe(1);
+    expect(signals.at(-1)).toMatchObject({ kind: 'link', link: { id: 'ab', srcRouterId: 'A' } });
+    peers.signalled({ kind: 'hello', replicaId: 'replica-2' });
+    expect(signals.at(-1)).toMatchObject({
+      kind: 'state',
+      replicaId: 'replica-1',
+      routers: [{ id: 'A', version: 'v1.1.9', connectedAt: '2026-01-01T00:00:00.000Z' }],
+      links: [{ id: 'ab', srcRouterId: 'A', dstRouterId: 'B', iteration: 1 }],
+    });
   });
 });

@@ -1,7 +1,9 @@
+import type { FleetLink, FleetRouter, FleetSignal } from '@ziti/contracts';
 import type { Logger } from '@ziti/platform/logger';
 import { sameFingerprint } from '../routers/admission.domain.ts';
 import type { ConnectedPeer, HeldLinks, PeerChange, PeerWatcher, RouterLink } from '../routers/router-link.ports.ts';
 import type { RouterRegistry } from '../routers/routers.ports.ts';
+import type { FleetView, RemoteRouter, StateChanges } from './fleet.domain.ts';
 import type { Link, LinkGraph, ReportedLink } from './links.domain.ts';
 
 /** What happens to the circuits that crossed a link that went. */
@@ -9,12 +11,18 @@ export interface LinkCircuits {
   linksGone(links: Link[]): Promise<void>;
 }
 
+/** How this replica tells the other fabric replicas what it holds (the fleet signals). */
+export interface FleetBroadcast {
+  send(signal: FleetSignal): void;
+}
+
 /**
  * The routers' view of each other (ziti `network/router_messaging.go`, `handler_ctrl/router_link.go`,
- * `verify_router.go`, `fault.go`): a router that comes is told of every other connected router and
- * they of it, with the link listeners each advertised in its hello, so they dial each other; the
- * links they report make the graph circuits are routed over; a link that fails goes, with the
- * circuits that crossed it, and its other end is told.
+ * `verify_router.go`, `fault.go`), across every fabric replica (docs/adr/0026): a router that comes
+ * is told of every other connected router, wherever it is held, and they of it, with the link
+ * listeners each advertised in its hello, so they dial each other; the links they report make the
+ * graph circuits are routed over, in every replica; a link that fails goes, with the circuits that
+ * crossed it, and its other end is told.
  */
 export class RouterPeers implements PeerWatcher {
   constructor(
@@ -22,21 +30,29 @@ export class RouterPeers implements PeerWatcher {
     private readonly circuits: LinkCircuits,
     private readonly registry: Pick<RouterRegistry, 'admission'>,
     private readonly held: HeldLinks,
+    private readonly fleet: FleetView,
+    private readonly broadcast: FleetBroadcast,
     private readonly logger: Logger,
   ) {}
 
+  private get replicaId(): string {
+    return this.fleet.replicaId;
+  }
+
   /** A router is connected and synchronised: it and every other connected router learn of each other. */
   connected(peer: ConnectedPeer, others: ConnectedPeer[]): void {
-    if (others.length === 0) return;
     for (const other of others) other.link.peerStates([healthy(peer)]);
-    peer.link.peerStates(others.map(healthy));
+    const remote = this.fleet.list().filter((r) => r.id !== peer.id && !this.held.local(r.id));
+    const states = [...others.map(healthy), ...remote.map(healthy)];
+    if (states.length > 0) peer.link.peerStates(states);
+    this.broadcast.send({ kind: 'routerUp', replicaId: this.replicaId, router: fleetRouterOf(peer) });
   }
 
   /** A router's channel closed (or it was deleted): the others drop their links to it, and so does the graph. */
   disconnected(routerId: string, removed: boolean, others: ConnectedPeer[]): void {
-    const change: PeerChange = { id: routerId, state: removed ? 'removed' : 'unhealthy' };
-    for (const other of others) other.link.peerStates([change]);
-    this.linksGone(this.graph.routerGone(routerId));
+    this.tell(others, { id: routerId, state: removed ? 'removed' : 'unhealthy' });
+    this.dropRouter(routerId);
+    this.broadcast.send({ kind: 'routerDown', replicaId: this.replicaId, routerId, removed });
   }
 
   /** RouterLinks: the links a router holds (a new one, or all of them after it reconnected). */
@@ -46,6 +62,8 @@ export class RouterPeers implements PeerWatcher {
         this.logger.info({ routerId: from.routerId, linkId: r.id }, 'a reported link without a destination ignored');
         continue;
       }
+      // Reported here, the link is this replica's to announce now (its router may have moved here).
+      this.fleet.linkGone(r.id);
       const added = this.graph.reported(from.routerId, r);
       if (!added) continue;
       this.logger.info(
@@ -53,6 +71,7 @@ export class RouterPeers implements PeerWatcher {
         'router reported link added',
       );
       if (added.replaced) this.linksGone([added.replaced]);
+      this.broadcast.send({ kind: 'link', replicaId: this.replicaId, link: fleetLinkOf(added.link) });
     }
   }
 
@@ -78,7 +97,104 @@ export class RouterPeers implements PeerWatcher {
     this.logger.info({ routerId: from.routerId, linkId, iteration }, 'removing failed link');
     const otherEnd = link.srcRouterId === from.routerId ? link.dstRouterId : link.srcRouterId;
     this.held.of(otherEnd)?.linkFaulted(link.id, link.iteration);
+    this.fleet.linkGone(link.id);
+    this.broadcast.send({ kind: 'linkGone', replicaId: this.replicaId, linkId: link.id, iteration: link.iteration });
     this.linksGone([link]);
+  }
+
+  /** Everything this replica holds, for the others (now and then, and when one asks). */
+  announce(): void {
+    this.broadcast.send({
+      kind: 'state',
+      replicaId: this.replicaId,
+      routers: this.held.peers().map(fleetRouterOf),
+      links: this.graph
+        .list()
+        .filter((l) => this.held.local(l.srcRouterId))
+        .map(fleetLinkOf),
+    });
+  }
+
+  /** This replica may have missed signals (or just started): it asks everyone for their state. */
+  resynchronise(): void {
+    this.broadcast.send({ kind: 'hello', replicaId: this.replicaId });
+    this.announce();
+  }
+
+  /** Replicas not heard of for a lease are taken as gone, with the routers and links they held. */
+  expireReplicas(): void {
+    for (const replicaId of this.fleet.expired()) {
+      this.logger.warn({ replicaId }, 'a fabric replica went silent: its routers and links are dropped');
+      this.applyState(this.fleet.state(replicaId, [], []));
+      this.fleet.forget(replicaId);
+    }
+  }
+
+  /** A signal of another fabric replica. */
+  signalled(signal: FleetSignal): void {
+    if (signal.replicaId === this.replicaId) return;
+    switch (signal.kind) {
+      case 'hello':
+        this.announce();
+        return;
+      case 'state':
+        this.applyState(this.fleet.state(signal.replicaId, signal.routers, signal.links));
+        return;
+      case 'routerUp':
+        if (this.fleet.up(signal.replicaId, signal.router) && !this.held.local(signal.router.id))
+          this.tell(this.held.peers(), healthy({ ...signal.router, replicaId: signal.replicaId }));
+        return;
+      case 'routerDown':
+        if (this.fleet.down(signal.replicaId, signal.routerId) && !this.held.local(signal.routerId)) {
+          this.tell(this.held.peers(), { id: signal.routerId, state: signal.removed ? 'removed' : 'unhealthy' });
+          this.dropRouter(signal.routerId);
+        }
+        return;
+      case 'link':
+        this.fleet.link(signal.replicaId, signal.link.id);
+        this.takeLink(signal.link);
+        return;
+      case 'linkGone': {
+        this.fleet.linkGone(signal.linkId);
+        const link = this.graph.faulted(signal.linkId, signal.iteration);
+        if (link) this.linksGone([link]);
+        return;
+      }
+    }
+  }
+
+  private applyState(changes: StateChanges): void {
+    const local = this.held.peers();
+    for (const r of changes.up) if (!this.held.local(r.id)) this.tell(local, healthy(r));
+    for (const id of changes.down)
+      if (!this.held.local(id)) {
+        this.tell(local, { id, state: 'unhealthy' });
+        this.dropRouter(id);
+      }
+    const gone = changes.linksGone.flatMap((id) => this.graph.faulted(id, 0) ?? []);
+    this.linksGone(gone);
+    for (const l of changes.links) this.takeLink(l);
+  }
+
+  private takeLink(l: FleetLink): void {
+    const added = this.graph.reported(l.srcRouterId, {
+      id: l.id,
+      destRouterId: l.dstRouterId,
+      protocol: l.protocol,
+      dialAddress: l.dialAddress,
+      iteration: l.iteration,
+    });
+    if (added?.replaced) this.linksGone([added.replaced]);
+  }
+
+  private dropRouter(routerId: string): void {
+    const gone = this.graph.routerGone(routerId);
+    for (const l of gone) this.fleet.linkGone(l.id);
+    this.linksGone(gone);
+  }
+
+  private tell(peers: ConnectedPeer[], change: PeerChange): void {
+    for (const p of peers) p.link.peerStates([change]);
   }
 
   private linksGone(links: Link[]): void {
@@ -91,6 +207,28 @@ export class RouterPeers implements PeerWatcher {
   }
 }
 
-function healthy(peer: ConnectedPeer): PeerChange {
+function healthy(peer: Pick<ConnectedPeer, 'id' | 'version' | 'listeners'> | RemoteRouter): PeerChange {
   return { id: peer.id, state: 'healthy', version: peer.version, listeners: peer.listeners };
+}
+
+function fleetRouterOf(peer: ConnectedPeer): FleetRouter {
+  return {
+    id: peer.id,
+    version: peer.version,
+    listeners: peer.listeners,
+    cost: peer.cost,
+    noTraversal: peer.noTraversal,
+    connectedAt: peer.link.connectedAt.toISOString(),
+  };
+}
+
+function fleetLinkOf(l: Link): FleetLink {
+  return {
+    id: l.id,
+    srcRouterId: l.srcRouterId,
+    dstRouterId: l.dstRouterId,
+    protocol: l.protocol,
+    dialAddress: l.dialAddress,
+    iteration: l.iteration,
+  };
 }

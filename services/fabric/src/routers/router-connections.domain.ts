@@ -53,7 +53,7 @@ export class RouterConnections {
   constructor(
     private readonly registry: RouterRegistry,
     private readonly sync: RouterSynchronizer,
-    private readonly peers: PeerWatcher,
+    private readonly watcher: PeerWatcher,
     private readonly options: RouterConnectionOptions,
     private readonly logger: Logger,
   ) {
@@ -118,7 +118,7 @@ export class RouterConnections {
       entry.syncStatus = 'SYNC_DONE';
       await this.report(entry, true);
       this.logger.info({ routerId: router.id, connectionId: link.connectionId }, 'router connected and synchronised');
-      if (this.held.get(router.id) === entry) this.peers.connected(peerOf(entry), this.peersBesides(router.id));
+      if (this.held.get(router.id) === entry) this.watcher.connected(peerOf(entry), this.peersBesides(router.id));
       await this.sync
         .validateTerminators(link)
         .catch((err: unknown) =>
@@ -142,7 +142,7 @@ export class RouterConnections {
     entry.syncStatus = 'SYNC_DISCONNECTED';
     // A replica that stops hands its routers over: their links to each other stay up.
     if (!this.stopping && (wasSynchronised || entry.removed))
-      this.peers.disconnected(link.routerId, entry.removed === true, this.peersBesides(link.routerId));
+      this.watcher.disconnected(link.routerId, entry.removed === true, this.peersBesides(link.routerId));
     await this.report(entry, false).catch((err: unknown) =>
       // The lease lapses without renewal: inventory marks it offline itself.
       this.logger.warn({ err, routerId: link.routerId }, 'the router going offline could not be reported'),
@@ -171,11 +171,15 @@ export class RouterConnections {
     entry.link.close(why);
   }
 
-  /** The other routers held here and synchronised, as their peers see them. */
-  private peersBesides(routerId: string): ConnectedPeer[] {
+  /** The routers held here and synchronised, as their peers see them. */
+  peers(): ConnectedPeer[] {
     return this.list()
-      .filter((h) => h.router.id !== routerId && h.syncStatus === 'SYNC_DONE' && !h.link.closed)
+      .filter((h) => h.syncStatus === 'SYNC_DONE' && !h.link.closed)
       .map(peerOf);
+  }
+
+  private peersBesides(routerId: string): ConnectedPeer[] {
+    return this.peers().filter((p) => p.id !== routerId);
   }
 
   /** Asks inventory again about every router held (after events may have been missed). */
@@ -238,5 +242,12 @@ export class RouterConnections {
 }
 
 function peerOf(h: HeldRouter): ConnectedPeer {
-  return { id: h.router.id, link: h.link, version: h.versionInfo?.version ?? '', listeners: h.listeners };
+  return {
+    id: h.router.id,
+    link: h.link,
+    version: h.versionInfo?.version ?? '',
+    listeners: h.listeners,
+    cost: h.router.cost,
+    noTraversal: h.router.noTraversal,
+  };
 }

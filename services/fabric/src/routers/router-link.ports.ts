@@ -68,9 +68,19 @@ export type RouteOutcome =
  * The links this replica holds, for the parts that instruct routers. `RouterConnections` holds them
  * and is built after those parts (it needs them), so `app.ts` hands them a lookup that reads it.
  */
+/**
+ * What instructing a router on a circuit's path takes, whichever replica holds it: its own channel
+ * here, or the replica that holds it over the bus (docs/adr/0026).
+ */
+export type RoutableRouter = Pick<RouterLink, 'routerId' | 'remoteAddress' | 'route' | 'unroute' | 'linkFaulted'>;
+
 export interface HeldLinks {
-  /** The router's current link here, if this replica holds it. */
-  of(routerId: string): RouterLink | undefined;
+  /** The router's current link here, or the way to it through the replica that holds it. */
+  of(routerId: string): RoutableRouter | undefined;
+  /** The router's own channel, if this replica holds it. */
+  local(routerId: string): RouterLink | undefined;
+  /** The routers held here and synchronised, as their peers see them. */
+  peers(): ConnectedPeer[];
   /** Every edge router's link here (they get API-session changes). */
   edge(): RouterLink[];
   /** A router connected and synchronised here, as path selection weighs it. */
@@ -100,6 +110,9 @@ export interface ConnectedPeer {
   link: RouterLink;
   version: string;
   listeners: LinkListener[];
+  /** As path selection weighs it. */
+  cost: number;
+  noTraversal: boolean;
 }
 
 /** Who follows routers coming and going among each other (the links between them). */
