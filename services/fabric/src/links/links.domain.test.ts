@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { routeInstructions } from '../circuits/circuits.domain.ts';
-import { LinkGraph, type RouterNode, linkCosts } from './links.domain.ts';
+import { LinkGraph, type RouterNode, linkCosts, linkLimits } from './links.domain.ts';
 
 const link = (id: string, destRouterId: string, iteration = 1) => ({
   id,
@@ -132,5 +132,17 @@ describe('routeInstructions', () => {
       { srcAddress: 'cb', dstAddress: 'out', dstType: 'end' },
     ]);
     expect(c!.egress).toMatchObject({ address: 'out', destination: 'term-addr' });
+  });
+});
+
+describe('LinkGraph bounds', () => {
+  it('holds at most linkLimits.perRouter links a router reported; a known one still takes a newer iteration', () => {
+    const g = new LinkGraph();
+    for (let i = 0; i < linkLimits.perRouter; i++) expect(g.reported('A', link(`l${i}`, `R${i}`))).toBeDefined();
+    expect(g.reported('A', link('one-more', 'Z'))).toBeUndefined();
+    expect(g.size).toBe(linkLimits.perRouter);
+    expect(g.reported('A', link('l0', 'R0', 2))?.replaced).toMatchObject({ iteration: 1 });
+    // Another router's links are its own count.
+    expect(g.reported('B', link('b1', 'C'))).toBeDefined();
   });
 });

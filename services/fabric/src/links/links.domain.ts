@@ -47,6 +47,13 @@ export interface Path {
   cost: number;
 }
 
+/**
+ * Bounds on what a router may report, so a misbehaving one cannot grow the graph without limit:
+ * links it may hold at once (a router links to each peer over each of its dialers' groups; real
+ * fleets stay far below), and the length of what identifies a link.
+ */
+export const linkLimits = { perRouter: 4_096, idChars: 256, addressChars: 1_024, protocolChars: 64 } as const;
+
 /** Unreachable, as the reference counts it (`math.MaxInt32`). */
 const unreachable = 2 ** 31 - 1;
 
@@ -86,6 +93,7 @@ export class LinkGraph {
   reported(srcRouterId: string, r: ReportedLink): { link: Link; replaced?: Link } | undefined {
     const known = this.byId.get(r.id);
     if (known && known.iteration >= r.iteration) return undefined;
+    if (!known && (this.byRouter.get(srcRouterId)?.size ?? 0) >= linkLimits.perRouter) return undefined;
     if (known) this.remove(known);
     const link: Link = {
       id: r.id,

@@ -124,13 +124,15 @@ describe('RouterPeers', () => {
     expect(gone.flat().map((l) => l.id)).toEqual(['ab']);
   });
 
-  it('a reported link to itself or to no router is not taken', () => {
+  it('a reported link to itself, to no router or with oversized fields is not taken', () => {
     const { peers, peer, graph } = setup();
     const a = peer('A', 1);
     peers.reported(a.link, [
       { id: 'aa', destRouterId: 'A', protocol: 'tls', dialAddress: 'x', iteration: 1 },
       { id: 'a-', destRouterId: '', protocol: 'tls', dialAddress: 'x', iteration: 1 },
       { id: '', destRouterId: 'B', protocol: 'tls', dialAddress: 'x', iteration: 1 },
+      { id: 'x'.repeat(257), destRouterId: 'B', protocol: 'tls', dialAddress: 'x', iteration: 1 },
+      { id: 'ab', destRouterId: 'B', protocol: 'tls', dialAddress: 'x'.repeat(1025), iteration: 1 },
     ]);
     expect(graph.size).toBe(0);
   });

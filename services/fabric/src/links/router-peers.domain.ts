@@ -4,7 +4,7 @@ import { sameFingerprint } from '../routers/admission.domain.ts';
 import type { ConnectedPeer, HeldLinks, PeerChange, PeerWatcher, RouterLink } from '../routers/router-link.ports.ts';
 import type { RouterRegistry } from '../routers/routers.ports.ts';
 import type { FleetView, RemoteRouter, StateChanges } from './fleet.domain.ts';
-import type { Link, LinkGraph, ReportedLink } from './links.domain.ts';
+import { type Link, type LinkGraph, type ReportedLink, linkLimits } from './links.domain.ts';
 
 /** What happens to the circuits that crossed a link that went. */
 export interface LinkCircuits {
@@ -58,14 +58,22 @@ export class RouterPeers implements PeerWatcher {
   /** RouterLinks: the links a router holds (a new one, or all of them after it reconnected). */
   reported(from: RouterLink, links: ReportedLink[]): void {
     for (const r of links) {
-      if (r.id === '' || r.destRouterId === '' || r.destRouterId === from.routerId) {
-        this.logger.info({ routerId: from.routerId, linkId: r.id }, 'a reported link without a destination ignored');
+      const problem = reportProblem(from.routerId, r);
+      if (problem) {
+        this.logger.warn({ routerId: from.routerId, linkId: r.id.slice(0, 64), problem }, 'a reported link ignored');
         continue;
       }
       // Reported here, the link is this replica's to announce now (its router may have moved here).
       this.fleet.linkGone(r.id);
       const added = this.graph.reported(from.routerId, r);
-      if (!added) continue;
+      if (!added) {
+        if (!this.graph.get(r.id))
+          this.logger.warn(
+            { routerId: from.routerId, limit: linkLimits.perRouter },
+            'a router reported more links than it may hold',
+          );
+        continue;
+      }
       this.logger.info(
         { routerId: from.routerId, linkId: r.id, destRouterId: r.destRouterId, iteration: r.iteration },
         'router reported link added',
@@ -231,4 +239,14 @@ function fleetLinkOf(l: Link): FleetLink {
     dialAddress: l.dialAddress,
     iteration: l.iteration,
   };
+}
+
+/** Why a reported link is not taken (none: it is). */
+function reportProblem(routerId: string, r: ReportedLink): string | undefined {
+  if (r.id === '' || r.destRouterId === '') return 'no id or destination';
+  if (r.destRouterId === routerId) return 'a link to itself';
+  if (r.id.length > linkLimits.idChars || r.destRouterId.length > linkLimits.idChars) return 'an id too long';
+  if (r.dialAddress.length > linkLimits.addressChars || r.protocol.length > linkLimits.protocolChars)
+    return 'an address or protocol too long';
+  return undefined;
 }
