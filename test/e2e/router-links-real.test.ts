@@ -67,6 +67,7 @@ describeWithZiti('three real routers linked in a line (OpenZiti 1.1.9) on the cl
       name: `line-b-${Date.now()}`,
       linkListener: true,
       linkGroups: { listener: ['ab'], dialer: ['bc'] },
+      metricsReportInterval: '2s',
       onlineTimeoutMs: 30_000,
     });
     c = await peers.startRouter(admin, {
@@ -80,6 +81,7 @@ describeWithZiti('three real routers linked in a line (OpenZiti 1.1.9) on the cl
       ctrlEndpoint,
       name: `line-a-${Date.now()}`,
       linkGroups: { dialer: ['ab'] },
+      metricsReportInterval: '2s',
       onlineTimeoutMs: 30_000,
     });
     const [host, client] = await Promise.all([
@@ -144,6 +146,17 @@ describeWithZiti('three real routers linked in a line (OpenZiti 1.1.9) on the cl
       return null;
     }, 'the route path while the circuit is open');
     expect(path).toEqual([a.id, b.id, c.id]);
+    // The controller knows both links, and their latency once the routers' metrics measured them.
+    const fabricHealth = e.cluster.processes().find((p) => p.service === 'fabric')!.healthPort;
+    await waitFor(
+      async () => {
+        const metrics = await (await fetch(`http://127.0.0.1:${fabricHealth}/metrics`)).text();
+        return /^ziti_router_links 2$/m.test(metrics) && /^ziti_router_links_measured 2$/m.test(metrics);
+      },
+      'both links, measured, in fabric metrics',
+      20_000,
+      250,
+    );
     await waitFor(async () => (held.size > 0 ? true : null), 'the held connection at the target');
     holding = false;
     for (const s of held) s.end();

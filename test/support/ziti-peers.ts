@@ -850,6 +850,8 @@ export interface RouterConfigOptions {
    * they share a group, so a test can shape the topology (a line A–B–C).
    */
   linkGroups?: { dialer?: string[]; listener?: string[] };
+  /** How often the router reports its metrics (link latencies among them) to the controller; its default is 1m. */
+  metricsReportInterval?: string;
   /** Port of the health-checks web API on 127.0.0.1; no web listener when absent. */
   healthPort?: number;
   /** Config file name inside `dir` (default router.yaml). */
@@ -923,6 +925,7 @@ export function writeRouterConfig(options: RouterConfigOptions): RouterConfigFil
         sans: { dns: ['localhost'], ip: ['127.0.0.1'] },
       },
     },
+    ...(options.metricsReportInterval ? { metrics: { reportInterval: options.metricsReportInterval } } : {}),
     forwarder: {
       latencyProbeInterval: 10,
       xgressDialQueueLength: 1000,
@@ -1099,6 +1102,7 @@ export interface ZitiPeers {
       linkListener?: boolean;
       /** Link groups of its dialer and listener (see RouterConfigOptions.linkGroups). */
       linkGroups?: { dialer?: string[]; listener?: string[] };
+      metricsReportInterval?: string;
       verbose?: boolean;
       onlineTimeoutMs?: number;
       /** Key of the router's enrollment (default RSA 4096, as `ziti router enroll`). */
@@ -1372,6 +1376,7 @@ export function createZitiPeers(options: { ziti: string; prefix?: string; keep?:
         edgePort: await freePort(),
         ...(o.linkListener ? { linkPort: await freePort() } : {}),
         ...(o.linkGroups ? { linkGroups: o.linkGroups } : {}),
+        ...(o.metricsReportInterval ? { metricsReportInterval: o.metricsReportInterval } : {}),
       });
       t = Date.now();
       await peers.enrollRouter(config, created.enrollmentJwt, o.keyAlg ? { keyAlg: o.keyAlg } : {});

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ctrl, decodeProtoMessage, edge, type MessageType, protoMessage } from '../src/index.ts';
+import { ctrl, decodeProtoMessage, defineMessage, edge, field, type MessageType, protoMessage } from '../src/index.ts';
 import {
   expectProtocolError,
   fromHex,
@@ -475,5 +475,53 @@ describe('every message type', () => {
       ),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('MetricsMessage (the part the controller reads)', () => {
+  // The fuller shape a router sends (metrics_pb.MetricsMessage): the fields the controller does not
+  // read are skipped, the histograms' means are read.
+  const FullHistogram = defineMessage<{ count: bigint; max: bigint; mean: number; min: bigint; p50: number }>(
+    'ziti.metrics.pb.MetricsMessage.Histogram',
+    {
+      count: field.int64(1),
+      max: field.int64(2),
+      mean: field.scalar(3, 'double'),
+      min: field.int64(4),
+      p50: field.scalar(7, 'double'),
+    },
+  );
+  const Full = defineMessage<{
+    eventId: string;
+    sourceId: string;
+    tags: Map<string, string>;
+    intValues: Map<string, bigint>;
+    histograms: Map<string, { count: bigint; max: bigint; mean: number; min: bigint; p50: number }>;
+    doNotPropagate: boolean;
+  }>('ziti.metrics.pb.MetricsMessage', {
+    eventId: field.string(1),
+    sourceId: field.string(2),
+    tags: field.map(4, 'string', 'string'),
+    intValues: field.map(5, 'string', 'int64'),
+    histograms: field.messageMap(8, 'string', FullHistogram),
+    doNotPropagate: field.bool(12),
+  });
+
+  it('reads each histogram mean and skips the rest', () => {
+    const bytes = Full.encode({
+      eventId: 'e1',
+      sourceId: 'router-1',
+      tags: new Map([['a', 'b']]),
+      intValues: new Map([['x', 7n]]),
+      histograms: new Map([
+        ['link.ab.latency', { count: 3n, max: 9n, mean: 2_500_000.5, min: 1n, p50: 2.0 }],
+        ['link.ab.queue_time', { count: 3n, max: 9n, mean: 10, min: 1n, p50: 2.0 }],
+      ]),
+      doNotPropagate: true,
+    });
+    const m = ctrl.MetricsMessage.decode(bytes);
+    expect(m.sourceId).toBe('router-1');
+    expect(m.histograms.get('link.ab.latency')).toEqual({ count: 3n, mean: 2_500_000.5 });
+    expect(m.histograms.get('link.ab.queue_time')?.mean).toBe(10);
   });
 });

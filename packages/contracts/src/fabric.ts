@@ -337,6 +337,17 @@ export const fleetLinkSchema = z.object({
     .int()
     .min(0)
     .max(2 ** 32 - 1),
+  /** Each end's measured latency in ms (the reference's 65 s until measured). */
+  srcLatencyMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 31 - 1),
+  dstLatencyMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 31 - 1),
 });
 export type FleetLink = z.infer<typeof fleetLinkSchema>;
 /**

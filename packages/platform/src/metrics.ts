@@ -387,7 +387,17 @@ export const authenticationAttemptMetrics = {
 // ---------------------------------------------------------------------------------------------
 // The router edge (fabric, docs/adr/0023).
 
-const routerEdgeSources = new Set<{ connectedRouters(): number; channels(): number; apiSessions(): number }>();
+interface RouterEdgeSource {
+  connectedRouters(): number;
+  channels(): number;
+  apiSessions(): number;
+  /** Router-to-router links this replica knows of (its routers' and the other replicas'). */
+  links(): number;
+  /** Those whose latency a router measured at one end at least. */
+  measuredLinks(): number;
+}
+
+const routerEdgeSources = new Set<RouterEdgeSource>();
 
 export const routerEdgeMetrics = lazy(() => ({
   connected: new Gauge({
@@ -420,6 +430,26 @@ export const routerEdgeMetrics = lazy(() => ({
       this.set(sum);
     },
   }),
+  links: new Gauge({
+    name: 'ziti_router_links',
+    help: 'Router-to-router links this fabric replica routes circuits over',
+    registers: [metricsRegistry],
+    collect() {
+      let sum = 0;
+      for (const s of routerEdgeSources) sum += s.links();
+      this.set(sum);
+    },
+  }),
+  measuredLinks: new Gauge({
+    name: 'ziti_router_links_measured',
+    help: 'Links whose latency a router reported (their cost is no longer the initial 65 s per end)',
+    registers: [metricsRegistry],
+    collect() {
+      let sum = 0;
+      for (const s of routerEdgeSources) sum += s.measuredLinks();
+      this.set(sum);
+    },
+  }),
   dials: new Counter({
     name: 'ziti_circuit_dials_total',
     help: 'Dials relayed by routers, by outcome (routed, or the refusal code)',
@@ -447,11 +477,7 @@ export const routerEdgeMetrics = lazy(() => ({
 }));
 
 /** Reports the routers of one fabric composition until the returned function is called. */
-export function watchRouterEdge(source: {
-  connectedRouters(): number;
-  channels(): number;
-  apiSessions(): number;
-}): () => void {
+export function watchRouterEdge(source: RouterEdgeSource): () => void {
   routerEdgeMetrics();
   routerEdgeSources.add(source);
   return () => {

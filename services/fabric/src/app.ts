@@ -10,6 +10,7 @@ import type { ControlListener, ControlTls } from './control-channel/control-list
 import type { RouterConnections } from './routers/router-connections.domain.ts';
 import type { HeldLinks } from './routers/router-link.ports.ts';
 import { routersWiring } from './routers/routers.wiring.ts';
+import { linkCosts } from './links/links.domain.ts';
 import { linksWiring } from './links/links.wiring.ts';
 import type { FabricWiringDeps } from './shared/fabric-deps.wiring.ts';
 import { terminatorsWiring } from './terminators/terminators.wiring.ts';
@@ -101,6 +102,13 @@ export function createFabricService(deps: FabricServiceDeps): FabricService {
         connectedRouters: () => routers.list().length,
         channels: () => control.listener()?.channels ?? 0,
         apiSessions: () => apiSessions.size,
+        links: () => links.graph.size,
+        measuredLinks: () =>
+          links.graph
+            .list()
+            .filter(
+              (l) => l.srcLatencyMs !== linkCosts.initialLatencyMs || l.dstLatencyMs !== linkCosts.initialLatencyMs,
+            ).length,
       });
       started = true;
       logger.info(

@@ -472,3 +472,22 @@ export interface RouterMetadata {
 export const RouterMetadata = defineMessage<RouterMetadata>('ziti.ctrl.pb.RouterMetadata', {
   capabilities: field.repeated(1, 'enum'),
 });
+
+/** The part of a router's metrics (metrics_pb.MetricsMessage, type 1007) the controller reads: its histograms' means. */
+export interface MetricsHistogram {
+  count: bigint;
+  mean: number;
+}
+export const MetricsHistogram = defineMessage<MetricsHistogram>('ziti.metrics.pb.MetricsMessage.Histogram', {
+  count: field.int64(1),
+  mean: field.scalar(3, 'double'),
+});
+export interface MetricsMessage {
+  sourceId: string;
+  histograms: Map<string, MetricsHistogram>;
+}
+export const MetricsMessage = defineMessage<MetricsMessage>(
+  'ziti.metrics.pb.MetricsMessage',
+  { sourceId: field.string(2), histograms: field.messageMap(8, 'string', MetricsHistogram) },
+  ContentType.MetricsType,
+);

@@ -105,6 +105,18 @@ export class RouterMessages {
         );
         return;
       }
+      case ctrl.ContentType.MetricsType: {
+        // Advisory: metrics that do not decode are dropped, never a reason to close the channel.
+        let metrics: ctrl.MetricsMessage;
+        try {
+          metrics = ctrl.MetricsMessage.decode(msg.body);
+        } catch (err) {
+          this.deps.logger.debug({ routerId: link.routerId, err: describe(err) }, 'router metrics not read');
+          return;
+        }
+        this.deps.peers.measured(link, metrics.histograms);
+        return;
+      }
       case ctrl.ContentType.LinkConnectedType: {
         // The pre-0.32 report of a dialled link: 1.1.9 routers report links with RouterLinks, which
         // the graph takes as connected at once, as the reference's does.

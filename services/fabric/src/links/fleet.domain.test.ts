@@ -17,6 +17,8 @@ const link = (id: string, src: string, dst: string) => ({
   protocol: 'tls',
   dialAddress: 'tls:127.0.0.1:1',
   iteration: 1,
+  srcLatencyMs: 65_000,
+  dstLatencyMs: 65_000,
 });
 
 describe('FleetView', () => {

@@ -23,6 +23,9 @@ export interface Link {
   protocol: string;
   dialAddress: string;
   iteration: number;
+  /** Each end's measured latency (its `link.<id>.latency` mean, plus queue time), in ms. */
+  srcLatencyMs: number;
+  dstLatencyMs: number;
   /** Static cost plus both ends' latency in ms (the reference starts both at 65 s until measured). */
   cost: number;
   reportedAt: Date;
@@ -102,6 +105,8 @@ export class LinkGraph {
       protocol: r.protocol,
       dialAddress: r.dialAddress,
       iteration: r.iteration,
+      srcLatencyMs: linkCosts.initialLatencyMs,
+      dstLatencyMs: linkCosts.initialLatencyMs,
       cost: linkCosts.staticCost + 2 * linkCosts.initialLatencyMs,
       reportedAt: this.now(),
     };
@@ -112,6 +117,23 @@ export class LinkGraph {
       ids.add(link.id);
     }
     return known ? { link, replaced: known } : { link };
+  }
+
+  /**
+   * A router's metrics measured a link of it (`AcceptMetricsMsg`): that end's latency, and so the
+   * link's cost, is what it measured. Answers whether it changed.
+   */
+  measured(routerId: string, linkId: string, latencyMs: number): boolean {
+    const link = this.byId.get(linkId);
+    if (!link || !Number.isFinite(latencyMs) || latencyMs < 0) return false;
+    const ms = Math.min(Math.floor(latencyMs), unreachable);
+    if (link.srcRouterId === routerId) link.srcLatencyMs = ms;
+    else if (link.dstRouterId === routerId) link.dstLatencyMs = ms;
+    else return false;
+    const cost = linkCosts.staticCost + link.srcLatencyMs + link.dstLatencyMs;
+    if (cost === link.cost) return false;
+    link.cost = cost;
+    return true;
   }
 
   /**

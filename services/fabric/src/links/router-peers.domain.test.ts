@@ -173,9 +173,19 @@ describe('RouterPeers', () => {
     peers.signalled({
       kind: 'link',
       replicaId: 'replica-2',
-      link: { id: 'bc', srcRouterId: 'B', dstRouterId: 'C', protocol: 'tls', dialAddress: 'y', iteration: 1 },
+      link: {
+        id: 'bc',
+        srcRouterId: 'B',
+        dstRouterId: 'C',
+        protocol: 'tls',
+        dialAddress: 'y',
+        iteration: 1,
+        srcLatencyMs: 3,
+        dstLatencyMs: 65_000,
+      },
     });
-    expect(graph.get('bc')).toMatchObject({ srcRouterId: 'B', dstRouterId: 'C' });
+    // With the latency B measured there.
+    expect(graph.get('bc')).toMatchObject({ srcRouterId: 'B', dstRouterId: 'C', cost: 1 + 3 + 65_000 });
     // Our own signals come back to us: ignored.
     peers.signalled({ kind: 'routerDown', replicaId: 'replica-1', routerId: 'B', removed: false });
     expect(graph.size).toBe(1);
@@ -199,5 +209,32 @@ describe('RouterPeers', () => {
       routers: [{ id: 'A', version: 'v1.1.9', connectedAt: '2026-01-01T00:00:00.000Z' }],
       links: [{ id: 'ab', srcRouterId: 'A', dstRouterId: 'B', iteration: 1 }],
     });
+  });
+
+  it("a router's metrics set its end's latency of each of its links, and the others hear of the cost", () => {
+    const { peers, peer, graph, signals } = setup();
+    const a = peer('A', 1);
+    peers.reported(a.link, [{ id: 'ab', destRouterId: 'B', protocol: 'tls', dialAddress: 'x', iteration: 1 }]);
+    expect(graph.get('ab')!.cost).toBe(1 + 65_000 + 65_000);
+    peers.measured(
+      a.link,
+      new Map([
+        ['link.ab.latency', { mean: 2_500_000 }],
+        ['link.ab.queue_time', { mean: 500_000 }],
+        ['link.other.latency', { mean: 1 }],
+      ]),
+    );
+    expect(graph.get('ab')).toMatchObject({ srcLatencyMs: 3, dstLatencyMs: 65_000, cost: 1 + 3 + 65_000 });
+    expect(signals.at(-1)).toMatchObject({ kind: 'link', link: { id: 'ab', srcLatencyMs: 3 } });
+    // B's end, measured by B (held elsewhere here), is B's to report.
+    const count = signals.length;
+    peers.measured(
+      a.link,
+      new Map([
+        ['link.ab.latency', { mean: 2_500_000 }],
+        ['link.ab.queue_time', { mean: 500_000 }],
+      ]),
+    );
+    expect(signals.length).toBe(count);
   });
 });

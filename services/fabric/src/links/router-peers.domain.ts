@@ -110,6 +110,20 @@ export class RouterPeers implements PeerWatcher {
     this.linksGone([link]);
   }
 
+  /**
+   * A router's metrics (Metrics, every minute by default): each of its links' latency mean (and
+   * queue time), in nanoseconds, sets that end's latency and so the link's cost.
+   */
+  measured(from: RouterLink, histograms: Map<string, { mean: number }>): void {
+    for (const link of this.graph.ofRouter(from.routerId)) {
+      const latency = histograms.get(`link.${link.id}.latency`);
+      if (!latency) continue;
+      const queued = histograms.get(`link.${link.id}.queue_time`)?.mean ?? 0;
+      if (this.graph.measured(from.routerId, link.id, (latency.mean + queued) / 1_000_000))
+        this.broadcast.send({ kind: 'link', replicaId: this.replicaId, link: fleetLinkOf(link) });
+    }
+  }
+
   /** Everything this replica holds, for the others (now and then, and when one asks). */
   announce(): void {
     this.broadcast.send({
@@ -193,6 +207,9 @@ export class RouterPeers implements PeerWatcher {
       iteration: l.iteration,
     });
     if (added?.replaced) this.linksGone([added.replaced]);
+    // Another replica's router measured it: its latencies come with it.
+    this.graph.measured(l.srcRouterId, l.id, l.srcLatencyMs);
+    this.graph.measured(l.dstRouterId, l.id, l.dstLatencyMs);
   }
 
   private dropRouter(routerId: string): void {
@@ -238,6 +255,8 @@ function fleetLinkOf(l: Link): FleetLink {
     protocol: l.protocol,
     dialAddress: l.dialAddress,
     iteration: l.iteration,
+    srcLatencyMs: l.srcLatencyMs,
+    dstLatencyMs: l.dstLatencyMs,
   };
 }
 
