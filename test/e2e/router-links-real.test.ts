@@ -17,7 +17,8 @@ import {
  * let A dial only B and B only C. The host binds on C, the client may use only A, so a dial crosses
  * both links: the controller told the routers of each other (PeerStateChanges), took the links they
  * reported (RouterLinks), answered B's and C's VerifyRouter, and routed the circuit A → B → C. With B
- * killed, a dial fails cleanly (no path); with B back, the routers link again and dials go through.
+ * killed, its open circuit ends and a dial fails cleanly (no path); a router D linked A–D–C then
+ * carries new dials around it; with B back, the routers link again and dials go through.
  * Skips with one line when `ziti` v1.1.9 is not found.
  */
 describeWithZiti('three real routers linked in a line (OpenZiti 1.1.9) on the cluster', (ziti) => {
@@ -165,7 +166,7 @@ describeWithZiti('three real routers linked in a line (OpenZiti 1.1.9) on the cl
     expect(done.stdout.toString('utf8')).toBe(line);
   }, 300_000);
 
-  it('with the middle router killed its circuits end and a dial fails cleanly; when it returns the routers link again and dials go through', async () => {
+  it('with the middle router killed its circuits end and a dial fails cleanly, then takes another path when one comes; when B returns dials go through it again', async () => {
     // A circuit open over the line when B dies ends with it: the controller drops it and the dialler sees it close.
     holding = true;
     const dialing = peers.zcat(clientFile, serviceName, 'over B\n', { name: 'zcat-cut', timeoutMs: 60_000 });
@@ -194,6 +195,38 @@ describeWithZiti('three real routers linked in a line (OpenZiti 1.1.9) on the cl
     expect(refused.stdout.toString('utf8')).toBe('');
     // The controller's answer, as the reference words it: no path from A to the host's router.
     expect(refused.stderr).toContain(`can't route from ${a.id} -\\u003e ${c.id}`);
+
+    // Another way around, A–D–C: new dials take it while B is down.
+    const d = await peers.startRouter(admin, {
+      ctrlEndpoint: `tls:127.0.0.1:${e.cluster.ctrlPorts()[0]!.port}`,
+      name: `line-d-${Date.now()}`,
+      linkListener: true,
+      linkGroups: { listener: ['ab'], dialer: ['bc'] },
+      onlineTimeoutMs: 30_000,
+    });
+    // A transit router needs no policy: only the dialler's and the host's routers do.
+    holding = true;
+    const around = peers.zcat(clientFile, serviceName, 'around\n', { name: 'zcat-around', timeoutMs: 60_000 });
+    const aroundPath = await waitFor(
+      async () => {
+        const res = await mgmt(`/sessions?filter=${encodeURIComponent(`service = "${serviceId}" and type = "Dial"`)}`);
+        for (const session of res.json.data as { id: string }[]) {
+          const route = await mgmt(`/sessions/${session.id}/route-path`);
+          if (route.status === 200 && route.json.data.routePath.length > 0)
+            return route.json.data.routePath as string[];
+        }
+        return null;
+      },
+      'a circuit around B, over D',
+      90_000,
+      500,
+    );
+    expect(aroundPath).toEqual([a.id, d.id, c.id]);
+    holding = false;
+    for (const s of held) s.end();
+    expect((await around).code).toBe(0);
+    await d.process.kill('SIGKILL');
+    await admin.waitForRouterOnline(d.id, false, { timeoutMs: 30_000 });
 
     const back = peers.runRouter(b.config, { name: 'router-b-again' });
     await admin.waitForRouterOnline(b.id, true, { timeoutMs: 30_000, processes: [back] });
