@@ -82,14 +82,14 @@ export interface CircuitsOptions extends ScenarioOptions {
 }
 
 /** One identity as the router sees it: its tokens and the fingerprint of its certificate. */
-interface EdgeUser {
+export interface EdgeUser {
   identityId: string;
   apiSessionToken: string;
   sessionToken: string;
   fingerprint: string;
 }
 
-interface Prepared {
+export interface Prepared {
   controller: BenchController;
   api: EdgeApi;
   adminToken: string;
@@ -103,7 +103,7 @@ interface Prepared {
   setupSeconds: number;
 }
 
-interface Phase {
+export interface Phase {
   operations: number;
   seconds: number;
   perSecond: number;
@@ -295,11 +295,11 @@ export async function benchCircuits(options: CircuitsOptions = {}) {
   }
 }
 
-function sha1Fingerprint(pem: string): string {
+export function sha1Fingerprint(pem: string): string {
   return new X509Certificate(pem).fingerprint.replace(/:/g, '').toLowerCase();
 }
 
-function bindOf(h: EdgeUser, terminatorId: string) {
+export function bindOf(h: EdgeUser, terminatorId: string) {
   return { terminatorId, sessionToken: h.sessionToken, fingerprints: [h.fingerprint] };
 }
 
@@ -308,7 +308,7 @@ function bindOf(h: EdgeUser, terminatorId: string) {
  * and the simulator connected through it, the hosting identities with their Bind sessions, the dial
  * host bound once and the client with its Dial session.
  */
-async function prepare(
+export async function prepare(
   c: BenchController,
   o: {
     tag: string;
@@ -485,7 +485,7 @@ function cpuNow(c: BenchController): Map<string, number> {
   return out;
 }
 
-async function timedPhase(
+export async function timedPhase(
   c: BenchController,
   count: number,
   concurrency: number,
@@ -540,7 +540,7 @@ async function bindPhase(p: Prepared, concurrency: number): Promise<RoundResult[
 }
 
 /** Polls a management count until it is `expected` (for at most 30 s); the last count seen. */
-async function waitForCount(p: Prepared, path: string, expected: number): Promise<number> {
+export async function waitForCount(p: Prepared, path: string, expected: number): Promise<number> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const n = await p.api.count(path, p.adminToken);

@@ -20,7 +20,9 @@
  *   control channel, under `npm start` and on the cluster, beside the reference controller;
  * - `hot-paths` (issue 32, bench/hot-paths.ts): the most used Edge API calls (current-identity,
  *   logins, identity creates, the client's services, Dial sessions, a deep management list), idle
- *   RSS and spawn → first answer, under `npm start` and on the cluster beside the reference 1.1.9.
+ *   RSS and spawn → first answer, under `npm start` and on the cluster beside the reference 1.1.9;
+ * - `terminators` (issue 34, bench/terminators.ts): 40,000 terminators bound through a router while
+ *   a client dials, the rate of each 10,000 and the dials' p99, beside the reference.
  * Loopback only; every loop is bounded.
  */
 import 'reflect-metadata';
@@ -38,6 +40,7 @@ import { benchPolicy } from './policy.ts';
 import { benchRead } from './read.ts';
 import { benchSessions } from './sessions.ts';
 import { benchStartup } from './startup.ts';
+import { benchTerminators } from './terminators.ts';
 import { benchWhatIf } from './what-if.ts';
 
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // loopback only, self-issued certificates
@@ -56,6 +59,7 @@ const scenarios = [
   'what-if',
   'circuits',
   'hot-paths',
+  'terminators',
 ] as const;
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const w of wanted)
@@ -82,6 +86,7 @@ if (runs('sessions')) await benchSessions();
 if (runs('what-if')) await benchWhatIf();
 if (runs('circuits')) await benchCircuits();
 if (runs('hot-paths')) await benchHotPaths();
+if (runs('terminators')) await benchTerminators();
 
 /** Percentile of sorted numbers. */
 function pct(sorted: number[], p: number): number {

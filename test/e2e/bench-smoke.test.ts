@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalCluster } from '../../deploy/local-cluster.ts';
 import { benchBulk } from '../../bench/bulk.ts';
 import { benchCircuits } from '../../bench/circuits.ts';
+import { benchTerminators } from '../../bench/terminators.ts';
 import { benchCluster } from '../../bench/common.ts';
 import { benchLists } from '../../bench/lists.ts';
 import { benchLogin, defaultHashNice } from '../../bench/login.ts';
@@ -13,7 +14,7 @@ import { benchWhatIf } from '../../bench/what-if.ts';
 import { findZiti } from '../support/ziti-peers.ts';
 
 /**
- * The benchmark scenarios (`npm run bench -- read|login|bulk|lists|startup|sessions|what-if|circuits`) at a
+ * The benchmark scenarios (`npm run bench -- read|login|bulk|lists|startup|sessions|what-if|circuits|terminators`) at a
  * tiny size on one shared cluster, so they cannot rot: each must run to the end and produce its
  * figures with no errors. Shape only: timings are never asserted (this is not a timed test); what-if's
  * check of its answers against applying them is (a mismatch fails the scenario).
@@ -188,5 +189,28 @@ describe('benchmark scenarios at tiny size', () => {
       if (withReference) finite(ratio?.dialsPerSecond);
       else expect(ratio).toBeUndefined();
     }
+  }, 150_000);
+
+  it('terminators: chunks of binds while a client dials, under npm start and on the cluster, beside the reference when found', async () => {
+    process.env.ZITI_PEERS_NO_INSTALL ??= '1';
+    const withReference = 'path' in findZiti();
+    const r = await benchTerminators({ cluster, record: false, terminators: 40, chunk: 10, hosts: 4, dialers: 1 });
+    expect(r.results.map((x) => x.kind).sort()).toEqual(
+      withReference ? ['cluster', 'embedded', 'reference'] : ['cluster', 'embedded'],
+    );
+    for (const x of r.results) {
+      expect(x.storm.chunks.map((c) => [c.operations, c.errors])).toEqual([
+        [10, 0],
+        [10, 0],
+        [10, 0],
+        [10, 0],
+      ]);
+      expect(x.storm.terminatorsListed).toBe(40);
+      expect(x.storm.dials.operations).toBeGreaterThan(0);
+      expect(x.storm.dials.errors).toBe(0);
+      finite(x.storm.lastOverFirst);
+      finite(x.storm.dials.p99);
+    }
+    if (withReference) expect(r.ratiosOursOverReference.cluster?.chunks).toHaveLength(4);
   }, 150_000);
 });
