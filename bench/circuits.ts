@@ -150,19 +150,143 @@ export async function benchCircuits(options: CircuitsOptions = {}) {
   };
   const tag = `bench-c-${Date.now().toString(36)}`;
   const loadAtStart = load1();
-  const found = options.reference === false ? { skipped: 'not asked for (reference: false)' } : findZiti();
+  return withPreparedControllers(
+    { ...options, tag, hosts: o.hosts, setupConcurrency: o.setupConcurrency, clusterName: 'c' },
+    async ({ prepared, found, referenceSkipped }) => {
+      for (const p of prepared)
+        console.log(
+          `circuits: ${p.controller.label} ready in ${p.setupSeconds.toFixed(1)} s (router ${p.routerId}, ${p.enrolledWith}; ${p.hosts.length} hosts bound-to-be, 1 dial terminator)`,
+        );
+
+      // Warm-up, not timed: some dials and a few binds (removed again) on each.
+      for (const p of prepared) {
+        await dialPhase(p, o.warmupDials, 4, 'warm-up');
+        const some = p.hosts.slice(0, Math.max(1, Math.ceil(p.hosts.length / 100)));
+        const ids = some.map(() => randomUUID());
+        await pool(some.length, 4, async (i) => (await p.sim.bind(bindOf(some[i]!, ids[i]!))).ok);
+        await p.sim.removeTerminators(ids);
+      }
+
+      const rounds = new Map<ControllerKind, RoundResult[]>(prepared.map((p) => [p.controller.kind, []]));
+      for (let round = 0; round < o.rounds; round++) {
+        const order = round % 2 === 0 ? prepared : [...prepared].reverse();
+        for (const [position, p] of order.entries()) {
+          // What the setup or the previous phase left to do (ours: event consumers, the audit trail of
+          // the terminators made and removed) is done before the next phase is timed.
+          const idle = [await waitForIdle(p.controller, { windowMs: o.idleWindowMs })];
+          const binds = await bindPhase(p, o.bindConcurrency);
+          idle.push(await waitForIdle(p.controller, { windowMs: o.idleWindowMs }));
+          const dials = await dialPhase(p, o.dials, o.dialConcurrency, 'concurrent');
+          idle.push(await waitForIdle(p.controller, { windowMs: o.idleWindowMs }));
+          const sequentialDials = await dialPhase(p, o.sequentialDials, 1, 'sequential');
+          rounds.get(p.controller.kind)!.push({
+            round: round + 1,
+            position: position + 1,
+            idleBefore: { binds: idle[0]!, dials: idle[1]!, sequentialDials: idle[2]! },
+            binds,
+            dials,
+            sequentialDials,
+          });
+          console.log(
+            `  round ${round + 1} · ${p.controller.label.padEnd(16)} binds ${fmtPhase(binds)} | dials ${fmtPhase(dials)} | one at a time p50 ${sequentialDials.p50} ms (idle after ${idle.map((x) => `${x.seconds}${x.settled ? '' : '!'}`).join('/')} s)`,
+          );
+        }
+      }
+
+      const results = prepared.map((p) => {
+        const rs = rounds.get(p.controller.kind)!;
+        return {
+          controller: p.controller.label,
+          kind: p.controller.kind,
+          routerId: p.routerId,
+          routerEnrolledWith: p.enrolledWith,
+          setupSeconds: +p.setupSeconds.toFixed(1),
+          figures: pooled(rs),
+          rounds: rs,
+          router: { ...p.sim.stats, apiSessionsKnown: p.sim.apiSessions.size, closed: p.sim.closed },
+          rssMiB: p.controller.processes().map((x) => ({ process: x.name, rssMiB: rssMiB(x.pid) })),
+          logs: p.controller.logNotes(),
+        };
+      });
+      const reference = results.find((r) => r.kind === 'reference');
+      const ratios = Object.fromEntries(
+        results
+          .filter((r) => r.kind !== 'reference')
+          .map((r) => [r.kind, reference ? ratiosOf(r.figures, reference.figures) : undefined]),
+      );
+      printTable(results, ratios, { ...o, loadAtStart, loadAtEnd: load1(), referenceSkipped });
+
+      const summary = {
+        date: new Date().toISOString(),
+        scenario: 'circuits',
+        machine: machine(),
+        git: gitState(),
+        parameters: o,
+        loadAverage1m: { atStart: loadAtStart, atEnd: load1() },
+        reference: reference
+          ? { version: 'v1.1.9', binary: 'path' in found ? found.path : undefined }
+          : { skipped: referenceSkipped },
+        results,
+        ratiosOursOverReference: ratios,
+      };
+      await recordResult('circuits', summary, options.record ?? true);
+
+      const problems = results.flatMap((r) =>
+        r.rounds.flatMap((x) => [
+          ...(x.binds.errors
+            ? [`${r.controller}: ${x.binds.errors} binds failed in round ${x.round} (${x.binds.firstError})`]
+            : []),
+          ...(x.binds.terminatorsListed !== o.hosts
+            ? [
+                `${r.controller}: GET /terminators listed ${x.binds.terminatorsListed} of ${o.hosts} in round ${x.round}`,
+              ]
+            : []),
+          ...(x.binds.terminatorsAfterRemoval !== 0
+            ? [`${r.controller}: ${x.binds.terminatorsAfterRemoval} terminators left after removal in round ${x.round}`]
+            : []),
+          ...[x.dials, x.sequentialDials]
+            .filter((d) => d.errors > 0)
+            .map((d) => `${r.controller}: ${d.errors} dials failed in round ${x.round} (${d.firstError})`),
+        ]),
+      );
+      if (problems.length > 0) throw new Error(`circuits failed:\n  ${problems.join('\n  ')}`);
+      return summary;
+    },
+  );
+}
+
+/**
+ * The controllers of a run side by side (`npm start`, the cluster, the reference when its binary is
+ * found), each prepared (`prepare`) with the same CA and identities, handed to `run`, and every one
+ * stopped afterwards, whatever happened. Each is measured while the others idle.
+ */
+export async function withPreparedControllers<T>(
+  o: ScenarioOptions & {
+    tag: string;
+    hosts: number;
+    setupConcurrency: number;
+    /** The bench cluster's name (its databases' suffix). */
+    clusterName: string;
+    reference?: boolean;
+  },
+  run: (ctx: {
+    prepared: Prepared[];
+    found: ReturnType<typeof findZiti>;
+    referenceSkipped: string | undefined;
+  }) => Promise<T>,
+): Promise<T> {
+  const found = o.reference === false ? { skipped: 'not asked for (reference: false)' } : findZiti();
   const referenceSkipped = 'skipped' in found ? found.skipped : undefined;
   const peers: ZitiPeers | undefined =
-    'path' in found ? createZitiPeers({ ziti: found.path, prefix: 'bench-circuits-' }) : undefined;
+    'path' in found ? createZitiPeers({ ziti: found.path, prefix: `${o.tag}-` }) : undefined;
   const controllers: BenchController[] = [];
   const prepared: Prepared[] = [];
   let ownCluster: LocalCluster | undefined;
   try {
-    // The three controllers start side by side; each is measured while the others idle.
     const started = await Promise.allSettled([
       startNpmStart(),
       (async () => {
-        const cluster = options.cluster ?? (ownCluster = await benchCluster('c', { ZITI_AUTH_RATE_LIMIT: '0' }));
+        const cluster = o.cluster ?? (ownCluster = await benchCluster(o.clusterName, { ZITI_AUTH_RATE_LIMIT: '0' }));
         return clusterController(cluster);
       })(),
       ...(peers ? [referenceController(peers)] : []),
@@ -172,120 +296,26 @@ export async function benchCircuits(options: CircuitsOptions = {}) {
     if (failed) throw (failed as PromiseRejectedResult).reason;
 
     // One CA of this run signs every identity's certificate; each controller is told of it.
-    const ca = await makeTestCa(`${tag}-ca`);
+    const ca = await makeTestCa(`${o.tag}-ca`);
     const names = [
-      ...Array.from({ length: o.hosts }, (_, i) => `${tag}-host-${i}`),
-      `${tag}-dialhost`,
-      `${tag}-client`,
+      ...Array.from({ length: o.hosts }, (_, i) => `${o.tag}-host-${i}`),
+      `${o.tag}-dialhost`,
+      `${o.tag}-client`,
     ];
     const certs = new Map<string, { certPem: string; fingerprint: string }>();
     for (const name of names) {
       const { certPem } = await issueServerCertificate(ca.rootSigner, { commonName: name, validityDays: 2 });
       certs.set(name, { certPem, fingerprint: sha1Fingerprint(certPem) });
     }
-
     const ready = await Promise.allSettled(
-      controllers.map((c) => prepare(c, { tag, ca, certs, peers, hosts: o.hosts, concurrency: o.setupConcurrency })),
+      controllers.map((c) =>
+        prepare(c, { tag: o.tag, ca, certs, peers, hosts: o.hosts, concurrency: o.setupConcurrency }),
+      ),
     );
     for (const r of ready) if (r.status === 'fulfilled') prepared.push(r.value);
     const unready = ready.find((r) => r.status === 'rejected');
     if (unready) throw (unready as PromiseRejectedResult).reason;
-    for (const p of prepared)
-      console.log(
-        `circuits: ${p.controller.label} ready in ${p.setupSeconds.toFixed(1)} s (router ${p.routerId}, ${p.enrolledWith}; ${p.hosts.length} hosts bound-to-be, 1 dial terminator)`,
-      );
-
-    // Warm-up, not timed: some dials and a few binds (removed again) on each.
-    for (const p of prepared) {
-      await dialPhase(p, o.warmupDials, 4, 'warm-up');
-      const some = p.hosts.slice(0, Math.max(1, Math.ceil(p.hosts.length / 100)));
-      const ids = some.map(() => randomUUID());
-      await pool(some.length, 4, async (i) => (await p.sim.bind(bindOf(some[i]!, ids[i]!))).ok);
-      await p.sim.removeTerminators(ids);
-    }
-
-    const rounds = new Map<ControllerKind, RoundResult[]>(prepared.map((p) => [p.controller.kind, []]));
-    for (let round = 0; round < o.rounds; round++) {
-      const order = round % 2 === 0 ? prepared : [...prepared].reverse();
-      for (const [position, p] of order.entries()) {
-        // What the setup or the previous phase left to do (ours: event consumers, the audit trail of
-        // the terminators made and removed) is done before the next phase is timed.
-        const idle = [await waitForIdle(p.controller, { windowMs: o.idleWindowMs })];
-        const binds = await bindPhase(p, o.bindConcurrency);
-        idle.push(await waitForIdle(p.controller, { windowMs: o.idleWindowMs }));
-        const dials = await dialPhase(p, o.dials, o.dialConcurrency, 'concurrent');
-        idle.push(await waitForIdle(p.controller, { windowMs: o.idleWindowMs }));
-        const sequentialDials = await dialPhase(p, o.sequentialDials, 1, 'sequential');
-        rounds.get(p.controller.kind)!.push({
-          round: round + 1,
-          position: position + 1,
-          idleBefore: { binds: idle[0]!, dials: idle[1]!, sequentialDials: idle[2]! },
-          binds,
-          dials,
-          sequentialDials,
-        });
-        console.log(
-          `  round ${round + 1} · ${p.controller.label.padEnd(16)} binds ${fmtPhase(binds)} | dials ${fmtPhase(dials)} | one at a time p50 ${sequentialDials.p50} ms (idle after ${idle.map((x) => `${x.seconds}${x.settled ? '' : '!'}`).join('/')} s)`,
-        );
-      }
-    }
-
-    const results = prepared.map((p) => {
-      const rs = rounds.get(p.controller.kind)!;
-      return {
-        controller: p.controller.label,
-        kind: p.controller.kind,
-        routerId: p.routerId,
-        routerEnrolledWith: p.enrolledWith,
-        setupSeconds: +p.setupSeconds.toFixed(1),
-        figures: pooled(rs),
-        rounds: rs,
-        router: { ...p.sim.stats, apiSessionsKnown: p.sim.apiSessions.size, closed: p.sim.closed },
-        rssMiB: p.controller.processes().map((x) => ({ process: x.name, rssMiB: rssMiB(x.pid) })),
-        logs: p.controller.logNotes(),
-      };
-    });
-    const reference = results.find((r) => r.kind === 'reference');
-    const ratios = Object.fromEntries(
-      results
-        .filter((r) => r.kind !== 'reference')
-        .map((r) => [r.kind, reference ? ratiosOf(r.figures, reference.figures) : undefined]),
-    );
-    printTable(results, ratios, { ...o, loadAtStart, loadAtEnd: load1(), referenceSkipped });
-
-    const summary = {
-      date: new Date().toISOString(),
-      scenario: 'circuits',
-      machine: machine(),
-      git: gitState(),
-      parameters: o,
-      loadAverage1m: { atStart: loadAtStart, atEnd: load1() },
-      reference: reference
-        ? { version: 'v1.1.9', binary: 'path' in found ? found.path : undefined }
-        : { skipped: referenceSkipped },
-      results,
-      ratiosOursOverReference: ratios,
-    };
-    await recordResult('circuits', summary, options.record ?? true);
-
-    const problems = results.flatMap((r) =>
-      r.rounds.flatMap((x) => [
-        ...(x.binds.errors
-          ? [`${r.controller}: ${x.binds.errors} binds failed in round ${x.round} (${x.binds.firstError})`]
-          : []),
-        ...(x.binds.terminatorsListed !== o.hosts
-          ? [`${r.controller}: GET /terminators listed ${x.binds.terminatorsListed} of ${o.hosts} in round ${x.round}`]
-          : []),
-        ...(x.binds.terminatorsAfterRemoval !== 0
-          ? [`${r.controller}: ${x.binds.terminatorsAfterRemoval} terminators left after removal in round ${x.round}`]
-          : []),
-        ...[x.dials, x.sequentialDials]
-          .filter((d) => d.errors > 0)
-          .map((d) => `${r.controller}: ${d.errors} dials failed in round ${x.round} (${d.firstError})`),
-      ]),
-    );
-    if (problems.length > 0) throw new Error(`circuits failed:\n  ${problems.join('\n  ')}`);
-    return summary;
+    return await run({ prepared, found, referenceSkipped });
   } finally {
     await Promise.allSettled(prepared.map((p) => p.sim.close()));
     for (const p of prepared) p.api.close();

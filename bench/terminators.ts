@@ -4,7 +4,8 @@
  * (40,000) terminators bound through a router by `BENCH_TERMINATORS_HOSTS` (200) hosting identities
  * (each binding many, as an SDK with many listeners does) at 16 in flight, timed per
  * `BENCH_TERMINATORS_CHUNK` (10,000), while a client dials the whole time (`BENCH_TERMINATORS_DIALERS`,
- * 2 in flight; each circuit torn down after its answer): the creation rate of each chunk (goal: the
+ * 2 in flight, `BENCH_TERMINATORS_DIAL_RATE` 20/s at most, the same load on each controller; each circuit
+ * torn down after its answer): the creation rate of each chunk (goal: the
  * last no slower than 1.2 × the first) and the dials' p50/p99 during the storm — for `npm start`, the
  * cluster and the reference controller 1.1.9 in the same run, the same client code (bench/circuits.ts
  * `prepare`: a simulated 1.1.9 router, bench/support/sim-router.ts, on a real router identity; a CA of
@@ -15,37 +16,17 @@
  * Loopback only. Results go to bench/results/<date>-terminators.json; no floors yet.
  */
 import { randomUUID } from 'node:crypto';
-import { issueServerCertificate } from '@ziti/x509';
-import { type LocalCluster } from '../deploy/local-cluster.ts';
-import { makeTestCa } from '../services/pki-enrollment/test/support.ts';
-import { type ZitiPeers, createZitiPeers, findZiti } from '../test/support/ziti-peers.ts';
 import {
   type Phase,
   type Prepared,
   bindOf,
-  prepare,
-  sha1Fingerprint,
   timedPhase,
   waitForCount,
   waitForIdle,
+  withPreparedControllers,
 } from './circuits.ts';
-import {
-  type ScenarioOptions,
-  benchCluster,
-  gitState,
-  latencyStats,
-  load1,
-  machine,
-  recordResult,
-  rssMiB,
-} from './common.ts';
-import {
-  type BenchController,
-  clusterController,
-  logNotesLine,
-  referenceController,
-  startNpmStart,
-} from './support/controllers.ts';
+import { type ScenarioOptions, gitState, latencyStats, load1, machine, recordResult, rssMiB } from './common.ts';
+import { logNotesLine } from './support/controllers.ts';
 
 export interface TerminatorsOptions extends ScenarioOptions {
   terminators?: number;
@@ -53,6 +34,8 @@ export interface TerminatorsOptions extends ScenarioOptions {
   hosts?: number;
   bindConcurrency?: number;
   dialers?: number;
+  /** Dials per second at most, all dialers together (default 20): the same dial load on every controller. */
+  dialRate?: number;
   setupConcurrency?: number;
   reference?: boolean;
 }
@@ -82,138 +65,107 @@ export async function benchTerminators(options: TerminatorsOptions = {}) {
     hosts: options.hosts ?? env('BENCH_TERMINATORS_HOSTS', 200),
     bindConcurrency: options.bindConcurrency ?? 16,
     dialers: options.dialers ?? env('BENCH_TERMINATORS_DIALERS', 2),
+    dialRate: options.dialRate ?? env('BENCH_TERMINATORS_DIAL_RATE', 20),
     setupConcurrency: options.setupConcurrency ?? 8,
   };
   if (o.chunk <= 0 || o.terminators % o.chunk !== 0)
     throw new Error('BENCH_TERMINATORS must be a multiple of the chunk');
   const tag = `bench-t-${Date.now().toString(36)}`;
   const loadAtStart = load1();
-  const found = options.reference === false ? { skipped: 'not asked for (reference: false)' } : findZiti();
-  const referenceSkipped = 'skipped' in found ? found.skipped : undefined;
-  const peers: ZitiPeers | undefined =
-    'path' in found ? createZitiPeers({ ziti: found.path, prefix: 'bench-terminators-' }) : undefined;
-  const controllers: BenchController[] = [];
-  const prepared: Prepared[] = [];
-  let ownCluster: LocalCluster | undefined;
-  try {
-    const started = await Promise.allSettled([
-      startNpmStart(),
-      (async () => {
-        const cluster = options.cluster ?? (ownCluster = await benchCluster('t', { ZITI_AUTH_RATE_LIMIT: '0' }));
-        return clusterController(cluster);
-      })(),
-      ...(peers ? [referenceController(peers)] : []),
-    ]);
-    for (const s of started) if (s.status === 'fulfilled') controllers.push(s.value);
-    const failed = started.find((s) => s.status === 'rejected');
-    if (failed) throw (failed as PromiseRejectedResult).reason;
-
-    const ca = await makeTestCa(`${tag}-ca`);
-    const names = [
-      ...Array.from({ length: o.hosts }, (_, i) => `${tag}-host-${i}`),
-      `${tag}-dialhost`,
-      `${tag}-client`,
-    ];
-    const certs = new Map<string, { certPem: string; fingerprint: string }>();
-    for (const name of names) {
-      const { certPem } = await issueServerCertificate(ca.rootSigner, { commonName: name, validityDays: 2 });
-      certs.set(name, { certPem, fingerprint: sha1Fingerprint(certPem) });
-    }
-    const ready = await Promise.allSettled(
-      controllers.map((c) => prepare(c, { tag, ca, certs, peers, hosts: o.hosts, concurrency: o.setupConcurrency })),
-    );
-    for (const r of ready) if (r.status === 'fulfilled') prepared.push(r.value);
-    const unready = ready.find((r) => r.status === 'rejected');
-    if (unready) throw (unready as PromiseRejectedResult).reason;
-
-    const results = [];
-    for (const p of prepared) {
-      const idle = await waitForIdle(p.controller);
-      const storm = await bindStorm(p, o);
-      console.log(
-        `terminators: ${p.controller.label.padEnd(16)} ${storm.chunks.map((c) => `${Math.round(c.perSecond)}/s`).join(' → ')} (last ÷ first ${storm.lastOverFirst}); dials during it ${Math.round(storm.dials.perSecond)}/s p50 ${storm.dials.p50} p99 ${storm.dials.p99} ms; ${storm.terminatorsListed} listed (idle after ${idle.seconds} s)`,
-      );
-      results.push({
-        controller: p.controller.label,
-        kind: p.controller.kind,
-        setupSeconds: +p.setupSeconds.toFixed(1),
-        storm,
-        rssMiB: p.controller.processes().map((x) => ({ process: x.name, rssMiB: rssMiB(x.pid) })),
-        logs: p.controller.logNotes(),
-      });
-    }
-    const reference = results.find((r) => r.kind === 'reference');
-    const ratios = Object.fromEntries(
-      results
-        .filter((r) => r.kind !== 'reference')
-        .map((r) => [
-          r.kind,
-          reference
-            ? {
-                chunks: r.storm.chunks.map((c, i) => +(c.perSecond / reference.storm.chunks[i]!.perSecond).toFixed(3)),
-                dialP99: +(r.storm.dials.p99 / Math.max(1, reference.storm.dials.p99)).toFixed(3),
-              }
-            : undefined,
-        ]),
-    );
-    for (const [kind, x] of Object.entries(ratios))
-      if (x)
+  return withPreparedControllers(
+    { ...options, tag, hosts: o.hosts, setupConcurrency: o.setupConcurrency, clusterName: 't' },
+    async ({ prepared, found, referenceSkipped }) => {
+      const results = [];
+      for (const p of prepared) {
+        const idle = await waitForIdle(p.controller);
+        const storm = await bindStorm(p, o);
         console.log(
-          `ours (${kind}) ÷ reference: creation rate per chunk ${x.chunks.join(', ')}; dial p99 ${x.dialP99}`,
+          `terminators: ${p.controller.label.padEnd(16)} ${storm.chunks.map((c) => `${Math.round(c.perSecond)}/s`).join(' → ')} (last ÷ first ${storm.lastOverFirst}); dials during it ${Math.round(storm.dials.perSecond)}/s p50 ${storm.dials.p50} p99 ${storm.dials.p99} ms; ${storm.terminatorsListed} listed (idle after ${idle.seconds} s)`,
         );
-    for (const r of results) {
-      const line = logNotesLine(r.controller, r.logs);
-      if (line) console.log(line);
-    }
-    if (referenceSkipped) console.log(`reference row skipped: ${referenceSkipped}`);
-    const summary = {
-      date: new Date().toISOString(),
-      scenario: 'terminators',
-      machine: machine(),
-      git: gitState(),
-      parameters: o,
-      loadAverage1m: { atStart: loadAtStart, atEnd: load1() },
-      reference: reference
-        ? { version: 'v1.1.9', binary: 'path' in found ? found.path : undefined }
-        : { skipped: referenceSkipped },
-      results,
-      ratiosOursOverReference: ratios,
-    };
-    await recordResult('terminators', summary, options.record ?? true);
-    const expected = o.terminators;
-    const problems = results.flatMap((r) => [
-      ...r.storm.chunks
-        .filter((c) => c.errors > 0)
-        .map((c) => `${r.controller}: ${c.errors} binds failed (${c.firstError})`),
-      ...(r.storm.dials.errors > 0
-        ? [`${r.controller}: ${r.storm.dials.errors} dials failed (${r.storm.dials.firstError})`]
-        : []),
-      ...(r.storm.terminatorsListed !== expected
-        ? [`${r.controller}: GET /terminators listed ${r.storm.terminatorsListed} of ${expected}`]
-        : []),
-    ]);
-    if (problems.length > 0) throw new Error(`terminators failed:\n  ${problems.join('\n  ')}`);
-    return summary;
-  } finally {
-    await Promise.allSettled(prepared.map((p) => p.sim.close()));
-    for (const p of prepared) p.api.close();
-    await Promise.allSettled(controllers.map((c) => c.stop()));
-    await peers?.cleanup();
-    await ownCluster?.stop();
-  }
+        results.push({
+          controller: p.controller.label,
+          kind: p.controller.kind,
+          setupSeconds: +p.setupSeconds.toFixed(1),
+          storm,
+          rssMiB: p.controller.processes().map((x) => ({ process: x.name, rssMiB: rssMiB(x.pid) })),
+          logs: p.controller.logNotes(),
+        });
+      }
+      const reference = results.find((r) => r.kind === 'reference');
+      const ratios = Object.fromEntries(
+        results
+          .filter((r) => r.kind !== 'reference')
+          .map((r) => [
+            r.kind,
+            reference
+              ? {
+                  chunks: r.storm.chunks.map(
+                    (c, i) => +(c.perSecond / reference.storm.chunks[i]!.perSecond).toFixed(3),
+                  ),
+                  dialP99: +(r.storm.dials.p99 / Math.max(1, reference.storm.dials.p99)).toFixed(3),
+                }
+              : undefined,
+          ]),
+      );
+      for (const [kind, x] of Object.entries(ratios))
+        if (x)
+          console.log(
+            `ours (${kind}) ÷ reference: creation rate per chunk ${x.chunks.join(', ')}; dial p99 ${x.dialP99}`,
+          );
+      for (const r of results) {
+        const line = logNotesLine(r.controller, r.logs);
+        if (line) console.log(line);
+      }
+      if (referenceSkipped) console.log(`reference row skipped: ${referenceSkipped}`);
+      const summary = {
+        date: new Date().toISOString(),
+        scenario: 'terminators',
+        machine: machine(),
+        git: gitState(),
+        parameters: o,
+        loadAverage1m: { atStart: loadAtStart, atEnd: load1() },
+        reference: reference
+          ? { version: 'v1.1.9', binary: 'path' in found ? found.path : undefined }
+          : { skipped: referenceSkipped },
+        results,
+        ratiosOursOverReference: ratios,
+      };
+      await recordResult('terminators', summary, options.record ?? true);
+      const expected = o.terminators;
+      const problems = results.flatMap((r) => [
+        ...r.storm.chunks
+          .filter((c) => c.errors > 0)
+          .map((c) => `${r.controller}: ${c.errors} binds failed (${c.firstError})`),
+        ...(r.storm.dials.errors > 0
+          ? [`${r.controller}: ${r.storm.dials.errors} dials failed (${r.storm.dials.firstError})`]
+          : []),
+        ...(r.storm.terminatorsListed !== expected
+          ? [`${r.controller}: GET /terminators listed ${r.storm.terminatorsListed} of ${expected}`]
+          : []),
+      ]);
+      if (problems.length > 0) throw new Error(`terminators failed:\n  ${problems.join('\n  ')}`);
+      return summary;
+    },
+  );
 }
 
 /** The terminators bound chunk by chunk, each timed, while the client dials without pause. */
 async function bindStorm(
   p: Prepared,
-  o: { terminators: number; chunk: number; hosts: number; bindConcurrency: number; dialers: number },
+  o: { terminators: number; chunk: number; hosts: number; bindConcurrency: number; dialers: number; dialRate: number },
 ): Promise<Storm> {
   let storming = true;
   const dialLatencies: number[] = [];
   const dialFailures: string[] = [];
   const dialStart = performance.now();
+  // Paced: dial n starts no earlier than n / dialRate seconds in, whichever dialer takes it.
+  let started = 0;
   const dialer = async () => {
     while (storming) {
+      const due = dialStart + (started++ * 1000) / o.dialRate;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (!storming) break;
       const t = performance.now();
       const res = await p.sim.dial({
         sessionToken: p.client.sessionToken,

@@ -53,6 +53,20 @@ describeWithZiti('three real routers linked in a line (OpenZiti 1.1.9) on the cl
 
   const mgmt = (path: string) => e.call('management', { path, token: e.adminToken });
 
+  /**
+   * The Dial session of the service whose circuit is open now, with its route path (each zcat logs
+   * in anew, so it is the one session with a path); null while there is none.
+   */
+  const openCircuit = async () => {
+    const res = await mgmt(`/sessions?filter=${encodeURIComponent(`service = "${serviceId}" and type = "Dial"`)}`);
+    for (const session of res.json.data as { id: string }[]) {
+      const route = await mgmt(`/sessions/${session.id}/route-path`);
+      if (route.status === 200 && route.json.data.routePath.length > 0)
+        return { sessionId: session.id, path: route.json.data.routePath as string[] };
+    }
+    return null;
+  };
+
   /** One dial that must echo its line back; a string says why it did not. */
   const dialEchoes = async (name: string) => {
     const line = `${name} ${Date.now()}\n`;
@@ -137,15 +151,7 @@ describeWithZiti('three real routers linked in a line (OpenZiti 1.1.9) on the cl
     holding = true;
     const line = `held open ${Date.now()}\n`;
     const dialing = peers.zcat(clientFile, serviceName, line, { name: 'zcat-held', timeoutMs: 60_000 });
-    // Each zcat logs in anew: its Dial session is the one whose circuit is open.
-    const path = await waitFor(async () => {
-      const res = await mgmt(`/sessions?filter=${encodeURIComponent(`service = "${serviceId}" and type = "Dial"`)}`);
-      for (const session of res.json.data as { id: string }[]) {
-        const route = await mgmt(`/sessions/${session.id}/route-path`);
-        if (route.status === 200 && route.json.data.routePath.length > 0) return route.json.data.routePath as string[];
-      }
-      return null;
-    }, 'the route path while the circuit is open');
+    const { path } = await waitFor(openCircuit, 'the route path while the circuit is open');
     expect(path).toEqual([a.id, b.id, c.id]);
     // The controller knows both links, and their latency once the routers' metrics measured them.
     const fabricHealth = e.cluster.processes().find((p) => p.service === 'fabric')!.healthPort;
@@ -170,15 +176,7 @@ describeWithZiti('three real routers linked in a line (OpenZiti 1.1.9) on the cl
     // A circuit open over the line when B dies ends with it: the controller drops it and the dialler sees it close.
     holding = true;
     const dialing = peers.zcat(clientFile, serviceName, 'over B\n', { name: 'zcat-cut', timeoutMs: 60_000 });
-    const openSession = async () => {
-      const res = await mgmt(`/sessions?filter=${encodeURIComponent(`service = "${serviceId}" and type = "Dial"`)}`);
-      for (const session of res.json.data as { id: string }[]) {
-        const route = await mgmt(`/sessions/${session.id}/route-path`);
-        if (route.status === 200 && route.json.data.routePath.length > 0) return session.id;
-      }
-      return null;
-    };
-    const sessionId = await waitFor(openSession, 'the circuit over B to be open');
+    const { sessionId } = await waitFor(openCircuit, 'the circuit over B to be open');
     await b.process.kill('SIGKILL');
     await admin.waitForRouterOnline(b.id, false, { timeoutMs: 30_000 });
     await waitFor(async () => {
@@ -207,20 +205,7 @@ describeWithZiti('three real routers linked in a line (OpenZiti 1.1.9) on the cl
     // A transit router needs no policy: only the dialler's and the host's routers do.
     holding = true;
     const around = peers.zcat(clientFile, serviceName, 'around\n', { name: 'zcat-around', timeoutMs: 60_000 });
-    const aroundPath = await waitFor(
-      async () => {
-        const res = await mgmt(`/sessions?filter=${encodeURIComponent(`service = "${serviceId}" and type = "Dial"`)}`);
-        for (const session of res.json.data as { id: string }[]) {
-          const route = await mgmt(`/sessions/${session.id}/route-path`);
-          if (route.status === 200 && route.json.data.routePath.length > 0)
-            return route.json.data.routePath as string[];
-        }
-        return null;
-      },
-      'a circuit around B, over D',
-      90_000,
-      500,
-    );
+    const { path: aroundPath } = await waitFor(openCircuit, 'a circuit around B, over D', 90_000, 500);
     expect(aroundPath).toEqual([a.id, d.id, c.id]);
     holding = false;
     for (const s of held) s.end();
