@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '@ziti/platform/logger';
-import type { AdmittableRouter, FleetSignal } from '@ziti/contracts';
+import { type AdmittableRouter, type FleetSignal, fleetRouterSchema } from '@ziti/contracts';
 import type { ConnectedPeer, HeldLinks, PeerChange, RouterLink } from '../routers/router-link.ports.ts';
 import { FleetView } from './fleet.domain.ts';
 import { type Link, LinkGraph } from './links.domain.ts';
-import { RouterPeers } from './router-peers.domain.ts';
+import { RouterPeers, fleetRouterOf } from './router-peers.domain.ts';
 
 /** A control channel that records what the router is told. */
 function fakeLink(routerId: string) {
@@ -149,6 +149,8 @@ describe('RouterPeers', () => {
       reason: 'invalid router N, not yet enrolled',
     });
     expect(await peers.verify('X', ['ab12cd'])).toEqual({ verified: false, reason: 'router with id X not found' });
+    // An id no router can have is not looked up, nor echoed back.
+    expect(await peers.verify('B'.repeat(257), ['ab12cd'])).toEqual({ verified: false, reason: 'invalid router id' });
   });
 
   it("another replica's routers: told to the routers held here, dropped with their links when it says they went", async () => {
@@ -236,5 +238,26 @@ describe('RouterPeers', () => {
       ]),
     );
     expect(signals.length).toBe(count);
+  });
+});
+
+describe('fleetRouterOf', () => {
+  it('keeps a router within what the fleet signal allows, so one router cannot make its replica’s state unreadable', () => {
+    const good = listener(1);
+    const peer: ConnectedPeer = {
+      id: 'A',
+      link: { connectedAt: new Date('2026-01-01T00:00:00Z') } as RouterLink,
+      version: 'v'.repeat(300),
+      listeners: [{ ...good, address: 'x'.repeat(1025) }, ...Array.from({ length: 70 }, () => good)],
+      cost: 0,
+      noTraversal: false,
+    };
+    const r = fleetRouterOf(peer);
+    expect(fleetRouterSchema.safeParse(r).success).toBe(true);
+    expect(r.listeners).toHaveLength(64);
+    expect(r.listeners[0]).toEqual(good);
+    expect(r.version).toHaveLength(256);
+    // Without the bounds the receivers refuse it.
+    expect(fleetRouterSchema.safeParse({ ...r, listeners: peer.listeners }).success).toBe(false);
   });
 });

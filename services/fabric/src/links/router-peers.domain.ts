@@ -1,4 +1,4 @@
-import type { FleetLink, FleetRouter, FleetSignal } from '@ziti/contracts';
+import { type FleetLink, type FleetRouter, type FleetSignal, linkListenerSchema } from '@ziti/contracts';
 import type { Logger } from '@ziti/platform/logger';
 import { sameFingerprint } from '../routers/admission.domain.ts';
 import type { ConnectedPeer, HeldLinks, PeerChange, PeerWatcher, RouterLink } from '../routers/router-link.ports.ts';
@@ -57,21 +57,22 @@ export class RouterPeers implements PeerWatcher {
 
   /** RouterLinks: the links a router holds (a new one, or all of them after it reconnected). */
   reported(from: RouterLink, links: ReportedLink[]): void {
+    // What is not taken is said once per message, not once per entry (a message may hold thousands).
+    let ignored = 0;
+    let firstProblem: string | undefined;
+    let overLimit = 0;
     for (const r of links) {
       const problem = reportProblem(from.routerId, r);
       if (problem) {
-        this.logger.warn({ routerId: from.routerId, linkId: r.id.slice(0, 64), problem }, 'a reported link ignored');
+        ignored++;
+        firstProblem ??= problem;
         continue;
       }
       // Reported here, the link is this replica's to announce now (its router may have moved here).
       this.fleet.linkGone(r.id);
       const added = this.graph.reported(from.routerId, r);
       if (!added) {
-        if (!this.graph.get(r.id))
-          this.logger.warn(
-            { routerId: from.routerId, limit: linkLimits.perRouter },
-            'a router reported more links than it may hold',
-          );
+        if (!this.graph.get(r.id)) overLimit++;
         continue;
       }
       this.logger.info(
@@ -81,6 +82,13 @@ export class RouterPeers implements PeerWatcher {
       if (added.replaced) this.linksGone([added.replaced]);
       this.broadcast.send({ kind: 'link', replicaId: this.replicaId, link: fleetLinkOf(added.link) });
     }
+    if (ignored > 0)
+      this.logger.warn({ routerId: from.routerId, ignored, problem: firstProblem }, 'reported links ignored');
+    if (overLimit > 0)
+      this.logger.warn(
+        { routerId: from.routerId, dropped: overLimit, limit: linkLimits.perRouter },
+        'a router reported more links than it may hold',
+      );
   }
 
   /**
@@ -91,6 +99,8 @@ export class RouterPeers implements PeerWatcher {
     routerId: string,
     fingerprints: string[],
   ): Promise<{ verified: true } | { verified: false; reason: string }> {
+    if (routerId === '' || routerId.length > linkLimits.idChars)
+      return { verified: false, reason: 'invalid router id' };
     const router = await this.registry.admission(routerId);
     if (!router) return { verified: false, reason: `router with id ${routerId} not found` };
     if (!router.fingerprint) return { verified: false, reason: `invalid router ${routerId}, not yet enrolled` };
@@ -236,11 +246,16 @@ function healthy(peer: Pick<ConnectedPeer, 'id' | 'version' | 'listeners'> | Rem
   return { id: peer.id, state: 'healthy', version: peer.version, listeners: peer.listeners };
 }
 
-function fleetRouterOf(peer: ConnectedPeer): FleetRouter {
+/**
+ * A router as the other replicas are told of it, within what the fleet signal allows: its hello's
+ * listeners come from the router, and one that does not fit (too many, an oversized field) would
+ * make the receivers refuse the whole state signal, and so drop every router of this replica.
+ */
+export function fleetRouterOf(peer: ConnectedPeer): FleetRouter {
   return {
     id: peer.id,
-    version: peer.version,
-    listeners: peer.listeners,
+    version: peer.version.slice(0, 256),
+    listeners: peer.listeners.filter((l) => linkListenerSchema.safeParse(l).success).slice(0, 64),
     cost: peer.cost,
     noTraversal: peer.noTraversal,
     connectedAt: peer.link.connectedAt.toISOString(),
