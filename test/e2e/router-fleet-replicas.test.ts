@@ -54,11 +54,8 @@ describeWithZiti('real routers spread over two fabric replicas, linked A–B–C
 
   const mgmt = (path: string) => e.call('management', { path, token: e.adminToken });
   const ids = (rows: { id: string }[]) => rows.map((r) => r.id).sort();
-  const dialEchoes = async (name: string) => {
-    const line = `${name} ${Date.now()}\n`;
-    const r = await peers.zcat(clientFile, serviceName, line, { name, timeoutMs: 30_000 });
-    return r.code === 0 && r.stdout.toString('utf8') === line ? true : null;
-  };
+  const dialEchoes = async (name: string) =>
+    (await peers.zcatEchoes(clientFile, serviceName, { name, timeoutMs: 30_000 })) === true ? true : null;
 
   it('routers held by different replicas link to each other, and a dial crosses the replicas', async () => {
     const [replica0, replica1] = e.cluster.ctrlPorts();

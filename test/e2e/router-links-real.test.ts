@@ -68,11 +68,7 @@ describeWithZiti('three real routers linked in a line (OpenZiti 1.1.9) on the cl
   };
 
   /** One dial that must echo its line back; a string says why it did not. */
-  const dialEchoes = async (name: string) => {
-    const line = `${name} ${Date.now()}\n`;
-    const r = await peers.zcat(clientFile, serviceName, line, { name, timeoutMs: 30_000 });
-    return r.code === 0 && r.stdout.toString('utf8') === line ? true : `exit ${r.code}: ${r.stderr.trim().slice(-400)}`;
-  };
+  const dialEchoes = (name: string) => peers.zcatEchoes(clientFile, serviceName, { name, timeoutMs: 30_000 });
 
   it('a dial on A reaches the host on C over the links A–B and B–C; the route path names all three', async () => {
     const ctrlEndpoint = `tls:127.0.0.1:${e.cluster.ctrlPorts()[0]!.port}`;

@@ -59,11 +59,7 @@ describeWithZiti('real routers (OpenZiti 1.1.9) on the cluster', (ziti) => {
       routerId: string;
     }[];
   /** A dial that echoes `input` back, through the real router. */
-  const dialEchoes = async (name: string) => {
-    const line = `${name} ${Date.now()}\n`;
-    const r = await peers.zcat(clientFile, serviceName, line, { name });
-    return r.code === 0 && r.stdout.toString('utf8') === line ? true : `exit ${r.code}: ${r.stderr.trim()}`;
-  };
+  const dialEchoes = (name: string) => peers.zcatEchoes(clientFile, serviceName, { name });
   const dialFails = async (name: string) => {
     const r = await peers.zcat(clientFile, serviceName, 'x\n', { name, timeoutMs: 30_000 });
     expect(r.code, `${name} should have failed`).not.toBe(0);

@@ -1129,6 +1129,15 @@ export interface ZitiPeers {
     input: string | Buffer,
     options?: { verbose?: boolean; timeoutMs?: number; name?: string },
   ): Promise<ZcatResult>;
+  /**
+   * One `zcat` of a line that must come back through an echoing service: `true`, or why not (its
+   * exit and the end of its stderr), for a `waitFor` until dials work.
+   */
+  zcatEchoes(
+    identityFile: string,
+    service: string,
+    options: { name: string; timeoutMs?: number },
+  ): Promise<true | string>;
   /** A TCP echo server on 127.0.0.1 (half-close aware: ends its side when the peer ends). */
   startEchoServer(options?: { port?: number }): Promise<EchoServer>;
   /**
@@ -1416,6 +1425,17 @@ export function createZitiPeers(options: { ziti: string; prefix?: string; keep?:
         ...(o.svcPollRateSeconds ? ['--svcPollRate', String(o.svcPollRateSeconds)] : []),
         ...(o.verbose ? ['-v'] : []),
       ]);
+    },
+
+    async zcatEchoes(identityFile, service, o) {
+      const line = `${o.name} ${Date.now()}\n`;
+      const r = await peers.zcat(identityFile, service, line, {
+        name: o.name,
+        ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
+      });
+      return r.code === 0 && r.stdout.toString('utf8') === line
+        ? true
+        : `exit ${r.code}: ${r.stderr.trim().slice(-400)}`;
     },
 
     async zcat(identityFile, service, input, o = {}) {
